@@ -1,0 +1,98 @@
+package approvals
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// RegisterInput is the body of POST /v1/agents.
+type RegisterInput struct {
+	Role          string           `json:"role,omitempty"`
+	Brief         string           `json:"brief,omitempty"`
+	Memory        string           `json:"memory,omitempty"`
+	ReviewTimeout string           `json:"review_timeout,omitempty"`
+	RequestID     events.RequestID `json:"request_id,omitempty"`
+}
+
+// spawnCapability is what registering a subagent exercises.
+var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target: "*"}
+
+// RegisterAgent registers a subagent of the calling agent (SPEC §5): the
+// spawn is allowed by steps 1–3 for agents.spawn:*, or by the caller's
+// approved, unclaimed spawn request named in RequestID, which this claims.
+// It returns the agent and its token (shown once; stored hashed).
+// Errors: *InvalidError, ErrForbidden, ErrNotFound, *ClaimError.
+func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (events.Agent, string, error) {
+	if c.Principal.Kind != events.KindAgent {
+		return events.Agent{}, "", errors.Join(ErrForbidden, errors.New("only agents register subagents"))
+	}
+	parent, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID))
+	if !ok {
+		return events.Agent{}, "", errors.Join(ErrForbidden, errors.New("unknown agent"))
+	}
+	reviewTimeout, err := parseReviewTimeout(in.ReviewTimeout)
+	if err != nil {
+		return events.Agent{}, "", err
+	}
+	if err := s.spawnAllowed(ctx, c, in.RequestID); err != nil {
+		return events.Agent{}, "", err
+	}
+	token := newToken()
+	a := events.Agent{ID: events.NewAgentID(), Tenant: c.Tenant.ID, Member: parent.Member, Parent: parent.ID,
+		Role: in.Role, Brief: in.Brief, Memory: in.Memory, ReviewTimeout: reviewTimeout, Registered: true,
+		TokenSHA256: events.HashToken(token), CreatedAt: s.now().UTC()}
+	if err := s.store.PutAgent(ctx, &a); err != nil {
+		return a, "", stateErr(err, ErrUnavailable)
+	}
+	s.views.AgentMirror().Apply(kvstate.AgentKey(a.Tenant, a.ID), a, 0)
+	return a, token, nil
+}
+
+func parseReviewTimeout(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < time.Second {
+		return 0, invalid("review_timeout", "a Go duration of at least 1s")
+	}
+	return d, nil
+}
+
+// spawnAllowed runs steps 1–3 for agents.spawn:*, or claims the named
+// approved spawn request.
+func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.RequestID) error {
+	if reqID != "" {
+		rec, err := s.requesterRecord(ctx, c, reqID)
+		if err != nil {
+			return err
+		}
+		if rec.Capability != spawnCapability {
+			return invalid("request_id", "not an agents.spawn:* request")
+		}
+		_, err = s.Claim(ctx, c, reqID, rec.CallDigest)
+		return err
+	}
+	probe := &events.Request{Tenant: c.Tenant.ID, Agent: events.AgentID(c.Principal.ID), Capability: spawnCapability,
+		Subject: events.Subject{Kind: events.SubjectTool}}
+	checker := *s.checker
+	checker.Judge = nil // steps 1–3 only
+	v := checker.Check(ctx, c.Tenant, probe)
+	if v.Decided && v.Status == events.StatusApproved {
+		return nil
+	}
+	return errors.Join(ErrForbidden, errors.New("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved"))
+}
+
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return "cs_" + base64.RawURLEncoding.EncodeToString(b)
+}
+

@@ -1,0 +1,180 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Answer decisions.
+const (
+	DecisionAllow   = "allow"
+	DecisionDeny    = "deny"
+	DecisionAbstain = "abstain"
+)
+
+// AnswerInput is the body of POST /v1/requests/{id}. Expected is a pointer
+// so that a missing value is told from 0.
+type AnswerInput struct {
+	Expected *uint64 `json:"expected"`
+	Decision string  `json:"decision"`
+	Scope    string  `json:"scope,omitempty"`
+	Reason   string  `json:"reason,omitempty"`
+	Rule     string  `json:"rule,omitempty"`
+}
+
+// Validate checks the answer's own fields (answer rule 1) for caller c.
+func (in *AnswerInput) Validate(c Caller) error {
+	if in.Scope == "" {
+		in.Scope = events.ScopeOnce
+	}
+	switch {
+	case in.Expected == nil:
+		return invalid("expected", "expected (the revision you answer) is required")
+	case in.Decision == "":
+		return invalid("decision", "decision is required")
+	case in.Decision != DecisionAllow && in.Decision != DecisionDeny && in.Decision != DecisionAbstain:
+		return invalid("decision", "unknown decision %q", in.Decision)
+	case events.ScopeRank(in.Scope) == 0:
+		return invalid("scope", "unknown scope %q", in.Scope)
+	case in.Decision == DecisionAbstain && c.Principal.Kind != events.KindAgent:
+		return invalid("decision", "only agent deciders may abstain")
+	}
+	return nil
+}
+
+// Answer applies a decider's answer (SPEC §3, §5 answer rules): a safe
+// repeat returns the record unchanged; a caller who is not the current
+// approver, a terminal or overdue request, or a stale expected is
+// ErrConflict; otherwise one compare-and-set decides, endorses or passes
+// the request up, and the grants the answer creates are written before
+// Answer returns. Errors: *InvalidError, ErrNotFound, ErrConflict,
+// ErrForbidden, ErrUnavailable.
+func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in AnswerInput) (kvstate.Record, error) {
+	if err := in.Validate(c); err != nil {
+		return kvstate.Record{}, err
+	}
+	rec, err := s.record(ctx, c, id)
+	if err != nil {
+		return rec, err
+	}
+	if !deciders.KnownSubject(rec.Subject.Kind) && in.Scope != events.ScopeOnce {
+		return rec, invalid("scope", "a %q subject may only be answered once", rec.Subject.Kind)
+	}
+	if repeat(&rec.Request, c.Principal, in) {
+		return rec, s.ensureGrants(ctx, &rec.Request)
+	}
+	rec, err = s.store.Transition(ctx, c.Tenant.ID, id, func(r *events.Request) (string, error) {
+		if repeat(r, c.Principal, in) {
+			return "", errRepeat
+		}
+		if err := s.answerable(c, r, *in.Expected); err != nil {
+			return "", err
+		}
+		return s.apply(c, r, in)
+	})
+	if errors.Is(err, errRepeat) {
+		return rec, s.ensureGrants(ctx, &rec.Request)
+	}
+	if err != nil {
+		return rec, stateErr(err, ErrNotFound)
+	}
+	s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+	if err := s.ensureGrants(ctx, &rec.Request); err != nil {
+		return rec, err
+	}
+	return rec, s.keepRule(ctx, c, &rec.Request, in.Rule)
+}
+
+// errRepeat stops a transition that found the caller's answer already applied.
+var errRepeat = errors.New("approvals: repeat of an applied answer")
+
+// repeat reports answer rule 2: the caller's own earlier answer again.
+func repeat(r *events.Request, p events.Ref, in AnswerInput) bool {
+	if d := r.Decision; d != nil && d.By == p {
+		want := events.StatusApproved
+		if in.Decision == DecisionDeny {
+			want = events.StatusDenied
+		}
+		return in.Decision != DecisionAbstain && d.Status == want && d.Scope == in.Scope
+	}
+	if p.Kind != events.KindAgent {
+		return false
+	}
+	list := r.Abstentions
+	if in.Decision == DecisionAllow {
+		list = r.Endorsements
+	} else if in.Decision == DecisionDeny {
+		return false
+	}
+	for _, e := range list {
+		if string(e.Agent) == p.ID {
+			return true
+		}
+	}
+	return false
+}
+
+// answerable is answer rule 3.
+func (s *Service) answerable(c Caller, r *events.Request, expected uint64) error {
+	switch {
+	case r.Status.Terminal():
+		return conflict("request is %s", r.Status)
+	case r.Approver == nil || *r.Approver != c.Principal:
+		return conflict("another decider must answer this request")
+	case expected != r.Revision:
+		return conflict("expected revision %d, request is at %d", expected, r.Revision)
+	case !s.now().Before(r.DeadlineAt):
+		return conflict("the request's deadline has passed")
+	}
+	return nil
+}
+
+// apply is answer rule 4 on r (already checked answerable).
+func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, error) {
+	now := s.now().UTC()
+	switch in.Decision {
+	case DecisionDeny:
+		s.finish(c.Tenant, r, events.StatusDenied, c.Principal, in, now)
+		return events.TypeRequestDecided, nil
+	case DecisionAbstain:
+		r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})
+		return s.passUp(r, c.Principal)
+	}
+	holds, max := s.checker.Holds(c.Tenant, c.Principal, r)
+	if !holds && c.Principal.Kind == events.KindPerson {
+		return "", errors.Join(ErrForbidden, errors.New("your policy does not allow this capability"))
+	}
+	if !holds {
+		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})
+		return s.passUp(r, c.Principal)
+	}
+	if events.ScopeRank(in.Scope) > events.ScopeRank(max) {
+		return "", invalid("scope", "you hold this capability for at most scope %q", max)
+	}
+	s.finish(c.Tenant, r, events.StatusApproved, c.Principal, in, now)
+	return events.TypeRequestDecided, nil
+}
+
+// passUp moves r to the decider above the agent from.
+func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
+	above := deciders.Above(s.views, r.Tenant, events.AgentID(from.ID))
+	if above.Kind == "" {
+		return "", conflict("no decider above %s", from.ID)
+	}
+	r.Approver = &above
+	return events.TypeRequestEscalated, nil
+}
+
+func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, by events.Ref, in AnswerInput, now time.Time) {
+	r.Status = st
+	r.Decision = &events.Decision{Status: st, By: by, Note: in.Reason, Scope: in.Scope, DecidedAt: now}
+	if st == events.StatusApproved {
+		exp := now.Add(t.ApprovalTTL)
+		r.Decision.ExpiresAt = &exp
+	}
+}

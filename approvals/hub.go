@@ -1,0 +1,87 @@
+package approvals
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Hub wakes long-polls. One watcher per process (the request mirror's)
+// feeds it; each waiter is a buffered channel in a map, so a held poll
+// costs a goroutine and a few hundred bytes, and no NATS consumer.
+type Hub struct {
+	mu      sync.Mutex
+	waiters map[string]map[chan kvstate.Record]struct{}
+	closed  bool
+	n       atomic.Int64
+}
+
+// NewHub returns an empty hub.
+func NewHub() *Hub { return &Hub{waiters: map[string]map[chan kvstate.Record]struct{}{}} }
+
+// Subscribe returns a channel that receives key's record when it becomes
+// terminal (or is closed when the hub shuts down), and a cancel func that
+// the caller must call.
+func (h *Hub) Subscribe(key string) (<-chan kvstate.Record, func()) {
+	ch := make(chan kvstate.Record, 1)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		close(ch)
+		return ch, func() {}
+	}
+	if h.waiters[key] == nil {
+		h.waiters[key] = map[chan kvstate.Record]struct{}{}
+	}
+	h.waiters[key][ch] = struct{}{}
+	h.n.Add(1)
+	return ch, func() { h.remove(key, ch) }
+}
+
+func (h *Hub) remove(key string, ch chan kvstate.Record) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.waiters[key][ch]; !ok {
+		return
+	}
+	delete(h.waiters[key], ch)
+	if len(h.waiters[key]) == 0 {
+		delete(h.waiters, key)
+	}
+	h.n.Add(-1)
+}
+
+// Observe is the request mirror's OnChange hook: a terminal record wakes
+// its waiters.
+func (h *Hub) Observe(key string, r kvstate.Record, deleted bool) {
+	if deleted || !r.Status.Terminal() {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.waiters[key] {
+		select {
+		case ch <- r:
+		default:
+		}
+	}
+}
+
+// Waiting returns the number of held waits.
+func (h *Hub) Waiting() int64 { return h.n.Load() }
+
+// Close wakes every waiter (their channels close) and refuses new ones:
+// used at shutdown so held polls answer at once.
+func (h *Hub) Close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	for key, set := range h.waiters {
+		for ch := range set {
+			close(ch)
+		}
+		delete(h.waiters, key)
+	}
+	h.n.Store(0)
+}

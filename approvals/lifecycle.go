@@ -1,0 +1,114 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Cancel ends a pending request at its requester's word (the call was
+// abandoned). Errors: ErrNotFound, ErrForbidden (not the requester),
+// ErrConflict (terminal or overdue), ErrUnavailable.
+func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+	rec, err := s.requesterRecord(ctx, c, id)
+	if err != nil {
+		return rec, err
+	}
+	return s.transition(ctx, rec, func(r *events.Request) (string, error) {
+		if r.Status.Terminal() {
+			return "", conflict("request is %s", r.Status)
+		}
+		now := s.now().UTC()
+		if !now.Before(r.DeadlineAt) {
+			return "", conflict("the request's deadline has passed")
+		}
+		r.Status = events.StatusCancelled
+		r.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: string(r.Agent)}, DecidedAt: now}
+		return events.TypeRequestCancelled, nil
+	})
+}
+
+// Claim spends an approval right before the call runs: one compare-and-set
+// that succeeds once, only while the request is approved, unexpired and
+// the digest matches (SPEC §4). A refusal is a *ClaimError and changes
+// nothing. Errors also: ErrNotFound, ErrForbidden, *InvalidError.
+func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, digest string) (kvstate.Record, error) {
+	if digest == "" {
+		return kvstate.Record{}, invalid("call_digest", "call_digest is required")
+	}
+	rec, err := s.requesterRecord(ctx, c, id)
+	if err != nil {
+		return rec, err
+	}
+	return s.transition(ctx, rec, func(r *events.Request) (string, error) {
+		now := s.now().UTC()
+		switch {
+		case r.Status != events.StatusApproved:
+			return "", &ClaimError{Reason: "not_approved"}
+		case r.ClaimedAt != nil:
+			return "", &ClaimError{Reason: "already_claimed"}
+		case r.CallDigest != digest:
+			return "", &ClaimError{Reason: "digest_mismatch"}
+		case r.Decision == nil || r.Decision.ExpiresAt == nil || !now.Before(*r.Decision.ExpiresAt):
+			return "", &ClaimError{Reason: "approval_expired"}
+		}
+		r.ClaimedAt = &now
+		return events.TypeRequestClaimed, nil
+	})
+}
+
+// requesterRecord reads a request that only its requester may change.
+func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+	rec, err := s.record(ctx, c, id)
+	if err == nil && (c.Principal.Kind != events.KindAgent || string(rec.Agent) != c.Principal.ID) {
+		return kvstate.Record{}, errors.Join(ErrForbidden, errors.New("only the requester may do this"))
+	}
+	return rec, err
+}
+
+func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate.Mutation) (kvstate.Record, error) {
+	next, err := s.store.Transition(ctx, rec.Tenant, rec.ID, fn)
+	if err != nil {
+		return next, stateErr(err, ErrNotFound)
+	}
+	s.views.Requests().Apply(kvstate.RequestKey(next.Tenant, next.ID), next, next.KVRevision)
+	return next, nil
+}
+
+// Expire ends a request still pending at or after its deadline: no
+// decision was made in time. It does nothing to any other request.
+func (s *Service) Expire(ctx context.Context, tenant events.TenantID, id events.RequestID) error {
+	_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: id}}, func(r *events.Request) (string, error) {
+		now := s.now().UTC()
+		if r.Status != events.StatusPending || now.Before(r.DeadlineAt) {
+			return "", errNothingToDo
+		}
+		r.Status = events.StatusExpired
+		r.Decision = &events.Decision{Status: events.StatusExpired, By: events.Ref{Kind: events.KindDeadline}, DecidedAt: now}
+		return events.TypeRequestExpired, nil
+	})
+	return ignoreNothing(err)
+}
+
+// PassUp moves a request whose agent decider's review ran out (still
+// waiting on approver at revision rev) to the decider above.
+func (s *Service) PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error {
+	_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: id}}, func(r *events.Request) (string, error) {
+		if r.Status != events.StatusPending || r.Revision != rev || r.Approver == nil || *r.Approver != approver {
+			return "", errNothingToDo
+		}
+		return s.passUp(r, approver)
+	})
+	return ignoreNothing(err)
+}
+
+var errNothingToDo = errors.New("approvals: nothing to do")
+
+func ignoreNothing(err error) error {
+	if errors.Is(err, errNothingToDo) || errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,138 @@
+package approvals
+
+import (
+	"context"
+	"encoding/base64"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// MaxWait caps a long-poll (SPEC §5).
+const MaxWait = 60 * time.Second
+
+// Get returns a request the caller may see; ErrNotFound otherwise.
+func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+	return s.record(ctx, c, id)
+}
+
+// Wait returns the request as soon as it is terminal, or as it is when wait
+// elapses (capped at MaxWait). It never creates or extends anything.
+func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (kvstate.Record, error) {
+	wait = min(wait, MaxWait)
+	key := kvstate.RequestKey(c.Tenant.ID, id)
+	ch, cancel := s.hub.Subscribe(key)
+	defer cancel()
+	rec, err := s.record(ctx, c, id)
+	if err != nil || rec.Status.Terminal() || wait <= 0 {
+		return rec, err
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case got, ok := <-ch:
+		if ok && got.KVRevision >= rec.KVRevision {
+			return got, nil
+		}
+	case <-timer.C:
+	case <-ctx.Done():
+		return rec, ctx.Err()
+	}
+	return s.record(ctx, c, id)
+}
+
+// ListFilter selects and pages an inbox.
+type ListFilter struct {
+	Statuses []events.Status
+	Agent    events.AgentID
+	Limit    int
+	Cursor   string
+}
+
+// ParseListFilter validates the query of GET /v1/requests.
+func ParseListFilter(status, agent, limit, cursor string) (ListFilter, error) {
+	f := ListFilter{Agent: events.AgentID(agent), Cursor: cursor}
+	for _, st := range strings.Split(status, ",") {
+		if st = strings.TrimSpace(st); st == "" {
+			continue
+		}
+		if !events.ValidStatus(st) {
+			return f, invalid("status", "unknown status %q", st)
+		}
+		f.Statuses = append(f.Statuses, events.Status(st))
+	}
+	n, err := parseLimit(limit)
+	f.Limit = n
+	if err == nil && cursor != "" {
+		_, err = decodeCursor(cursor)
+	}
+	return f, err
+}
+
+func parseLimit(s string) (int, error) {
+	if s == "" {
+		return 50, nil
+	}
+	n := 0
+	for _, r := range s {
+		if r < '0' || r > '9' || n > 1000 {
+			return 0, invalid("limit", "limit must be 1..500")
+		}
+		n = n*10 + int(r-'0')
+	}
+	if n < 1 || n > 500 {
+		return 0, invalid("limit", "limit must be 1..500")
+	}
+	return n, nil
+}
+
+func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+func decodeCursor(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !events.ValidGeneratedID(string(b)) {
+		return "", invalid("cursor", "not a cursor this server issued")
+	}
+	return string(b), nil
+}
+
+// List returns the caller's inbox: requests waiting for the caller and
+// those the caller answered or endorsed (admin: all of the tenant's),
+// oldest first, and the cursor of the next page ("" at the end).
+func (s *Service) List(_ context.Context, c Caller, f ListFilter) ([]events.Request, string) {
+	recs := s.views.Inbox(c.Tenant.ID, c.Principal)
+	if c.Admin() {
+		recs = s.views.AllRequests(c.Tenant.ID)
+	}
+	after, _ := decodeCursor(f.Cursor)
+	items := make([]events.Request, 0, len(recs))
+	for _, r := range recs {
+		if string(r.ID) > after && f.match(&r.Request) {
+			items = append(items, r.Request)
+		}
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
+	if len(items) <= f.Limit {
+		return items, ""
+	}
+	items = items[:f.Limit]
+	return items, encodeCursor(string(items[len(items)-1].ID))
+}
+
+func (f *ListFilter) match(r *events.Request) bool {
+	if f.Agent != "" && r.Agent != f.Agent {
+		return false
+	}
+	if len(f.Statuses) == 0 {
+		return true
+	}
+	for _, st := range f.Statuses {
+		if r.Status == st {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,122 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// RuleInput is the body of POST /v1/agents/{id}/rules.
+type RuleInput struct {
+	Text   string `json:"text"`
+	Effect string `json:"effect,omitempty"`
+}
+
+func (in *RuleInput) validate() error {
+	switch {
+	case strings.TrimSpace(in.Text) == "":
+		return invalid("text", "text is required")
+	case len(in.Text) > 4096:
+		return invalid("text", "at most 4096 bytes")
+	case in.Effect != "" && in.Effect != events.EffectAllow && in.Effect != events.EffectDeny:
+		return invalid("effect", "effect must be allow or deny")
+	}
+	return nil
+}
+
+// keepRule keeps the rule text of an answer for the requesting agent.
+func (s *Service) keepRule(ctx context.Context, c Caller, r *events.Request, text string) error {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	_, err := s.addRule(ctx, c, r.Agent, RuleInput{Text: text})
+	return err
+}
+
+func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
+	rule := events.Rule{ID: events.NewRuleID(), Agent: agent, Text: in.Text, Effect: in.Effect,
+		CreatedBy: c.Principal, CreatedAt: s.now().UTC()}
+	if err := s.store.PutRule(ctx, c.Tenant.ID, &rule); err != nil {
+		return rule, stateErr(err, ErrUnavailable)
+	}
+	s.views.RuleMirror().Apply(kvstate.RuleKey(c.Tenant.ID, agent, rule.ID), rule, 0)
+	return rule, nil
+}
+
+// ConfigRuleID is the stable id of a configured rule: derived from the
+// agent and the text, so it survives restarts.
+func ConfigRuleID(agent events.AgentID, text string) events.RuleID {
+	g := events.DerivedGrantID(events.RequestID("config-rule:"+text), agent, time.Unix(0, 0))
+	return events.RuleID("rul_" + strings.TrimPrefix(string(g), "grt_"))
+}
+
+// RulesFor returns an agent's configured rules, then its kept rules.
+func (s *Service) RulesFor(t *events.Tenant, agent events.AgentID) []events.Rule {
+	var out []events.Rule
+	if a, ok := t.Agents[agent]; ok {
+		for _, text := range a.Rules {
+			out = append(out, events.Rule{ID: ConfigRuleID(agent, text), Agent: agent, Text: text,
+				CreatedBy: events.Ref{Kind: events.KindService, ID: "config"}})
+		}
+	}
+	return append(out, s.views.RulesOf(t.ID, agent)...)
+}
+
+// agentFor returns an agent whose rules the caller may see: one working for
+// the caller's member (admin: any in the tenant). ErrOtherNotFound else.
+func (s *Service) agentFor(c Caller, id events.AgentID) (*events.Agent, error) {
+	a, ok := s.views.Agent(c.Tenant.ID, id)
+	if !ok || (!c.Admin() && (a.Member == "" || a.Member != s.memberOf(c))) {
+		return nil, ErrOtherNotFound
+	}
+	return a, nil
+}
+
+// ListRules returns an agent's rules. Errors: ErrOtherNotFound.
+func (s *Service) ListRules(_ context.Context, c Caller, agent events.AgentID) ([]events.Rule, error) {
+	if _, err := s.agentFor(c, agent); err != nil {
+		return nil, err
+	}
+	rules := s.RulesFor(c.Tenant, agent)
+	if rules == nil {
+		rules = []events.Rule{}
+	}
+	return rules, nil
+}
+
+// AddRule keeps a new rule for an agent. Errors: *InvalidError,
+// ErrOtherNotFound, ErrUnavailable.
+func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
+	if err := in.validate(); err != nil {
+		return events.Rule{}, err
+	}
+	if _, err := s.agentFor(c, agent); err != nil {
+		return events.Rule{}, err
+	}
+	return s.addRule(ctx, c, agent, in)
+}
+
+// DeleteRule removes a kept rule (configured rules live in the config).
+// Errors: ErrOtherNotFound, ErrForbidden, ErrUnavailable.
+func (s *Service) DeleteRule(ctx context.Context, c Caller, agent events.AgentID, id events.RuleID) error {
+	if _, err := s.agentFor(c, agent); err != nil {
+		return err
+	}
+	for _, r := range s.RulesFor(c.Tenant, agent) {
+		if r.ID == id && r.CreatedBy.Kind == events.KindService {
+			return errors.Join(ErrForbidden, errors.New("configured rules are changed in the config file"))
+		}
+	}
+	if !events.ValidGeneratedID(string(id)) {
+		return ErrOtherNotFound
+	}
+	if err := s.store.DeleteRule(ctx, c.Tenant.ID, agent, id); err != nil {
+		return stateErr(err, ErrOtherNotFound)
+	}
+	s.views.RuleMirror().Forget(kvstate.RuleKey(c.Tenant.ID, agent, id))
+	return nil
+}

@@ -1,0 +1,131 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Caller is an authenticated principal in a tenant with its token's scopes.
+type Caller struct {
+	Tenant    *events.Tenant
+	Principal events.Ref
+	Token     events.Token
+}
+
+// Admin reports whether the caller holds the admin scope.
+func (c Caller) Admin() bool {
+	for _, s := range c.Token.Scopes {
+		if s == events.ScopeAdmin {
+			return true
+		}
+	}
+	return false
+}
+
+// Config wires a Service.
+type Config struct {
+	Store   *kvstate.Store
+	Views   *kvstate.Views
+	Checker *deciders.Checker
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Service runs the use cases. It is safe for concurrent use.
+type Service struct {
+	store   *kvstate.Store
+	views   *kvstate.Views
+	checker *deciders.Checker
+	now     func() time.Time
+	log     *slog.Logger
+	hub     *Hub
+}
+
+// New builds a Service; the hub is fed by the views' request mirror.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub()}
+	cfg.Views.Requests().OnChange(s.hub.Observe)
+	return s
+}
+
+// Hub returns the long-poll hub (for shutdown and metrics).
+func (s *Service) Hub() *Hub { return s.hub }
+
+// Views returns the read side.
+func (s *Service) Views() *kvstate.Views { return s.views }
+
+// stateErr maps kvstate errors to this package's sentinels.
+func stateErr(err error, notFound error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, kvstate.ErrNotFound):
+		return notFound
+	case errors.Is(err, kvstate.ErrConflict), errors.Is(err, kvstate.ErrIllegal):
+		return errors.Join(ErrConflict, err)
+	case errors.Is(err, kvstate.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		return errors.Join(ErrUnavailable, err)
+	}
+	return err
+}
+
+// record fetches a request the caller may see; ErrNotFound otherwise.
+func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+	if !events.ValidGeneratedID(string(id)) {
+		return kvstate.Record{}, ErrNotFound
+	}
+	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
+	if err != nil {
+		return rec, stateErr(err, ErrNotFound)
+	}
+	if !s.visible(c, &rec.Request) {
+		return kvstate.Record{}, ErrNotFound
+	}
+	return rec, nil
+}
+
+// visible: the requester, the agents in its chain, its member, and admin.
+func (s *Service) visible(c Caller, r *events.Request) bool {
+	if c.Admin() {
+		return true
+	}
+	switch c.Principal.Kind {
+	case events.KindAgent:
+		for _, a := range r.Chain {
+			if string(a) == c.Principal.ID {
+				return true
+			}
+		}
+	case events.KindPerson:
+		a, ok := s.views.Agent(r.Tenant, r.Agent)
+		return ok && string(a.Member) == c.Principal.ID
+	}
+	return false
+}
+
+// memberOf returns the member a caller works for ("" for services).
+func (s *Service) memberOf(c Caller) events.MemberID {
+	switch c.Principal.Kind {
+	case events.KindPerson:
+		return events.MemberID(c.Principal.ID)
+	case events.KindAgent:
+		if a, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); ok {
+			return a.Member
+		}
+	}
+	return ""
+}

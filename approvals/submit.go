@@ -1,0 +1,217 @@
+package approvals
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// SubmitInput is the body of POST /v1/requests.
+type SubmitInput struct {
+	Tool       string             `json:"tool,omitempty"`
+	Capability *events.Capability `json:"capability,omitempty"`
+	Arguments  json.RawMessage    `json:"arguments"`
+	Timeout    string             `json:"timeout,omitempty"`
+	Reason     string             `json:"reason,omitempty"`
+	Session    string             `json:"session,omitempty"`
+	Turn       string             `json:"turn,omitempty"`
+	ToolCallID string             `json:"tool_call_id,omitempty"`
+	Subject    *events.Subject    `json:"subject,omitempty"`
+	Connection *events.Connection `json:"connection,omitempty"`
+}
+
+// MinTimeout is the shortest timeout a request may ask for.
+const MinTimeout = time.Second
+
+// capability resolves tool shorthand and checks the capability.
+func (in *SubmitInput) capability() (events.Capability, error) {
+	switch {
+	case in.Tool != "" && in.Capability != nil:
+		return events.Capability{}, invalid("capability", "give either tool or capability, not both")
+	case in.Tool != "":
+		return events.Capability{Action: events.ActionToolsCall, Target: in.Tool}, nil
+	case in.Capability == nil:
+		return events.Capability{}, invalid("tool", "tool or capability is required")
+	case !events.KnownAction(in.Capability.Action):
+		return events.Capability{}, invalid("capability.action", "unknown action %q", in.Capability.Action)
+	case in.Capability.Target == "":
+		return events.Capability{}, invalid("capability.target", "target is required")
+	}
+	return *in.Capability, nil
+}
+
+func (in *SubmitInput) validate(t *events.Tenant) (events.Capability, time.Duration, error) {
+	capability, err := in.capability()
+	if err != nil {
+		return capability, 0, err
+	}
+	if a := bytes.TrimSpace(in.Arguments); len(a) == 0 || a[0] != '{' {
+		return capability, 0, invalid("arguments", "arguments must be a JSON object")
+	}
+	for field, v := range map[string]string{"session": in.Session, "turn": in.Turn, "tool_call_id": in.ToolCallID} {
+		if len(v) > events.MaxOpaqueIDLen {
+			return capability, 0, invalid(field, "at most %d bytes", events.MaxOpaqueIDLen)
+		}
+	}
+	if in.Subject != nil && in.Subject.Kind == "" {
+		return capability, 0, invalid("subject.kind", "subject.kind is required")
+	}
+	if in.Connection != nil && in.Connection.ID == "" {
+		return capability, 0, invalid("connection.id", "connection.id is required")
+	}
+	timeout, err := effectiveTimeout(in.Timeout, t.RequestTimeout)
+	return capability, timeout, err
+}
+
+func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
+	if s == "" {
+		return max, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, invalid("timeout", "not a Go duration: %q", s)
+	}
+	if d < MinTimeout {
+		return 0, invalid("timeout", "at least 1s")
+	}
+	return min(d, max), nil
+}
+
+// Submit runs the check order for an intercepted call and stores the
+// request (SPEC §2). With an idempotency key, a repeat of the same body
+// returns the same request (created false); a different body is
+// ErrIdempotencyKey. Errors: *InvalidError, ErrForbidden, ErrUnavailable.
+func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey, bodyDigest string) (kvstate.Record, bool, error) {
+	if c.Principal.Kind != events.KindAgent {
+		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("only agents submit requests"))
+	}
+	capability, timeout, err := in.validate(c.Tenant)
+	if err != nil {
+		return kvstate.Record{}, false, err
+	}
+	if _, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); !ok {
+		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("unknown agent"))
+	}
+	id := events.NewRequestID()
+	if idemKey != "" {
+		var took bool
+		id, took, err = s.claimKey(ctx, c, idemKey, bodyDigest, id)
+		if err != nil || !took {
+			return s.recoverKeyed(ctx, c, id, in, capability, timeout)
+		}
+	}
+	rec, err := s.create(ctx, c, id, in, capability, timeout)
+	return rec, true, err
+}
+
+func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id events.RequestID) (events.RequestID, bool, error) {
+	want := kvstate.Idempotency{RequestID: id, BodyDigest: digest, CreatedAt: s.now().UTC()}
+	ttl := c.Tenant.IdempotencyTTL
+	got, took, err := s.store.ClaimIdempotency(ctx, kvstate.IdempotencyKey(c.Tenant.ID, c.Principal, key), want, ttl)
+	if err != nil {
+		return "", false, stateErr(err, ErrUnavailable)
+	}
+	if got.BodyDigest != digest {
+		return "", false, ErrIdempotencyKey
+	}
+	return got.RequestID, took, nil
+}
+
+// recoverKeyed returns the request a repeated key made; if its creator has
+// not written it yet (or crashed first), it creates it from this
+// JCS-equal body, and concurrent repeats converge on the one id.
+func (s *Service) recoverKeyed(ctx context.Context, c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (kvstate.Record, bool, error) {
+	if id == "" {
+		return kvstate.Record{}, false, ErrIdempotencyKey
+	}
+	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
+	if errors.Is(err, kvstate.ErrNotFound) {
+		rec, err = s.create(ctx, c, id, in, capability, timeout)
+	}
+	return rec, false, err
+}
+
+func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (kvstate.Record, error) {
+	r, err := s.newRequest(c, id, in, capability, timeout)
+	if err != nil {
+		return kvstate.Record{}, err
+	}
+	s.decide(ctx, c.Tenant, r)
+	rec, err := s.store.CreateRequest(ctx, r)
+	if errors.Is(err, kvstate.ErrExists) {
+		rec, err = s.store.GetRequest(ctx, c.Tenant.ID, id)
+	}
+	if err != nil {
+		return kvstate.Record{}, stateErr(err, ErrUnavailable)
+	}
+	s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+	return rec, nil
+}
+
+func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (*events.Request, error) {
+	now := s.now().UTC()
+	subject := events.Subject{Kind: events.SubjectTool}
+	if in.Subject != nil {
+		subject = *in.Subject
+	}
+	r := &events.Request{
+		ID: id, Tenant: c.Tenant.ID, Agent: events.AgentID(c.Principal.ID),
+		Session: in.Session, Turn: in.Turn, ToolCallID: in.ToolCallID,
+		Capability: capability, Arguments: in.Arguments, Subject: subject,
+		Connection: in.Connection, Reason: in.Reason, Timeout: FormatDuration(timeout),
+		Chain: deciders.Chain(s.views, c.Tenant.ID, events.AgentID(c.Principal.ID)), Endorsements: []events.Endorsement{},
+		CreatedAt: now, DeadlineAt: now.Add(timeout),
+	}
+	if capability.Action == events.ActionToolsCall {
+		r.Tool = capability.Target
+	}
+	digest, err := events.CallDigest(r.Binding())
+	if err != nil {
+		return nil, invalid("arguments", "%v", err)
+	}
+	r.CallDigest = digest
+	return r, nil
+}
+
+// decide applies steps 1–4 to a new request, or sends it to the decider
+// above the requester.
+func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Request) {
+	v := s.checker.Check(ctx, t, r)
+	if !v.Decided {
+		r.Status = events.StatusPending
+		above := deciders.Above(s.views, t.ID, r.Agent)
+		r.Approver = &above
+		r.JudgeEscalated = v.JudgeEscalated
+		if v.ReviewerReason != "" {
+			rr := v.ReviewerReason
+			r.ReviewerReason = &rr
+		}
+		return
+	}
+	r.Status = v.Status
+	r.Decision = &events.Decision{Status: v.Status, By: v.By, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule}
+	if v.Status == events.StatusApproved {
+		exp := r.CreatedAt.Add(t.ApprovalTTL)
+		r.Decision.ExpiresAt = &exp
+	}
+}
+
+// FormatDuration writes d as Go's duration syntax without zero units:
+// 30m, 1h30m, 24h, 1.5s.
+func FormatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

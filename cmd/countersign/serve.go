@@ -1,0 +1,112 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/internal/app"
+)
+
+func init() {
+	register("serve", "run the server (embedded NATS unless --nats-url)", runServe)
+}
+
+// defaultConfigFile is read when present and --config is not given.
+const defaultConfigFile = "countersign.yaml"
+
+func runServe(args []string) int {
+	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
+	file := fl.String("config", "", "config file (default ./countersign.yaml if present, else the demo tenant)")
+	listen := fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080)")
+	data := fl.String("data", "", "data directory for the embedded NATS server (default ./data)")
+	natsURL := fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)")
+	roles := fl.String("roles", "", "roles to run: api,deciders (default both)")
+	if err := fl.Parse(args); err != nil {
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	cfg, demo, err := loadConfig(*file)
+	if err != nil {
+		log.Error("config", "err", err)
+		return 1
+	}
+	override(cfg, *listen, *data, *natsURL, *roles)
+	if err := cfg.Validate(); err != nil {
+		log.Error("config", "err", err)
+		return 1
+	}
+	return serve(cfg, demo, log)
+}
+
+func loadConfig(file string) (*config.Config, bool, error) {
+	if file != "" {
+		c, err := config.Load(file)
+		return c, false, err
+	}
+	c, err := config.Load(defaultConfigFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.Demo(), true, nil
+	}
+	return c, false, err
+}
+
+func override(c *config.Config, listen, data, natsURL, roles string) {
+	if listen != "" {
+		c.Listen = listen
+	}
+	if data != "" {
+		c.DataDir = data
+	}
+	if natsURL != "" {
+		c.NATSURL = natsURL
+	}
+	if roles != "" {
+		c.Roles = strings.Split(roles, ",")
+	}
+}
+
+func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if cfg.PlainTokens() {
+		log.Warn("config holds plain tokens: for development only; use token_sha256 in production")
+	}
+	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log})
+	if err != nil {
+		log.Error("start", "err", err)
+		return 1
+	}
+	if demo {
+		printDemo()
+	}
+	log.Info("listening on " + a.Addr())
+	<-ctx.Done()
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := a.Shutdown(sctx); err != nil {
+		log.Error("shutdown", "err", err)
+		return 1
+	}
+	return 0
+}
+
+func printDemo() {
+	fmt.Fprint(os.Stderr, `countersign demo tenant "demo" (no countersign.yaml found):
+  person u-1        token dev-person      (approvals:read, approvals:write)
+  agent agt_main    token dev-main        (top agent; decides for agt_programmer)
+  agent agt_programmer token dev-programmer (works for agt_main)
+  agent agt_sub     token dev-sub         (works for agt_programmer)
+  reads: tools.call:read_*  |  these tokens are for development only
+`)
+}

@@ -1,0 +1,172 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is the whole file. Flags override Listen, DataDir, NATSURL, Roles.
+type Config struct {
+	// Listen is the HTTP address. Default 127.0.0.1:8080.
+	Listen string `yaml:"listen"`
+	// DataDir holds the embedded NATS store. Default ./data.
+	DataDir string `yaml:"data_dir"`
+	// NATSURL, when set, is an external cluster; empty runs embedded NATS.
+	NATSURL string `yaml:"nats_url"`
+	// Roles this process runs: api, deciders. Default both.
+	Roles []string `yaml:"roles"`
+	// Tenants. At least one.
+	Tenants []*TenantConfig `yaml:"tenants"`
+}
+
+// TenantConfig is one tenant as written in the file.
+type TenantConfig struct {
+	ID             string          `yaml:"id"`
+	RequestTimeout string          `yaml:"request_timeout"`
+	ApprovalTTL    string          `yaml:"approval_ttl"`
+	IdempotencyTTL string          `yaml:"idempotency_ttl"`
+	ReadRules      []string        `yaml:"read_rules"`
+	Members        []*MemberConfig `yaml:"members"`
+	Agents         []*AgentConfig  `yaml:"agents"`
+	Tokens         []*TokenConfig  `yaml:"tokens"`
+	Judge          *JudgeConfig    `yaml:"judge"`
+	line           int
+}
+
+// MemberConfig is a person and their policy.
+type MemberConfig struct {
+	ID     string         `yaml:"id"`
+	Policy *events.Policy `yaml:"policy"`
+	line   int
+}
+
+// AgentConfig is a lasting agent.
+type AgentConfig struct {
+	ID            string   `yaml:"id"`
+	Member        string   `yaml:"member"`
+	Parent        string   `yaml:"parent"`
+	Role          string   `yaml:"role"`
+	Brief         string   `yaml:"brief"`
+	Memory        string   `yaml:"memory"`
+	Rules         []string `yaml:"rules"`
+	ReviewTimeout string   `yaml:"review_timeout"`
+	Reviewer      string   `yaml:"reviewer"`
+	line          int
+}
+
+// TokenConfig maps a token (plain, for development, or its SHA-256) to a
+// principal and scopes.
+type TokenConfig struct {
+	Token       string   `yaml:"token"`
+	TokenSHA256 string   `yaml:"token_sha256"`
+	Principal   string   `yaml:"principal"`
+	Scopes      []string `yaml:"scopes"`
+	line        int
+}
+
+// JudgeConfig points the rules judge at an OpenAI-compatible endpoint.
+type JudgeConfig struct {
+	BaseURL   string `yaml:"base_url"`
+	Model     string `yaml:"model"`
+	APIKeyEnv string `yaml:"api_key_env"`
+	Timeout   string `yaml:"timeout"`
+	line      int
+}
+
+
+// Load reads and validates a config file.
+func Load(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c, err := Parse(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// Parse decodes and validates YAML.
+func Parse(b []byte) (*Config, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	var c Config
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	c.setDefaults()
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+func (c *Config) setDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./data"
+	}
+	if len(c.Roles) == 0 {
+		c.Roles = []string{"api", "deciders"}
+	}
+}
+
+// Validate checks the whole file; the error names the line.
+func (c *Config) Validate() error {
+	if len(c.Tenants) == 0 {
+		return errors.New("config: no tenants")
+	}
+	seen := map[string]bool{}
+	for _, t := range c.Tenants {
+		if seen[t.ID] {
+			return lineErr(t.line, "duplicate tenant id %q", t.ID)
+		}
+		seen[t.ID] = true
+		if _, err := t.Tenant(); err != nil {
+			return err
+		}
+	}
+	for _, r := range c.Roles {
+		if r != "api" && r != "deciders" {
+			return fmt.Errorf("config: unknown role %q (api, deciders)", r)
+		}
+	}
+	return nil
+}
+
+// Tenants converts every tenant to its domain form.
+func (c *Config) DomainTenants() ([]*events.Tenant, error) {
+	out := make([]*events.Tenant, 0, len(c.Tenants))
+	for _, tc := range c.Tenants {
+		t, err := tc.Tenant()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func lineErr(line int, format string, args ...any) error {
+	return fmt.Errorf("config: line %d: %s", line, fmt.Sprintf(format, args...))
+}
+
+func duration(line int, field, s string, def time.Duration) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, lineErr(line, "%s: not a positive Go duration: %q", field, s)
+	}
+	return d, nil
+}

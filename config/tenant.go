@@ -1,0 +1,177 @@
+package config
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// Defaults of a tenant (SPEC §10).
+const (
+	DefaultRequestTimeout = 24 * time.Hour
+	DefaultApprovalTTL    = 5 * time.Minute
+	DefaultIdempotencyTTL = 24 * time.Hour
+	DefaultReviewTimeout  = 2 * time.Minute
+	DefaultJudgeTimeout   = 20 * time.Second
+)
+
+// Tenant validates tc and returns its domain form; errors name the line.
+func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
+	if !events.ConfigIDPattern.MatchString(tc.ID) {
+		return nil, lineErr(tc.line, "tenant id %q must match [A-Za-z0-9_-]{1,64}", tc.ID)
+	}
+	t := &events.Tenant{ID: events.TenantID(tc.ID), ReadRules: tc.ReadRules,
+		Members: map[events.MemberID]*events.Member{}, Agents: map[events.AgentID]*events.Agent{}}
+	var err error
+	if t.RequestTimeout, err = duration(tc.line, "request_timeout", tc.RequestTimeout, DefaultRequestTimeout); err != nil {
+		return nil, err
+	}
+	if t.ApprovalTTL, err = duration(tc.line, "approval_ttl", tc.ApprovalTTL, DefaultApprovalTTL); err != nil {
+		return nil, err
+	}
+	if t.IdempotencyTTL, err = duration(tc.line, "idempotency_ttl", tc.IdempotencyTTL, DefaultIdempotencyTTL); err != nil {
+		return nil, err
+	}
+	for _, step := range []func(*events.Tenant) error{tc.members, tc.agents, tc.chains, tc.tokens, tc.judge} {
+		if err := step(t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (tc *TenantConfig) members(t *events.Tenant) error {
+	for _, m := range tc.Members {
+		if !events.ConfigIDPattern.MatchString(m.ID) {
+			return lineErr(m.line, "member id %q must match [A-Za-z0-9_-]{1,64}", m.ID)
+		}
+		if t.Members[events.MemberID(m.ID)] != nil {
+			return lineErr(m.line, "duplicate member id %q", m.ID)
+		}
+		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy}
+	}
+	return nil
+}
+
+func (tc *TenantConfig) agents(t *events.Tenant) error {
+	for _, a := range tc.Agents {
+		if !events.ConfigIDPattern.MatchString(a.ID) {
+			return lineErr(a.line, "agent id %q must match [A-Za-z0-9_-]{1,64}", a.ID)
+		}
+		if t.Agents[events.AgentID(a.ID)] != nil {
+			return lineErr(a.line, "duplicate agent id %q", a.ID)
+		}
+		if t.Members[events.MemberID(a.Member)] == nil {
+			return lineErr(a.line, "agent %q: unknown member %q", a.ID, a.Member)
+		}
+		rt, err := duration(a.line, "review_timeout", a.ReviewTimeout, DefaultReviewTimeout)
+		if err != nil {
+			return err
+		}
+		if a.Reviewer != "" && a.Reviewer != "none" && a.Reviewer != "model" {
+			return lineErr(a.line, "agent %q: reviewer must be none or model", a.ID)
+		}
+		if a.Reviewer == "model" && tc.Judge == nil {
+			return lineErr(a.line, "agent %q: reviewer model needs the tenant's judge", a.ID)
+		}
+		t.Agents[events.AgentID(a.ID)] = &events.Agent{ID: events.AgentID(a.ID), Tenant: t.ID, Member: events.MemberID(a.Member),
+			Parent: events.AgentID(a.Parent), Role: a.Role, Brief: a.Brief, Memory: a.Memory, Rules: a.Rules,
+			ReviewTimeout: rt, Reviewer: a.Reviewer}
+	}
+	return nil
+}
+
+// chains checks parents: each exists, has the same member, and no cycle.
+func (tc *TenantConfig) chains(t *events.Tenant) error {
+	for _, ac := range tc.Agents {
+		a := t.Agents[events.AgentID(ac.ID)]
+		seen := map[events.AgentID]bool{a.ID: true}
+		for p := a.Parent; p != ""; p = t.Agents[p].Parent {
+			parent := t.Agents[p]
+			switch {
+			case parent == nil:
+				return lineErr(ac.line, "agent %q: unknown parent %q", a.ID, p)
+			case parent.Member != a.Member:
+				return lineErr(ac.line, "agent %q: parent %q works for member %q, not %q", a.ID, p, parent.Member, a.Member)
+			case seen[p]:
+				return lineErr(ac.line, "agent %q: parents form a cycle through %q", a.ID, p)
+			}
+			seen[p] = true
+		}
+	}
+	return nil
+}
+
+func (tc *TenantConfig) tokens(t *events.Tenant) error {
+	for _, tk := range tc.Tokens {
+		tok, err := tk.token(t)
+		if err != nil {
+			return err
+		}
+		t.Tokens = append(t.Tokens, tok)
+	}
+	return nil
+}
+
+func (tk *TokenConfig) token(t *events.Tenant) (events.Token, error) {
+	var hash string
+	switch {
+	case tk.Token != "" && tk.TokenSHA256 != "":
+		return events.Token{}, lineErr(tk.line, "give token or token_sha256, not both")
+	case tk.Token != "":
+		hash = events.HashToken(tk.Token)
+	case sha256Hex.MatchString(tk.TokenSHA256):
+		hash = tk.TokenSHA256
+	default:
+		return events.Token{}, lineErr(tk.line, "token_sha256 must be 64 lowercase hex digits")
+	}
+	p, ok := events.ParsePrincipal(tk.Principal)
+	if !ok {
+		return events.Token{}, lineErr(tk.line, "principal %q must be person:<id>, agent:<id> or service:<name>", tk.Principal)
+	}
+	if (p.Kind == events.KindPerson && t.Members[events.MemberID(p.ID)] == nil) ||
+		(p.Kind == events.KindAgent && t.Agents[events.AgentID(p.ID)] == nil) {
+		return events.Token{}, lineErr(tk.line, "principal %q is not in tenant %q", tk.Principal, t.ID)
+	}
+	for _, s := range tk.Scopes {
+		switch s {
+		case events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite, events.ScopeAdmin:
+		default:
+			return events.Token{}, lineErr(tk.line, "unknown scope %q", s)
+		}
+	}
+	return events.Token{SHA256: hash, Principal: p, Scopes: tk.Scopes}, nil
+}
+
+func (tc *TenantConfig) judge(t *events.Tenant) error {
+	j := tc.Judge
+	if j == nil {
+		return nil
+	}
+	if j.BaseURL == "" || j.Model == "" {
+		return lineErr(j.line, "judge: base_url and model are required")
+	}
+	d, err := duration(j.line, "judge.timeout", j.Timeout, DefaultJudgeTimeout)
+	if err != nil {
+		return err
+	}
+	t.Judge = &events.JudgeConfig{BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Timeout: d}
+	return nil
+}
+
+// PlainTokens reports whether any token is written in plain text (the
+// server warns: plain tokens are for development).
+func (c *Config) PlainTokens() bool {
+	for _, t := range c.Tenants {
+		for _, tk := range t.Tokens {
+			if tk.Token != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+

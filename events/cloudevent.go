@@ -1,0 +1,139 @@
+package events
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/nats-io/nats.go"
+)
+
+// ceHeaderPrefix prefixes each CloudEvent attribute header in binary mode
+// (CloudEvents NATS protocol binding 1.0.3, §3.1.3).
+const ceHeaderPrefix = "ce-"
+
+// NewEvent builds the CloudEvent for one change of a tenant's request or
+// grant: id evt_<ULID>, source /countersign/<tenant>, subject the request or
+// grant id, extensions tenant and revision (and traceparent when given).
+func NewEvent(typ string, tenant TenantID, subject string, revision uint64, at time.Time, traceparent string) cloudevents.Event {
+	e := cloudevents.New(cloudevents.CloudEventsVersionV1)
+	e.SetID(string(NewEventID()))
+	e.SetType(typ)
+	e.SetSource(Source(tenant))
+	e.SetSubject(subject)
+	e.SetTime(at.UTC())
+	e.SetDataContentType("application/json")
+	e.SetExtension("tenant", string(tenant))
+	e.SetExtension("revision", strconv.FormatUint(revision, 10))
+	if traceparent != "" {
+		e.SetExtension("traceparent", traceparent)
+	}
+	return e
+}
+
+// EncodeHeaders writes the attributes of e into h in binary content mode:
+// each attribute a ce-<name> header, its value percent-encoded.
+func EncodeHeaders(e cloudevents.Event, h nats.Header) error {
+	if err := e.Validate(); err != nil {
+		return fmt.Errorf("events: invalid cloudevent: %w", err)
+	}
+	set := func(name, v string) { h.Set(ceHeaderPrefix+name, percentEncode(v)) }
+	set("specversion", e.SpecVersion())
+	set("id", e.ID())
+	set("source", e.Source())
+	set("type", e.Type())
+	set("subject", e.Subject())
+	set("time", e.Time().UTC().Format(time.RFC3339Nano))
+	set("datacontenttype", e.DataContentType())
+	for name, v := range e.Extensions() {
+		set(name, fmt.Sprint(v))
+	}
+	h.Set("Content-Type", e.DataContentType())
+	return nil
+}
+
+// DecodeHeaders reads the CloudEvent attributes from binary-mode headers.
+// The data is the message payload and is not read here.
+func DecodeHeaders(h nats.Header) (cloudevents.Event, error) {
+	e := cloudevents.New(cloudevents.CloudEventsVersionV1)
+	for k, vs := range h {
+		name := strings.ToLower(k)
+		if !strings.HasPrefix(name, ceHeaderPrefix) || len(vs) == 0 {
+			continue
+		}
+		v, err := percentDecode(vs[0])
+		if err != nil {
+			return e, err
+		}
+		if err := setAttr(&e, strings.TrimPrefix(name, ceHeaderPrefix), v); err != nil {
+			return e, err
+		}
+	}
+	return e, e.Validate()
+}
+
+func setAttr(e *cloudevents.Event, name, v string) error {
+	switch name {
+	case "specversion":
+		e.SetSpecVersion(v)
+	case "id":
+		e.SetID(v)
+	case "source":
+		e.SetSource(v)
+	case "type":
+		e.SetType(v)
+	case "subject":
+		e.SetSubject(v)
+	case "datacontenttype":
+		e.SetDataContentType(v)
+	case "time":
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return fmt.Errorf("events: ce-time: %w", err)
+		}
+		e.SetTime(t)
+	default:
+		e.SetExtension(name, v)
+	}
+	return nil
+}
+
+// percentEncode encodes space, '"', '%' and every byte outside printable
+// ASCII as %XX (HTTP binding §3.1.3.2, which the NATS binding follows).
+func percentEncode(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c <= 0x20 || c >= 0x7f || c == '"' || c == '%' {
+			fmt.Fprintf(&b, "%%%02X", c)
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
+}
+
+func percentDecode(s string) (string, error) {
+	if !strings.Contains(s, "%") {
+		return s, nil
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", fmt.Errorf("events: bad percent-encoding in %q", s)
+		}
+		n, err := strconv.ParseUint(s[i+1:i+3], 16, 8)
+		if err != nil {
+			return "", fmt.Errorf("events: bad percent-encoding in %q", s)
+		}
+		b.WriteByte(byte(n))
+		i += 2
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,198 @@
+package events
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Errors from strict JSON parsing.
+var (
+	ErrDuplicateKey = errors.New("events: duplicate object key")
+	ErrInvalidUTF8  = errors.New("events: invalid UTF-8")
+	ErrNumber       = errors.New("events: number does not round-trip through an IEEE double")
+)
+
+// Canonicalize returns the RFC 8785 (JCS) canonical form of the JSON text
+// raw. It refuses duplicate keys, invalid UTF-8, and numbers that an IEEE
+// double cannot hold exactly as written (ErrDuplicateKey, ErrInvalidUTF8,
+// ErrNumber), and any other malformed JSON.
+func Canonicalize(raw []byte) ([]byte, error) {
+	if !utf8.Valid(raw) {
+		return nil, ErrInvalidUTF8
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var buf bytes.Buffer
+	if err := canonValue(dec, &buf); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("events: trailing data after JSON value")
+	}
+	return buf.Bytes(), nil
+}
+
+func canonValue(dec *json.Decoder, buf *bytes.Buffer) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		if t == '{' {
+			return canonObject(dec, buf)
+		}
+		return canonArray(dec, buf)
+	case string:
+		writeJCSString(buf, t)
+	case json.Number:
+		s, err := canonNumber(string(t))
+		if err != nil {
+			return err
+		}
+		buf.WriteString(s)
+	case bool:
+		buf.WriteString(strconv.FormatBool(t))
+	case nil:
+		buf.WriteString("null")
+	}
+	return nil
+}
+
+func canonArray(dec *json.Decoder, buf *bytes.Buffer) error {
+	buf.WriteByte('[')
+	for i := 0; dec.More(); i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		if err := canonValue(dec, buf); err != nil {
+			return err
+		}
+	}
+	_, err := dec.Token() // ']'
+	buf.WriteByte(']')
+	return err
+}
+
+func canonObject(dec *json.Decoder, buf *bytes.Buffer) error {
+	type member struct {
+		key string
+		val []byte
+	}
+	var members []member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key := tok.(string)
+		if seen[key] {
+			return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
+		}
+		seen[key] = true
+		var vb bytes.Buffer
+		if err := canonValue(dec, &vb); err != nil {
+			return err
+		}
+		members = append(members, member{key, vb.Bytes()})
+	}
+	if _, err := dec.Token(); err != nil { // '}'
+		return err
+	}
+	sort.Slice(members, func(i, j int) bool { return utf16Less(members[i].key, members[j].key) })
+	buf.WriteByte('{')
+	for i, m := range members {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		writeJCSString(buf, m.key)
+		buf.WriteByte(':')
+		buf.Write(m.val)
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
+// utf16Less orders keys by their UTF-16 code units, as RFC 8785 requires.
+func utf16Less(a, b string) bool {
+	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	for i := 0; i < len(ua) && i < len(ub); i++ {
+		if ua[i] != ub[i] {
+			return ua[i] < ub[i]
+		}
+	}
+	return len(ua) < len(ub)
+}
+
+func writeJCSString(buf *bytes.Buffer, s string) {
+	buf.WriteByte('"')
+	for _, r := range s {
+		switch r {
+		case '"':
+			buf.WriteString(`\"`)
+		case '\\':
+			buf.WriteString(`\\`)
+		case '\b':
+			buf.WriteString(`\b`)
+		case '\f':
+			buf.WriteString(`\f`)
+		case '\n':
+			buf.WriteString(`\n`)
+		case '\r':
+			buf.WriteString(`\r`)
+		case '\t':
+			buf.WriteString(`\t`)
+		default:
+			if r < 0x20 {
+				fmt.Fprintf(buf, `\u%04x`, r)
+			} else {
+				buf.WriteRune(r)
+			}
+		}
+	}
+	buf.WriteByte('"')
+}
+
+// canonNumber formats a JSON number as ECMAScript's Number.prototype.toString
+// does, refusing numbers that the double does not hold exactly as written.
+func canonNumber(text string) (string, error) {
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return "", fmt.Errorf("%w: %s", ErrNumber, text)
+	}
+	out := FormatES6(f)
+	want, ok1 := new(big.Rat).SetString(text)
+	got, ok2 := new(big.Rat).SetString(out)
+	if !ok1 || !ok2 || want.Cmp(got) != 0 {
+		return "", fmt.Errorf("%w: %s", ErrNumber, text)
+	}
+	return out, nil
+}
+
+// FormatES6 formats f the way ECMAScript's Number.prototype.toString does
+// (RFC 8785 §3.2.2.3).
+func FormatES6(f float64) string {
+	if f == 0 {
+		return "0"
+	}
+	abs := math.Abs(f)
+	if abs >= 1e21 || abs < 1e-6 {
+		s := strconv.FormatFloat(f, 'e', -1, 64)
+		mant, exp, _ := strings.Cut(s, "e")
+		sign := exp[0]
+		exp = strings.TrimLeft(exp[1:], "0")
+		return mant + "e" + string(sign) + exp
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}

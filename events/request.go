@@ -1,0 +1,187 @@
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Capability actions known in v1 (SPEC §1).
+const (
+	ActionToolsCall      = "tools.call"
+	ActionAppsCall       = "apps.call"
+	ActionAgentsDelegate = "agents.delegate"
+	ActionAgentsSpawn    = "agents.spawn"
+)
+
+// KnownAction reports whether a is one of the v1 capability actions.
+func KnownAction(a string) bool {
+	switch a {
+	case ActionToolsCall, ActionAppsCall, ActionAgentsDelegate, ActionAgentsSpawn:
+		return true
+	}
+	return false
+}
+
+// Capability is an {action, target} pair, written action:target in patterns.
+type Capability struct {
+	Action string `json:"action"`
+	Target string `json:"target"`
+}
+
+// String returns the action:target form that patterns match.
+func (c Capability) String() string { return c.Action + ":" + c.Target }
+
+// Status is a request's lifecycle state (SPEC §4).
+type Status string
+
+const (
+	StatusPending   Status = "pending"
+	StatusApproved  Status = "approved"
+	StatusDenied    Status = "denied"
+	StatusExpired   Status = "expired"
+	StatusCancelled Status = "cancelled"
+)
+
+// Terminal reports whether no further decision can change s.
+func (s Status) Terminal() bool { return s != StatusPending }
+
+// ValidStatus reports whether s names a lifecycle state.
+func ValidStatus(s string) bool {
+	switch Status(s) {
+	case StatusPending, StatusApproved, StatusDenied, StatusExpired, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Decider kinds and the kinds of "by" on a decision.
+const (
+	KindPerson      = "person"
+	KindAgent       = "agent"
+	KindPolicy      = "policy"
+	KindRead        = "read"
+	KindOwnSubagent = "own_subagent"
+	KindGrant       = "grant"
+	KindRule        = "rule"
+	KindDeadline    = "deadline"
+	KindService     = "service"
+)
+
+// Subject kinds known in v1 (SPEC §2).
+const (
+	SubjectTool  = "tool"
+	SubjectShell = "shell"
+)
+
+// Ref names who or what: {kind, id}.
+type Ref struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id,omitempty"`
+}
+
+// Subject says what an approval is for; Kind "tool" is the default.
+type Subject struct {
+	Kind    string `json:"kind"`
+	Command string `json:"command,omitempty"`
+}
+
+// Connection binds an apps.call to one revision of an App connection.
+type Connection struct {
+	ID       string `json:"id"`
+	Revision int64  `json:"revision"`
+}
+
+// Endorsement is an agent's allow of a request it did not hold.
+type Endorsement struct {
+	Agent AgentID   `json:"agent"`
+	Note  string    `json:"note,omitempty"`
+	At    time.Time `json:"at"`
+}
+
+// Scopes of an answer and of a grant.
+const (
+	ScopeOnce     = "once"
+	ScopeSession  = "session"
+	ScopeLifetime = "lifetime"
+)
+
+// ScopeRank orders scopes: once < session < lifetime; 0 for unknown.
+func ScopeRank(s string) int {
+	switch s {
+	case ScopeOnce:
+		return 1
+	case ScopeSession:
+		return 2
+	case ScopeLifetime:
+		return 3
+	}
+	return 0
+}
+
+// Decision is a terminal request's outcome (SPEC §4).
+type Decision struct {
+	Status     Status     `json:"status"`
+	By         Ref        `json:"by"`
+	Note       string     `json:"note,omitempty"`
+	Scope      string     `json:"scope,omitempty"`
+	DecidedAt  time.Time  `json:"decided_at"`
+	ExpiresAt  *time.Time `json:"expires_at,omitempty"`
+	QuotedRule string     `json:"quoted_rule,omitempty"`
+}
+
+// Request is the record of one intercepted call (SPEC §4, "The record").
+// Arguments are kept exactly as received.
+type Request struct {
+	ID             RequestID       `json:"id"`
+	Tenant         TenantID        `json:"tenant"`
+	Agent          AgentID         `json:"agent"`
+	Session        string          `json:"session,omitempty"`
+	Turn           string          `json:"turn,omitempty"`
+	ToolCallID     string          `json:"tool_call_id,omitempty"`
+	Capability     Capability      `json:"capability"`
+	Tool           string          `json:"tool,omitempty"`
+	Arguments      json.RawMessage `json:"arguments"`
+	Subject        Subject         `json:"subject"`
+	Connection     *Connection     `json:"connection,omitempty"`
+	Reason         string          `json:"reason,omitempty"`
+	CallDigest     string          `json:"call_digest"`
+	Timeout        string          `json:"timeout"`
+	Status         Status          `json:"status"`
+	Approver       *Ref            `json:"approver"`
+	Chain          []AgentID       `json:"chain"`
+	Endorsements   []Endorsement   `json:"endorsements"`
+	Abstentions    []Endorsement   `json:"abstentions,omitempty"`
+	JudgeEscalated bool            `json:"judge_escalated"`
+	ReviewerReason *string         `json:"reviewer_reason"`
+	Revision       uint64          `json:"revision"`
+	CreatedAt      time.Time       `json:"created_at"`
+	DeadlineAt     time.Time       `json:"deadline_at"`
+	ClaimedAt      *time.Time      `json:"claimed_at"`
+	Decision       *Decision       `json:"decision"`
+}
+
+// Binding returns the exact-call binding of r, for CallDigest.
+func (r *Request) Binding() CallBinding {
+	return CallBinding{
+		Tenant: string(r.Tenant), Agent: string(r.Agent), Session: r.Session,
+		Turn: r.Turn, ToolCallID: r.ToolCallID, Capability: r.Capability,
+		Arguments: r.Arguments, Connection: r.Connection,
+	}
+}
+
+// Answered reports whether principal p answered (decided, endorsed or
+// abstained on) r.
+func (r *Request) Answered(p Ref) bool {
+	if r.Decision != nil && r.Decision.By == p {
+		return true
+	}
+	if p.Kind != KindAgent {
+		return false
+	}
+	for _, e := range append(append([]Endorsement(nil), r.Endorsements...), r.Abstentions...) {
+		if string(e.Agent) == p.ID {
+			return true
+		}
+	}
+	return false
+}

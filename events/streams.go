@@ -1,0 +1,60 @@
+package events
+
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Streams derived from the state by the outbox. Each deduplicates with
+// Nats-Msg-Id, so the same change may be republished safely.
+const (
+	// EventsStream holds every CloudEvent, countersign.<tenant>.events.>.
+	EventsStream = "COUNTERSIGN_EVENTS"
+	// WorkStream holds decider work messages, countersign.<tenant>.decide.>,
+	// each removed once a worker acks it.
+	WorkStream = "COUNTERSIGN_WORK"
+)
+
+// DeciderConsumer is the durable consumer shared by decider workers.
+const DeciderConsumer = "deciders"
+
+// dedupWindow is how long a Nats-Msg-Id is remembered.
+const dedupWindow = 10 * time.Minute
+
+// StreamConfigs declares the derived streams. Replicas is 1 on the embedded
+// server and 3 on a cluster.
+func StreamConfigs(replicas int) []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{{
+		Name:        EventsStream,
+		Description: "countersign CloudEvents (binary mode), derived from the state",
+		Subjects:    []string{EventsFilter},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.LimitsPolicy,
+		MaxAge:      7 * 24 * time.Hour,
+		Duplicates:  dedupWindow,
+		Replicas:    replicas,
+	}, {
+		Name:        WorkStream,
+		Description: "countersign decider work messages, derived from the state",
+		Subjects:    []string{DecideFilter},
+		Storage:     jetstream.FileStorage,
+		Retention:   jetstream.WorkQueuePolicy,
+		Duplicates:  dedupWindow,
+		Replicas:    replicas,
+	}}
+}
+
+// DeciderConsumerConfig declares the one durable consumer that decider
+// workers in any number of processes share.
+func DeciderConsumerConfig() jetstream.ConsumerConfig {
+	return jetstream.ConsumerConfig{
+		Durable:       DeciderConsumer,
+		FilterSubject: DecideFilter,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       30 * time.Second,
+		MaxDeliver:    10,
+		MaxAckPending: 10000,
+		DeliverPolicy: jetstream.DeliverAllPolicy,
+	}
+}

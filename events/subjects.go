@@ -1,0 +1,68 @@
+package events
+
+import "strings"
+
+// CloudEvent types (SPEC §9).
+const (
+	TypeRequestCreated   = "dev.countersign.request.created"
+	TypeRequestEscalated = "dev.countersign.request.escalated"
+	TypeRequestDecided   = "dev.countersign.request.decided"
+	TypeRequestExpired   = "dev.countersign.request.expired"
+	TypeRequestCancelled = "dev.countersign.request.cancelled"
+	TypeRequestClaimed   = "dev.countersign.request.claimed"
+	TypeGrantCreated     = "dev.countersign.grant.created"
+	TypeGrantRevoked     = "dev.countersign.grant.revoked"
+)
+
+const typePrefix = "dev.countersign."
+
+// SubjectRoot prefixes every countersign subject.
+const SubjectRoot = "countersign"
+
+// EventSubject is where every event of type typ in tenant goes:
+// countersign.<tenant>.events.<type without dev.countersign.>.
+func EventSubject(tenant TenantID, typ string) string {
+	return SubjectRoot + "." + string(tenant) + ".events." + strings.TrimPrefix(typ, typePrefix)
+}
+
+// DecideSubject is a decider's work subject:
+// countersign.<tenant>.decide.person.<id> or .decide.agent.<id>.
+func DecideSubject(tenant TenantID, decider Ref) string {
+	return SubjectRoot + "." + string(tenant) + ".decide." + decider.Kind + "." + decider.ID
+}
+
+// DecideFilter matches every decider work subject of every tenant.
+const DecideFilter = SubjectRoot + ".*.decide.>"
+
+// EventsFilter matches every event subject of every tenant.
+const EventsFilter = SubjectRoot + ".*.events.>"
+
+// MsgID is the Nats-Msg-Id that deduplicates one change of a request.
+func MsgID(id RequestID, revision uint64) string {
+	return string(id) + ":" + uitoa(revision)
+}
+
+// GrantMsgID deduplicates a grant's creation or revocation.
+func GrantMsgID(id GrantID, revoked bool) string {
+	if revoked {
+		return string(id) + ":revoked"
+	}
+	return string(id) + ":created"
+}
+
+// Source is the CloudEvent source of a tenant's events.
+func Source(tenant TenantID) string { return "/countersign/" + string(tenant) }
+
+func uitoa(u uint64) string {
+	if u == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	for u > 0 {
+		i--
+		b[i] = byte('0' + u%10)
+		u /= 10
+	}
+	return string(b[i:])
+}

@@ -1,0 +1,111 @@
+package events
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"time"
+)
+
+// Token scopes (SPEC §5).
+const (
+	ScopeRequestsWrite  = "requests:write"
+	ScopeApprovalsRead  = "approvals:read"
+	ScopeApprovalsWrite = "approvals:write"
+	ScopeAdmin          = "admin"
+)
+
+// Tenant is an organization and everything configured in it.
+type Tenant struct {
+	ID             TenantID
+	RequestTimeout time.Duration // default 24h
+	ApprovalTTL    time.Duration // default 5m
+	IdempotencyTTL time.Duration // default 24h
+	ReadRules      []string
+	Members        map[MemberID]*Member
+	Agents         map[AgentID]*Agent
+	Tokens         []Token
+	Judge          *JudgeConfig
+}
+
+// Policy is what a member, and agents working for them, may ever do.
+type Policy struct {
+	Allow []string `json:"allow" yaml:"allow"`
+	Deny  []string `json:"deny" yaml:"deny"`
+}
+
+// Permits reports whether the policy allows capability string c, and the
+// pattern that decided (the deny pattern when denied).
+func (p *Policy) Permits(c string) bool {
+	if p == nil {
+		return false
+	}
+	if _, ok := MatchAny(p.Deny, c); ok {
+		return false
+	}
+	_, ok := MatchAny(p.Allow, c)
+	return ok
+}
+
+// Member is a person in a tenant.
+type Member struct {
+	ID     MemberID
+	Policy *Policy // nil: may do nothing
+}
+
+// Agent is a lasting (configured) or registered agent.
+type Agent struct {
+	ID            AgentID       `json:"id"`
+	Tenant        TenantID      `json:"tenant"`
+	Member        MemberID      `json:"member"`
+	Parent        AgentID       `json:"parent,omitempty"`
+	Role          string        `json:"role,omitempty"`
+	Brief         string        `json:"brief,omitempty"`
+	Memory        string        `json:"memory,omitempty"`
+	Rules         []string      `json:"-"`
+	ReviewTimeout time.Duration `json:"review_timeout,omitempty"` // default 2m
+	Reviewer      string        `json:"reviewer,omitempty"`       // none | model
+	Registered    bool          `json:"registered,omitempty"`     // a subagent registered via POST /v1/agents
+	TokenSHA256   string        `json:"token_sha256,omitempty"`   // registered subagents only
+	CreatedAt     time.Time     `json:"created_at,omitzero"`
+}
+
+// Token maps a bearer token to a principal and scopes.
+type Token struct {
+	SHA256    string // lowercase hex of the token's UTF-8 bytes
+	Principal Ref
+	Scopes    []string
+}
+
+// Has reports whether the token carries scope s (admin carries all).
+func (t *Token) Has(s string) bool {
+	for _, x := range t.Scopes {
+		if x == s || x == ScopeAdmin {
+			return true
+		}
+	}
+	return false
+}
+
+// JudgeConfig points the rules judge at an OpenAI-compatible endpoint.
+type JudgeConfig struct {
+	BaseURL   string
+	Model     string
+	APIKeyEnv string
+	Timeout   time.Duration
+}
+
+// HashToken returns the lowercase hex SHA-256 of a token.
+func HashToken(tok string) string {
+	sum := sha256.Sum256([]byte(tok))
+	return hex.EncodeToString(sum[:])
+}
+
+// ParsePrincipal parses "person:<id>", "agent:<id>" or "service:<name>".
+func ParsePrincipal(s string) (Ref, bool) {
+	for _, k := range []string{KindPerson, KindAgent, KindService} {
+		if len(s) > len(k)+1 && s[:len(k)+1] == k+":" {
+			return Ref{Kind: k, ID: s[len(k)+1:]}, true
+		}
+	}
+	return Ref{}, false
+}

@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+)
+
+// registered is the answer of POST /v1/agents; the token is shown once.
+type registered struct {
+	Agent events.Agent `json:"agent"`
+	Token string       `json:"token"`
+}
+
+func (a *API) registerAgent(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	if err != nil {
+		return err
+	}
+	var in approvals.RegisterInput
+	if err := readOptionalBody(r, &in); err != nil {
+		return err
+	}
+	agent, token, err := a.svc.RegisterAgent(r.Context(), c, in)
+	if err != nil {
+		return err
+	}
+	agent.TokenSHA256 = ""
+	return writeJSON(w, http.StatusCreated, registered{Agent: agent, Token: token})
+}
+
+func (a *API) listRules(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsRead)
+	if err != nil {
+		return err
+	}
+	rules, err := a.svc.ListRules(r.Context(), c, events.AgentID(r.PathValue("id")))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"items": rules})
+}
+
+func (a *API) addRule(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	if err != nil {
+		return err
+	}
+	var in approvals.RuleInput
+	if _, err := readBody(r, &in); err != nil {
+		return err
+	}
+	rule, err := a.svc.AddRule(r.Context(), c, events.AgentID(r.PathValue("id")), in)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, rule)
+}
+
+func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	if err != nil {
+		return err
+	}
+	err = a.svc.DeleteRule(r.Context(), c, events.AgentID(r.PathValue("id")), events.RuleID(r.PathValue("rule_id")))
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}

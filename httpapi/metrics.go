@@ -1,0 +1,72 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+type metrics struct {
+	requests  *prometheus.CounterVec
+	latency   *prometheus.HistogramVec
+	submits   *prometheus.CounterVec
+}
+
+func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_http_requests_total",
+			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "countersign_http_request_duration_seconds",
+			Help: "HTTP request latency by route (long-polls included).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"}),
+		submits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
+			Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"}),
+	}
+	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "countersign_longpolls_waiting",
+		Help: "Long-polls held right now."}, func() float64 { return float64(svc.Hub().Waiting()) })
+	_ = reg.Register(m.requests)
+	_ = reg.Register(m.latency)
+	_ = reg.Register(m.submits)
+	_ = reg.Register(waiting)
+	_ = reg.Register(collectors.NewGoCollector())
+	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) submitted(r events.Request) {
+	by := "chain"
+	if r.Decision != nil {
+		by = r.Decision.By.Kind
+	}
+	m.submits.WithLabelValues(string(r.Status), by).Inc()
+}
+
+// instrument counts and times one route.
+func (m *metrics) instrument(route string, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		h.ServeHTTP(sw, r)
+		m.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
+		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(s int) { w.status = s; w.ResponseWriter.WriteHeader(s) }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func metricsHandler(reg *prometheus.Registry) http.Handler {
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})
+}

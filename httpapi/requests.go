@@ -1,0 +1,153 @@
+package httpapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// maxIdempotencyKey bounds an Idempotency-Key header.
+const maxIdempotencyKey = 255
+
+// recordJSON is a request as the API shows it.
+func recordJSON(rec kvstate.Record) events.Request { return rec.Request }
+
+func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	if err != nil {
+		return err
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if len(key) > maxIdempotencyKey {
+		return badRequest("Idempotency-Key", "at most 255 bytes")
+	}
+	var in approvals.SubmitInput
+	digest, err := readBody(r, &in)
+	if err != nil {
+		return err
+	}
+	ctx := r.Context()
+	if tp := r.Header.Get("traceparent"); tp != "" {
+		ctx = kvstate.WithTraceparent(ctx, tp)
+	}
+	rec, created, err := a.svc.Submit(ctx, c, in, key, digest)
+	if err != nil {
+		return err
+	}
+	a.metrics.submitted(rec.Request)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return writeJSON(w, status, recordJSON(rec))
+}
+
+func (a *API) get(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, "")
+	if err != nil {
+		return err
+	}
+	wait, err := parseWait(r.URL.Query().Get("wait"))
+	if err != nil {
+		return err
+	}
+	id := events.RequestID(r.PathValue("id"))
+	var rec kvstate.Record
+	if wait > 0 {
+		rec, err = a.svc.Wait(r.Context(), c, id, wait)
+	} else {
+		rec, err = a.svc.Get(r.Context(), c, id)
+	}
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, recordJSON(rec))
+}
+
+func parseWait(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return 0, badRequest("wait", "wait must be a Go duration such as 30s")
+	}
+	return min(d, approvals.MaxWait), nil
+}
+
+// listPage is the answer of a paged list.
+type listPage[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func (a *API) list(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsRead)
+	if err != nil {
+		return err
+	}
+	q := r.URL.Query()
+	f, err := approvals.ParseListFilter(q.Get("status"), q.Get("agent"), q.Get("limit"), q.Get("cursor"))
+	if err != nil {
+		return err
+	}
+	items, next := a.svc.List(r.Context(), c, f)
+	return writeJSON(w, http.StatusOK, listPage[events.Request]{Items: items, NextCursor: next})
+}
+
+func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	if err != nil {
+		return err
+	}
+	var in approvals.AnswerInput
+	if _, err := readBody(r, &in); err != nil {
+		return err
+	}
+	rec, err := a.svc.Answer(r.Context(), c, events.RequestID(r.PathValue("id")), in)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, recordJSON(rec))
+}
+
+func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	if err != nil {
+		return err
+	}
+	var none struct{}
+	if err := readOptionalBody(r, &none); err != nil {
+		return err
+	}
+	rec, err := a.svc.Cancel(r.Context(), c, events.RequestID(r.PathValue("id")))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, recordJSON(rec))
+}
+
+// claimInput is the body of POST /v1/requests/{id}/claim.
+type claimInput struct {
+	CallDigest string `json:"call_digest"`
+}
+
+func (a *API) claim(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	if err != nil {
+		return err
+	}
+	var in claimInput
+	if _, err := readBody(r, &in); err != nil {
+		return err
+	}
+	rec, err := a.svc.Claim(r.Context(), c, events.RequestID(r.PathValue("id")), in.CallDigest)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, recordJSON(rec))
+}
+

@@ -1,0 +1,149 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// MaxBody is the largest request body accepted (SPEC §5).
+const MaxBody = 1 << 20
+
+// Config wires the API.
+type Config struct {
+	Service *approvals.Service
+	// Ready reports whether NATS and KV answer (GET /readyz).
+	Ready func(ctx context.Context) error
+	// Registry receives the API's metrics; /metrics serves Gatherer.
+	Registry *prometheus.Registry
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// API is the HTTP handler.
+type API struct {
+	svc     *approvals.Service
+	ready   func(ctx context.Context) error
+	log     *slog.Logger
+	mux     *http.ServeMux
+	metrics *metrics
+}
+
+// New builds the API handler.
+func New(cfg Config) *API {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
+	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux()}
+	a.metrics = newMetrics(cfg.Registry, cfg.Service)
+	a.routes(cfg.Registry)
+	return a
+}
+
+// handler is an endpoint that returns its error for the wrapper to write.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+func (a *API) routes(reg *prometheus.Registry) {
+	a.handle("POST /v1/requests", a.submit)
+	a.handle("GET /v1/requests", a.list)
+	a.handle("GET /v1/requests/{id}", a.get)
+	a.handle("POST /v1/requests/{id}", a.answer)
+	a.handle("POST /v1/requests/{id}/cancel", a.cancel)
+	a.handle("POST /v1/requests/{id}/claim", a.claim)
+	a.handle("GET /v1/grants", a.listGrants)
+	a.handle("DELETE /v1/grants/{id}", a.revokeGrant)
+	a.handle("POST /v1/agents", a.registerAgent)
+	a.handle("GET /v1/agents/{id}/rules", a.listRules)
+	a.handle("POST /v1/agents/{id}/rules", a.addRule)
+	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
+	a.handle("GET /healthz", a.healthz)
+	a.handle("GET /readyz", a.readyz)
+	a.mux.Handle("GET /metrics", metricsHandler(reg))
+}
+
+func (a *API) handle(pattern string, h handler) {
+	a.mux.Handle(pattern, a.metrics.instrument(pattern, a.wrap(h)))
+}
+
+// wrap writes a handler's error as problem+json.
+func (a *API) wrap(h handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			p := problemFor(err)
+			if p.Status == http.StatusServiceUnavailable {
+				a.log.Warn("request failed", "path", r.URL.Path, "err", err)
+			}
+			writeProblem(w, p)
+		}
+	})
+}
+
+var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// ServeHTTP sets X-Request-ID, limits bodies, and answers unknown routes
+// and methods with problems.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("X-Request-ID")
+	if !validRequestID.MatchString(id) {
+		id = newRequestID()
+	}
+	w.Header().Set("X-Request-ID", id)
+	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	if _, pattern := a.mux.Handler(r); pattern == "" {
+		a.noRoute(w, r)
+		return
+	}
+	a.mux.ServeHTTP(w, r)
+}
+
+// noRoute tells a wrong method (405, with Allow) from no endpoint (404).
+func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
+	probe := &allowRecorder{header: http.Header{}}
+	a.mux.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", probe.header.Get("Allow"))
+		writeProblem(w, problemFor(errMethod))
+		return
+	}
+	writeProblem(w, problemFor(errNoRoute))
+}
+
+type allowRecorder struct {
+	header http.Header
+	status int
+}
+
+func (r *allowRecorder) Header() http.Header         { return r.header }
+func (r *allowRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *allowRecorder) WriteHeader(s int)           { r.status = s }
+
+func newRequestID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (a *API) healthz(w http.ResponseWriter, _ *http.Request) error {
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if a.ready != nil {
+		if err := a.ready(ctx); err != nil {
+			return &statusError{status: http.StatusServiceUnavailable, code: "Unavailable", detail: "not ready: " + err.Error()}
+		}
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})
+}

@@ -1,0 +1,173 @@
+// Package app wires one countersign process: NATS (embedded or external),
+// the state and its views, the use cases, the HTTP API and the workers of
+// the roles it runs, with a graceful shutdown. cmd/countersign and the
+// test servers both start processes through it.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/internal/broker"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/errgroup"
+)
+
+// Options for Start.
+type Options struct {
+	Config *config.Config
+	Logger *slog.Logger
+	// Listener, if set, is served instead of listening on Config.Listen.
+	Listener net.Listener
+}
+
+// App is a running process.
+type App struct {
+	Service  *approvals.Service
+	Broker   *broker.Broker
+	Registry *prometheus.Registry
+	log      *slog.Logger
+	http     *http.Server
+	ln       net.Listener
+	cancel   context.CancelFunc
+	workers  *errgroup.Group
+	served   chan error
+}
+
+// Start brings up everything the configured roles need and returns once
+// the HTTP listener (if any) accepts connections.
+func Start(ctx context.Context, o Options) (*App, error) {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	cfg := o.Config
+	tenants, err := cfg.DomainTenants()
+	if err != nil {
+		return nil, err
+	}
+	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger})
+	if err != nil {
+		return nil, err
+	}
+	a, err := assemble(ctx, o, b, tenants)
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
+	if err := declareStreams(ctx, b); err != nil {
+		return nil, err
+	}
+	store, err := kvstate.Open(ctx, b.JS, b.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	views := kvstate.NewViews(store, tenants)
+	reg := prometheus.NewRegistry()
+	checker := &deciders.Checker{Views: views}
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger})
+	checker.Rules = svc.RulesFor
+	wireJudges(checker, tenants, reg, o.Logger)
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1)}
+	wctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	a.workers, wctx = errgroup.WithContext(wctx)
+	a.workers.Go(func() error { return views.Run(wctx) })
+	if has(o.Config.Roles, "deciders") {
+		a.startDeciders(wctx, store, views, svc)
+	}
+	if err := views.WaitReady(ctx); err != nil {
+		a.stopWorkers()
+		return nil, err
+	}
+	if has(o.Config.Roles, "api") {
+		if err := a.serve(o, svc, reg); err != nil {
+			a.stopWorkers()
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+func (a *App) startDeciders(ctx context.Context, store *kvstate.Store, views *kvstate.Views, svc *approvals.Service) {
+	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log}
+	views.Requests().OnChange(timers.Observe)
+	outbox := &approvals.Outbox{JS: store.JetStream(), Service: svc, Log: a.log}
+	worker := &deciders.Worker{JS: store.JetStream(), Views: views, Log: a.log, Reviewer: newModelReviewer(svc, views, a.Registry, a.log)}
+	a.workers.Go(func() error { return timers.Run(ctx) })
+	a.workers.Go(func() error { return outbox.Run(ctx) })
+	a.workers.Go(func() error { return worker.Run(ctx) })
+}
+
+func declareStreams(ctx context.Context, b *broker.Broker) error {
+	for _, sc := range events.StreamConfigs(b.Replicas) {
+		if _, err := b.JS.CreateOrUpdateStream(ctx, sc); err != nil {
+			return fmt.Errorf("app: stream %s: %w", sc.Name, err)
+		}
+	}
+	return nil
+}
+
+func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry) error {
+	ln := o.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", o.Config.Listen); err != nil {
+			return fmt.Errorf("app: listen %s: %w", o.Config.Listen, err)
+		}
+	}
+	a.ln = ln
+	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.Broker.Ready})
+	a.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	go func() { a.served <- a.http.Serve(ln) }()
+	return nil
+}
+
+// Addr is the HTTP listener's address ("" without the api role).
+func (a *App) Addr() string {
+	if a.ln == nil {
+		return ""
+	}
+	return a.ln.Addr().String()
+}
+
+// Shutdown stops accepting, answers held long-polls at once, lets
+// in-flight requests finish (until ctx ends), stops the workers and
+// drains NATS.
+func (a *App) Shutdown(ctx context.Context) error {
+	var err error
+	if a.http != nil {
+		a.Service.Hub().Close()
+		err = a.http.Shutdown(ctx)
+		if !errors.Is(<-a.served, http.ErrServerClosed) {
+			err = errors.Join(err, errors.New("app: http server stopped early"))
+		}
+	}
+	a.stopWorkers()
+	a.Broker.Close()
+	return err
+}
+
+func (a *App) stopWorkers() {
+	a.cancel()
+	if err := a.workers.Wait(); err != nil && !errors.Is(err, context.Canceled) {
+		a.log.Warn("worker stopped with error", "err", err)
+	}
+}
+
+func has(roles []string, r string) bool { return slices.Contains(roles, r) }

@@ -1,0 +1,92 @@
+package app
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/judge"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// rulesJudge adapts one judge.Judge per tenant to deciders.RulesJudge.
+type rulesJudge struct {
+	judges map[events.TenantID]*judge.Judge
+}
+
+// judgeMetrics are the judge's latency and outcome counts.
+type judgeMetrics struct {
+	outcomes *prometheus.CounterVec
+	latency  prometheus.Histogram
+}
+
+func newJudgeMetrics(reg *prometheus.Registry) *judgeMetrics {
+	m := &judgeMetrics{
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_judge_outcomes_total",
+			Help: "Judge and model-reviewer calls by outcome reason."}, []string{"tenant", "reason"}),
+		latency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "countersign_judge_model_latency_seconds",
+			Help: "Latency of the judge's model calls.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 14)}),
+	}
+	_ = reg.Register(m.outcomes)
+	_ = reg.Register(m.latency)
+	return m
+}
+
+func wireJudges(c *deciders.Checker, tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) {
+	rj := &rulesJudge{judges: map[events.TenantID]*judge.Judge{}}
+	m := newJudgeMetrics(reg)
+	for _, t := range tenants {
+		if t.Judge == nil {
+			continue
+		}
+		tenant := string(t.ID)
+		cfg := judge.Config{BaseURL: t.Judge.BaseURL, Model: t.Judge.Model, Timeout: t.Judge.Timeout,
+			Observe: func(reason string, latency time.Duration) {
+				m.outcomes.WithLabelValues(tenant, reason).Inc()
+				if latency > 0 {
+					m.latency.Observe(latency.Seconds())
+				}
+			}}
+		cfg.APIKey = apiKey(t.Judge.APIKeyEnv)
+		if err := cfg.Validate(); err != nil {
+			log.Warn("judge misconfigured; its requests go to deciders", "tenant", tenant, "err", err)
+		}
+		rj.judges[t.ID] = judge.New(cfg)
+	}
+	if len(rj.judges) > 0 {
+		c.Judge = rj
+	}
+}
+
+// JudgeRules implements deciders.RulesJudge.
+func (rj *rulesJudge) JudgeRules(ctx context.Context, t *events.Tenant, rules []events.Rule, r *events.Request) deciders.JudgeResult {
+	j := rj.judges[t.ID]
+	if j == nil {
+		return deciders.JudgeResult{Verdict: string(judge.Escalate)}
+	}
+	out := j.Judge(ctx, toJudgeRules(rules), toJudgeCall(r))
+	return deciders.JudgeResult{Verdict: string(out.Verdict), RuleID: events.RuleID(out.RuleID), Quote: out.Quote, ReviewerReason: out.ReviewerReason}
+}
+
+func toJudgeRules(rules []events.Rule) []judge.Rule {
+	out := make([]judge.Rule, len(rules))
+	for i, r := range rules {
+		out[i] = judge.Rule{ID: string(r.ID), Text: r.Text, Effect: r.Effect}
+	}
+	return out
+}
+
+func toJudgeCall(r *events.Request) judge.Call {
+	return judge.Call{Action: r.Capability.Action, Target: r.Capability.Target, Arguments: r.Arguments, Reason: r.Reason}
+}
+
+// apiKey reads the judge's API key from the variable the config names.
+func apiKey(env string) string {
+	if env == "" {
+		return ""
+	}
+	return os.Getenv(env)
+}

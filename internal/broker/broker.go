@@ -1,0 +1,134 @@
+// Package broker starts the embedded nats-server with JetStream, or
+// connects to an external NATS cluster, and hands back a JetStream context.
+//
+// The embedded server fsyncs every write (sync_interval: always): NATS'
+// default syncs only every two minutes, and a machine crash would then lose
+// writes it had acknowledged.
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Config says which NATS to use.
+type Config struct {
+	// URLs of an external cluster, comma-separated; empty runs the embedded
+	// server with its store under DataDir/jetstream.
+	URLs string
+	// DataDir holds the embedded server's store. Default "./data".
+	DataDir string
+	// Logger receives connection events. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Broker is a live NATS connection and, when embedded, its server.
+type Broker struct {
+	Conn     *nats.Conn
+	JS       jetstream.JetStream
+	Server   *server.Server // nil when external
+	Replicas int            // 1 embedded, 3 on a cluster
+}
+
+// EmbeddedOptions returns the embedded server's options for dataDir:
+// JetStream on, SyncAlways on, no client port (in-process connections only).
+func EmbeddedOptions(dataDir string) *server.Options {
+	return &server.Options{
+		ServerName: "countersign-embedded",
+		JetStream:  true,
+		StoreDir:   filepath.Join(dataDir, "jetstream"),
+		SyncAlways: true,
+		DontListen: true,
+		NoSigs:     true,
+		NoLog:      true,
+	}
+}
+
+// Start connects per cfg. Close releases everything it started.
+func Start(ctx context.Context, cfg Config) (*Broker, error) {
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = "./data"
+	}
+	if cfg.URLs != "" {
+		return connectExternal(cfg)
+	}
+	return startEmbedded(cfg)
+}
+
+func startEmbedded(cfg Config) (*Broker, error) {
+	s, err := server.NewServer(EmbeddedOptions(cfg.DataDir))
+	if err != nil {
+		return nil, fmt.Errorf("broker: embedded server: %w", err)
+	}
+	s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		s.Shutdown()
+		return nil, errors.New("broker: embedded server did not become ready")
+	}
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.Name("countersign"), nats.MaxReconnects(-1))
+	if err != nil {
+		s.Shutdown()
+		return nil, fmt.Errorf("broker: connect embedded: %w", err)
+	}
+	return newBroker(nc, s, 1)
+}
+
+func connectExternal(cfg Config) (*Broker, error) {
+	log := cfg.Logger
+	nc, err := nats.Connect(strings.TrimSpace(cfg.URLs), nats.Name("countersign"), nats.MaxReconnects(-1),
+		nats.RetryOnFailedConnect(true), nats.ReconnectWait(time.Second),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("nats disconnected", "err", err) }),
+		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }))
+	if err != nil {
+		return nil, fmt.Errorf("broker: connect %s: %w", cfg.URLs, err)
+	}
+	replicas := 1
+	if strings.Contains(cfg.URLs, ",") {
+		replicas = 3
+	}
+	return newBroker(nc, nil, replicas)
+}
+
+func newBroker(nc *nats.Conn, s *server.Server, replicas int) (*Broker, error) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("broker: jetstream: %w", err)
+	}
+	return &Broker{Conn: nc, JS: js, Server: s, Replicas: replicas}, nil
+}
+
+// Ready reports whether NATS and JetStream answer within ctx.
+func (b *Broker) Ready(ctx context.Context) error {
+	if !b.Conn.IsConnected() {
+		return errors.New("broker: not connected")
+	}
+	_, err := b.JS.AccountInfo(ctx)
+	return err
+}
+
+// Close drains the connection and shuts down the embedded server.
+func (b *Broker) Close() {
+	if err := b.Conn.Drain(); err != nil {
+		b.Conn.Close()
+	}
+	for i := 0; i < 100 && !b.Conn.IsClosed(); i++ {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if b.Server != nil {
+		b.Server.Shutdown()
+		b.Server.WaitForShutdown()
+	}
+}

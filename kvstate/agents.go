@@ -1,0 +1,52 @@
+package kvstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/countersign/countersign/events"
+)
+
+// AgentKey is the KV key of a registered subagent: <tenant>.<agent id>.
+func AgentKey(tenant events.TenantID, id events.AgentID) string {
+	return string(tenant) + "." + string(id)
+}
+
+// PutAgent stores a newly registered subagent; ErrExists if the id is taken.
+func (s *Store) PutAgent(ctx context.Context, a *events.Agent) error {
+	data, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	_, err = s.agents.Create(ctx, AgentKey(a.Tenant, a.ID), data)
+	if err = mapErr(err); errors.Is(err, ErrConflict) {
+		return ErrExists
+	}
+	return err
+}
+
+// RuleKey is the KV key of a rule: <tenant>.<agent id>.<rule id>.
+func RuleKey(tenant events.TenantID, agent events.AgentID, id events.RuleID) string {
+	return string(tenant) + "." + string(agent) + "." + string(id)
+}
+
+// PutRule stores a rule.
+func (s *Store) PutRule(ctx context.Context, tenant events.TenantID, r *events.Rule) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	_, err = s.rules.Put(ctx, RuleKey(tenant, r.Agent, r.ID), data)
+	return mapErr(err)
+}
+
+// DeleteRule removes a rule; ErrNotFound if there is none.
+func (s *Store) DeleteRule(ctx context.Context, tenant events.TenantID, agent events.AgentID, id events.RuleID) error {
+	key := RuleKey(tenant, agent, id)
+	e, err := s.rules.Get(ctx, key)
+	if err != nil {
+		return mapErr(err)
+	}
+	return mapErr(s.rules.Delete(ctx, key, jetstreamLastRevision(e.Revision())))
+}

@@ -1,0 +1,80 @@
+package kvstate
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Bucket names (SPEC §9).
+const (
+	BucketRequests    = "requests"
+	BucketGrants      = "grants"
+	BucketAgents      = "agents"
+	BucketRules       = "rules"
+	BucketIdempotency = "idempotency"
+)
+
+// requestHistory keeps every revision of a request (a request changes a
+// handful of times), so that the outbox never misses one.
+const requestHistory = 64
+
+// BucketConfigs declares the buckets; replicas is 1 embedded, 3 clustered.
+func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
+	kv := func(name, desc string, history uint8) jetstream.KeyValueConfig {
+		return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history,
+			Storage: jetstream.FileStorage, Replicas: replicas}
+	}
+	idem := kv(BucketIdempotency, "Idempotency-Key → request, per tenant and principal", 1)
+	idem.LimitMarkerTTL = time.Minute // enables per-key TTLs
+	return []jetstream.KeyValueConfig{
+		kv(BucketRequests, "request records, one key per <tenant>.<request id>", requestHistory),
+		kv(BucketGrants, "grants, one key per <tenant>.<grant id>", 8),
+		kv(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1),
+		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),
+		idem,
+	}
+}
+
+// Store holds the buckets. Its methods are safe for concurrent use.
+type Store struct {
+	js                                   jetstream.JetStream
+	requests, grants, agents, rules, idm jetstream.KeyValue
+}
+
+// Open creates the buckets if they are missing (idempotently) and binds them.
+func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
+	kvs := map[string]jetstream.KeyValue{}
+	for _, cfg := range BucketConfigs(replicas) {
+		kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("kvstate: bucket %s: %w", cfg.Bucket, mapErr(err))
+		}
+		kvs[cfg.Bucket] = kv
+	}
+	return &Store{js: js, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
+}
+
+// StreamOf returns the JetStream stream name behind a bucket.
+func StreamOf(bucket string) string { return "KV_" + bucket }
+
+// subjectOf returns the subject a bucket stores key under.
+func subjectOf(bucket, key string) string { return "$KV." + bucket + "." + key }
+
+// Requests returns the requests bucket, for mirrors and watchers.
+func (s *Store) Requests() jetstream.KeyValue { return s.requests }
+
+// Grants returns the grants bucket.
+func (s *Store) Grants() jetstream.KeyValue { return s.grants }
+
+// Agents returns the registered-agents bucket.
+func (s *Store) Agents() jetstream.KeyValue { return s.agents }
+
+// Rules returns the rules bucket.
+func (s *Store) Rules() jetstream.KeyValue { return s.rules }
+
+// JetStream returns the JetStream context the store writes through.
+func (s *Store) JetStream() jetstream.JetStream { return s.js }

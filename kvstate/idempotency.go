@@ -1,0 +1,54 @@
+package kvstate
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Idempotency is what an Idempotency-Key remembers: the request it made
+// and the digest of the body that made it.
+type Idempotency struct {
+	RequestID  events.RequestID `json:"request_id"`
+	BodyDigest string           `json:"body_digest"`
+	CreatedAt  time.Time        `json:"created_at"`
+}
+
+// IdempotencyKey is the KV key for a client's key: <tenant>.<hash>, the hash
+// covering the principal and the key (neither appears raw in the key).
+func IdempotencyKey(tenant events.TenantID, principal events.Ref, key string) string {
+	sum := sha256.Sum256([]byte(principal.Kind + ":" + principal.ID + "\x00" + key))
+	return string(tenant) + "." + hex.EncodeToString(sum[:])
+}
+
+// ClaimIdempotency records want under key unless the key is taken; it
+// returns what the key holds (want itself when this call took it) and
+// whether this call took it. The entry expires after ttl.
+func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempotency, ttl time.Duration) (Idempotency, bool, error) {
+	data, _ := json.Marshal(want)
+	_, err := s.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl))
+	if err = mapErr(err); err == nil {
+		return want, true, nil
+	}
+	if !errors.Is(err, ErrConflict) {
+		return Idempotency{}, false, err
+	}
+	e, err := s.idm.Get(ctx, key)
+	if err != nil {
+		return Idempotency{}, false, mapErr(err)
+	}
+	var got Idempotency
+	if err := json.Unmarshal(e.Value(), &got); err != nil {
+		return got, false, fmt.Errorf("kvstate: decode idempotency: %w", err)
+	}
+	return got, false, nil
+}
+
+func jetstreamLastRevision(rev uint64) jetstream.KVDeleteOpt { return jetstream.LastRevision(rev) }

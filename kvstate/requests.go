@@ -1,0 +1,124 @@
+package kvstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Record is a request as stored, with the KV revision it was read at.
+type Record struct {
+	events.Request
+	KVRevision uint64
+	// Written is when the stored revision was written (server clock).
+	Written time.Time
+}
+
+func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
+
+// Mutation changes a request in place and returns the event type of the
+// change, or an error that aborts the transition (returned unchanged).
+type Mutation func(r *events.Request) (eventType string, err error)
+
+// maxAttempts bounds the retries of a Transition that loses its
+// compare-and-set to a concurrent writer.
+const maxAttempts = 8
+
+// RequestKey is the KV key of a request: <tenant>.<id>.
+func RequestKey(tenant events.TenantID, id events.RequestID) string {
+	return string(tenant) + "." + string(id)
+}
+
+type traceKey struct{}
+
+// WithTraceparent carries a W3C traceparent into the events of the writes
+// made under ctx.
+func WithTraceparent(ctx context.Context, tp string) context.Context {
+	return context.WithValue(ctx, traceKey{}, tp)
+}
+
+// CreateRequest stores a new request with the event of its creation
+// (created when pending, decided when steps 1–4 decided). It returns
+// ErrExists if the id is taken and ErrIllegal for a bad status.
+func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, error) {
+	typ := events.TypeRequestCreated
+	if r.Status.Terminal() {
+		typ = events.TypeRequestDecided
+	}
+	if !Legal(typ, none, r.Status) {
+		return Record{}, fmt.Errorf("%w: create as %s", ErrIllegal, r.Status)
+	}
+	rev, err := s.write(ctx, typ, r, 0)
+	if errors.Is(err, ErrConflict) {
+		return Record{}, ErrExists
+	}
+	return Record{Request: *r, KVRevision: rev, Written: time.Now()}, err
+}
+
+// GetRequest reads a request. It returns ErrNotFound if there is none.
+func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id events.RequestID) (Record, error) {
+	e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+	if err != nil {
+		return Record{}, mapErr(err)
+	}
+	return decodeRecord(e)
+}
+
+func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal(e.Value(), &rec.Request); err != nil {
+		return Record{}, fmt.Errorf("kvstate: decode %s: %w", e.Key(), err)
+	}
+	rec.KVRevision, rec.Written = e.Revision(), e.Created()
+	return rec, nil
+}
+
+// Transition applies fn to the current request with one compare-and-set,
+// bumping its revision and writing the change's event with it. On a lost
+// compare-and-set it re-reads and re-applies fn, at most maxAttempts times,
+// then returns ErrConflict. Errors from fn come back unchanged; a move
+// outside the legal table is ErrIllegal; a missing request ErrNotFound.
+func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id events.RequestID, fn Mutation) (Record, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		cur, err := s.GetRequest(ctx, tenant, id)
+		if err != nil {
+			return Record{}, err
+		}
+		next := cur.Request
+		next.Endorsements = append([]events.Endorsement(nil), cur.Endorsements...)
+		typ, err := fn(&next)
+		if err != nil {
+			return cur, err
+		}
+		if !Legal(typ, cur.Status, next.Status) {
+			return cur, fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)
+		}
+		next.Revision = cur.Revision + 1
+		rev, err := s.write(ctx, typ, &next, cur.KVRevision)
+		if errors.Is(err, ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return cur, err
+		}
+		return Record{Request: next, KVRevision: rev, Written: time.Now()}, nil
+	}
+	return Record{}, ErrConflict
+}
+
+// write publishes r under its key if the key's last revision is last (0:
+// absent), with the CloudEvent of the change in the headers.
+func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64) (uint64, error) {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return 0, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
+	}
+	tp, _ := ctx.Value(traceKey{}).(string)
+	ev := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
+	return s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last)
+}

@@ -1,0 +1,182 @@
+package kvstate
+
+import (
+	"context"
+	"crypto/subtle"
+	"sort"
+	"strings"
+
+	"github.com/countersign/countersign/events"
+	"golang.org/x/sync/errgroup"
+)
+
+// Views is the read side of the state: the configured tenants, and mirrors
+// of registered agents, grants, rules and requests. Lookups never touch
+// the network.
+type Views struct {
+	tenants  map[events.TenantID]*events.Tenant
+	agents   *Mirror[events.Agent]
+	grants   *Mirror[events.Grant]
+	rules    *Mirror[events.Rule]
+	requests *Mirror[Record]
+}
+
+// NewViews builds the views over store for the configured tenants.
+func NewViews(store *Store, tenants []*events.Tenant) *Views {
+	v := &Views{tenants: map[events.TenantID]*events.Tenant{}}
+	for _, t := range tenants {
+		v.tenants[t.ID] = t
+	}
+	v.agents = NewMirror(store.agents, func(a events.Agent) []string {
+		return []string{"tok:" + a.TokenSHA256}
+	})
+	v.grants = NewMirror(store.grants, func(g events.Grant) []string {
+		return []string{string(g.Tenant) + "/" + string(g.Agent), "t:" + string(g.Tenant)}
+	})
+	v.rules = NewMirror(store.rules, func(r events.Rule) []string {
+		return []string{string(r.Agent)}
+	})
+	v.requests = NewMirror(store.requests, requestIndex)
+	return v
+}
+
+// Requests is the mirror of request records (the inbox, deadlines, waits
+// are fed from its one watcher).
+func (v *Views) Requests() *Mirror[Record] { return v.requests }
+
+// GrantMirror is the mirror of grants.
+func (v *Views) GrantMirror() *Mirror[events.Grant] { return v.grants }
+
+// AgentMirror is the mirror of registered subagents.
+func (v *Views) AgentMirror() *Mirror[events.Agent] { return v.agents }
+
+// RuleMirror is the mirror of rules kept through the API.
+func (v *Views) RuleMirror() *Mirror[events.Rule] { return v.rules }
+
+// Run keeps every mirror current until ctx ends.
+func (v *Views) Run(ctx context.Context) error {
+	g, ctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return v.agents.Run(ctx) })
+	g.Go(func() error { return v.grants.Run(ctx) })
+	g.Go(func() error { return v.rules.Run(ctx) })
+	g.Go(func() error { return v.requests.Run(ctx) })
+	return g.Wait()
+}
+
+// WaitReady blocks until every mirror holds the state that existed at start.
+func (v *Views) WaitReady(ctx context.Context) error {
+	for _, ch := range []<-chan struct{}{v.agents.Ready(), v.grants.Ready(), v.rules.Ready(), v.requests.Ready()} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Tenant returns a configured tenant.
+func (v *Views) Tenant(id events.TenantID) (*events.Tenant, bool) {
+	t, ok := v.tenants[id]
+	return t, ok
+}
+
+// Tenants returns every configured tenant.
+func (v *Views) Tenants() []*events.Tenant {
+	out := make([]*events.Tenant, 0, len(v.tenants))
+	for _, t := range v.tenants {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Agent returns a configured agent or a registered subagent.
+func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent, bool) {
+	t, ok := v.tenants[tenant]
+	if !ok {
+		return nil, false
+	}
+	if a, ok := t.Agents[id]; ok {
+		return a, true
+	}
+	a, ok := v.agents.Get(AgentKey(tenant, id))
+	if !ok {
+		return nil, false
+	}
+	return &a, true
+}
+
+// Authenticate maps a bearer token to its tenant and token entry, comparing
+// hashes in constant time.
+func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) {
+	h := events.HashToken(token)
+	for _, t := range v.tenants {
+		for _, tok := range t.Tokens {
+			if subtle.ConstantTimeCompare([]byte(tok.SHA256), []byte(h)) == 1 {
+				return t, tok, true
+			}
+		}
+	}
+	for _, a := range v.agents.ByIndex("tok:" + h) {
+		if t, ok := v.tenants[a.Tenant]; ok {
+			return t, events.Token{SHA256: h, Principal: events.Ref{Kind: events.KindAgent, ID: string(a.ID)},
+				Scopes: []string{events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite}}, true
+		}
+	}
+	return nil, events.Token{}, false
+}
+
+// GrantsOf returns the grants (revoked ones too) of one agent.
+func (v *Views) GrantsOf(tenant events.TenantID, agent events.AgentID) []events.Grant {
+	return v.grants.ByIndex(string(tenant) + "/" + string(agent))
+}
+
+// TenantGrants returns every grant in a tenant.
+func (v *Views) TenantGrants(tenant events.TenantID) []events.Grant {
+	return v.grants.ByIndex("t:" + string(tenant))
+}
+
+// RulesOf returns an agent's rules kept through the API or answers, oldest
+// first (configured rules are the caller's to add).
+func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.Rule {
+	var out []events.Rule
+	for _, r := range v.rules.ByIndex(string(agent)) {
+		if strings.HasPrefix(RuleKey(tenant, agent, r.ID), string(tenant)+".") && r.Agent == agent {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Inbox returns the requests in which principal p takes part in tenant:
+// those waiting for p and those p answered or endorsed.
+func (v *Views) Inbox(tenant events.TenantID, p events.Ref) []Record {
+	return v.requests.ByIndex(participantKey(tenant, p))
+}
+
+// AllRequests returns every request of a tenant (admin inboxes).
+func (v *Views) AllRequests(tenant events.TenantID) []Record {
+	return v.requests.ByIndex("t:" + string(tenant))
+}
+
+func participantKey(tenant events.TenantID, p events.Ref) string {
+	return string(tenant) + "/" + p.Kind + ":" + p.ID
+}
+
+// requestIndex indexes a request under its tenant, its current approver and
+// everyone who answered it.
+func requestIndex(r Record) []string {
+	ix := []string{"t:" + string(r.Tenant)}
+	if r.Approver != nil {
+		ix = append(ix, participantKey(r.Tenant, *r.Approver))
+	}
+	if r.Decision != nil && (r.Decision.By.Kind == events.KindPerson || r.Decision.By.Kind == events.KindAgent) {
+		ix = append(ix, participantKey(r.Tenant, r.Decision.By))
+	}
+	for _, e := range append(append([]events.Endorsement(nil), r.Endorsements...), r.Abstentions...) {
+		ix = append(ix, participantKey(r.Tenant, events.Ref{Kind: events.KindAgent, ID: string(e.Agent)}))
+	}
+	return ix
+}
