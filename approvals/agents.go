@@ -95,4 +95,3 @@ func newToken() string {
 	_, _ = rand.Read(b)
 	return "cs_" + base64.RawURLEncoding.EncodeToString(b)
 }
-

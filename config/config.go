@@ -79,7 +79,6 @@ type JudgeConfig struct {
 	line      int
 }
 
-
 // Load reads and validates a config file.
 func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)

@@ -174,4 +174,3 @@ func (c *Config) PlainTokens() bool {
 	}
 	return false
 }
-

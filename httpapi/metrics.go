@@ -13,9 +13,9 @@ import (
 )
 
 type metrics struct {
-	requests  *prometheus.CounterVec
-	latency   *prometheus.HistogramVec
-	submits   *prometheus.CounterVec
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	submits  *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {

@@ -150,4 +150,3 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, recordJSON(rec))
 }
-

@@ -1,0 +1,120 @@
+package events
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestCanonicalize(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`{"b":2,"a":1}`, `{"a":1,"b":2}`},
+		{` { "a" : [ 1 , 2.0 , 1e2 , -0 ] } `, `{"a":[1,2,100,0]}`},
+		{`{"n":1E-7,"m":1e21,"k":123456789012345680000}`, `{"k":123456789012345680000,"m":1e+21,"n":1e-7}`},
+		{`{"s":"<>&\u2028é\u0007\"\\\/"}`, "{\"s\":\"<>&\u2028é\\u0007\\\"\\\\/\"}"},
+		// RFC 8785 §3.2.3: keys sort by UTF-16 code units.
+		{`{"\u20ac":1,"\r":2,"\ud83d\ude00":3,"1":4,"\u00e9":5}`, "{\"\\r\":2,\"1\":4,\"é\":5,\"€\":1,\"😀\":3}"},
+		{`{"t":true,"f":false,"z":null}`, `{"f":false,"t":true,"z":null}`},
+		{`{"x":0.1,"y":100.50}`, `{"x":0.1,"y":100.5}`},
+	}
+	for _, tt := range tests {
+		got, err := Canonicalize([]byte(tt.in))
+		if err != nil || string(got) != tt.want {
+			t.Errorf("Canonicalize(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
+		}
+	}
+}
+
+func TestCanonicalizeRefuses(t *testing.T) {
+	tests := []struct {
+		in   string
+		want error
+	}{
+		{`{"a":1,"a":2}`, ErrDuplicateKey},
+		{`{"o":{"k":1,"k":1}}`, ErrDuplicateKey},
+		{`{"n":12345678901234567890}`, ErrNumber},
+		{`{"n":1e400}`, ErrNumber},
+		{"{\"s\":\"\xff\"}", ErrInvalidUTF8},
+	}
+	for _, tt := range tests {
+		if _, err := Canonicalize([]byte(tt.in)); !errors.Is(err, tt.want) {
+			t.Errorf("Canonicalize(%q) error = %v, want %v", tt.in, err, tt.want)
+		}
+	}
+	for _, bad := range []string{`{"a":}`, `{"a":1}x`, `{"a":1`, ``} {
+		if _, err := Canonicalize([]byte(bad)); err == nil {
+			t.Errorf("Canonicalize(%q) accepted malformed JSON", bad)
+		}
+	}
+}
+
+func TestFormatES6(t *testing.T) {
+	tests := map[float64]string{
+		1: "1", -1.5: "-1.5", 1e21: "1e+21", 1e20: "100000000000000000000", 1e-6: "0.000001",
+		1e-7: "1e-7", 5e-324: "5e-324", math.MaxFloat64: "1.7976931348623157e+308", 0.000001234: "0.000001234",
+		123456789012345680000: "123456789012345680000", 4.35: "4.35",
+	}
+	for in, want := range tests {
+		if got := FormatES6(in); got != want {
+			t.Errorf("FormatES6(%v) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestCallDigestIsStableAcrossFormatting(t *testing.T) {
+	b := CallBinding{Tenant: "acme", Agent: "agt_p", Capability: Capability{Action: "tools.call", Target: "issue_refund"}}
+	b.Arguments = []byte(`{"amount": 4900, "currency":"GBP"}`)
+	d1, err := CallDigest(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Arguments = []byte(`{"currency":"GBP","amount":4900.0}`)
+	d2, _ := CallDigest(b)
+	if d1 != d2 || !strings.HasPrefix(d1, "sha256:") || len(d1) != len("sha256:")+64 {
+		t.Fatalf("digests %s and %s: want equal sha256:<64 hex>", d1, d2)
+	}
+	b.Connection = &Connection{ID: "conn-7", Revision: 2}
+	if d3, _ := CallDigest(b); d3 == d1 {
+		t.Fatal("a connection revision must change the digest")
+	}
+	b.Connection, b.Session = nil, "ses-1"
+	if d4, _ := CallDigest(b); d4 == d1 {
+		t.Fatal("the session must change the digest")
+	}
+}
+
+// The digest is over exactly the SPEC §4 object, absent strings as "".
+func TestCallDigestKnownValue(t *testing.T) {
+	b := CallBinding{Tenant: "acme", Agent: "agt_programmer", Capability: Capability{Action: "tools.call", Target: "issue_refund"},
+		Arguments: []byte(`{"payment_id":"payment_123","amount":4900,"currency":"GBP"}`)}
+	raw, _ := Canonicalize([]byte(`{"tenant":"acme","agent":"agt_programmer","session":"","turn":"","tool_call_id":"",
+		"capability":{"action":"tools.call","target":"issue_refund"},
+		"arguments":{"payment_id":"payment_123","amount":4900,"currency":"GBP"},"connection":null}`))
+	want := "sha256:" + sha256Hex(raw)
+	if got, _ := CallDigest(b); got != want {
+		t.Fatalf("CallDigest = %s, want %s", got, want)
+	}
+}
+
+// The hand-written canonical form equals canonicalizing the marshalled
+// binding, for awkward strings and every optional part.
+func TestCallDigestMatchesGenericJCS(t *testing.T) {
+	bindings := []CallBinding{
+		{Tenant: "acme", Agent: "agt_p", Capability: Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{"b":[1,2.50,{"z":null}],"a":"\u00e9\n"}`)},
+		{Tenant: "t", Agent: "a", Session: "ses \"1\"", Turn: "t-77", ToolCallID: "call\t9", Capability: Capability{Action: "apps.call", Target: "conn-7/send"},
+			Arguments: []byte(`{}`), Connection: &Connection{ID: "conn-7", Revision: 12}},
+	}
+	for _, b := range bindings {
+		raw, _ := json.Marshal(b)
+		canon, err := Canonicalize(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "sha256:" + sha256Hex(canon)
+		if got, err := CallDigest(b); err != nil || got != want {
+			t.Errorf("CallDigest(%+v) = %s, %v; want %s", b, got, err, want)
+		}
+	}
+}

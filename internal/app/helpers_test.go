@@ -1,0 +1,61 @@
+package app_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"testing"
+)
+
+type client struct {
+	url, token string
+	http       *http.Client
+}
+
+func newClient(url, token string) *client {
+	return &client{url: url, token: token, http: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+}
+
+// do sends a JSON request and decodes the JSON answer into out (if not nil).
+func (c *client) do(t testing.TB, method, path string, body any, hdr map[string]string, out any) int {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, c.url+path, rd)
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Errorf("%s %s: %v", method, path, err)
+		return 0
+	}
+	defer resp.Body.Close()
+	if out != nil {
+		_ = json.NewDecoder(resp.Body).Decode(out)
+	}
+	return resp.StatusCode
+}
+
+type record struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	Revision   uint64 `json:"revision"`
+	CallDigest string `json:"call_digest"`
+	Approver   *struct {
+		Kind, ID string
+	} `json:"approver"`
+	Decision *struct {
+		Status string
+		By     struct{ Kind, ID string }
+	} `json:"decision"`
+}
+
+func refund(i int) map[string]any {
+	return map[string]any{"tool": "issue_refund", "arguments": map[string]any{"payment_id": i, "amount": 4900, "currency": "GBP"}, "timeout": "1h"}
+}

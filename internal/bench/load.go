@@ -1,0 +1,78 @@
+package bench
+
+import (
+	"context"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Result is one scenario's outcome; its JSON is the --json line.
+type Result struct {
+	Scenario      string  `json:"scenario"`
+	Concurrency   int     `json:"concurrency"`
+	Requests      int64   `json:"requests"`
+	Errors        int64   `json:"errors"`
+	ThroughputRPS float64 `json:"throughput_rps"`
+	P50ms         float64 `json:"p50_ms"`
+	P99ms         float64 `json:"p99_ms"`
+	// BytesPerPoll is the server's memory per held long-poll (hold only).
+	BytesPerPoll float64 `json:"bytes_per_poll,omitempty"`
+	FirstError   string  `json:"first_error,omitempty"`
+}
+
+// maxOps bounds a run whatever its duration.
+const maxOps = 5_000_000
+
+// run calls op from conc workers until d passes (or maxOps), timing each.
+func run(ctx context.Context, conc int, d time.Duration, op func(ctx context.Context, w int) error) Result {
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var ops, errs atomic.Int64
+	var firstErr atomic.Value
+	lats := make([][]time.Duration, conc)
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil && ops.Add(1) <= maxOps {
+				t0 := time.Now()
+				if err := op(ctx, w); err != nil {
+					if ctx.Err() != nil {
+						ops.Add(-1)
+						return
+					}
+					errs.Add(1)
+					firstErr.CompareAndSwap(nil, err.Error())
+					continue
+				}
+				lats[w] = append(lats[w], time.Since(t0))
+			}
+			ops.Add(-1)
+		}()
+	}
+	wg.Wait()
+	return summarize(lats, errs.Load(), time.Since(start), firstErr.Load())
+}
+
+func summarize(per [][]time.Duration, errs int64, elapsed time.Duration, firstErr any) Result {
+	var all []time.Duration
+	for _, l := range per {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	r := Result{Requests: int64(len(all)), Errors: errs, ThroughputRPS: float64(len(all)) / elapsed.Seconds()}
+	if len(all) > 0 {
+		r.P50ms = ms(all[len(all)/2])
+		r.P99ms = ms(all[min(len(all)-1, len(all)*99/100)])
+	}
+	if s, ok := firstErr.(string); ok {
+		r.FirstError = s
+	}
+	return r
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -1,0 +1,52 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/internal/app"
+)
+
+type scenario func(ctx context.Context, o Options) (Result, error)
+
+// withServer runs fn against o.URL, or against an in-process server on
+// loopback in a temporary directory (the demo tenant, or yaml).
+func withServer(ctx context.Context, o Options, cfg *config.Config, fn scenario) (Result, error) {
+	if o.URL != "" {
+		return fn(ctx, o)
+	}
+	a, dir, err := startLocal(ctx, cfg)
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = a.Shutdown(sctx)
+	}()
+	o.URL = "http://" + a.Addr()
+	return fn(ctx, o)
+}
+
+func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, error) {
+	if cfg == nil {
+		cfg = config.Demo()
+	}
+	dir, err := os.MkdirTemp("", "countersign-bench-")
+	if err != nil {
+		return nil, "", err
+	}
+	cfg.DataDir = dir
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, dir, err
+	}
+	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return a, dir, err
+}

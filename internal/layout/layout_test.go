@@ -1,0 +1,98 @@
+package layout
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/countersign/countersign"
+
+// rank orders the packages: a package may import only packages of a
+// strictly lower rank.
+var rank = map[string]int{
+	"events":              0,
+	"config":              1,
+	"judge":               1,
+	"kvstate":             1,
+	"internal/broker":     1,
+	"internal/layout":     1,
+	"deciders":            2,
+	"internal/testutil":   2,
+	"approvals":           3,
+	"adapter":             3,
+	"httpapi":             4,
+	"internal/app":        5,
+	"internal/servertest": 6,
+	"internal/bench":      6,
+	"cmd/countersign":     7,
+}
+
+type pkg struct {
+	ImportPath string
+	Imports    []string
+}
+
+func list(t *testing.T) []pkg {
+	out, err := exec.Command("go", "list", "-json", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	var pkgs []pkg
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			return pkgs
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs = append(pkgs, p)
+	}
+}
+
+// rankOf ranks a package by its longest known prefix (adapter/... shares
+// the adapter's rank).
+func rankOf(rel string) (int, bool) {
+	best, r, ok := "", 0, false
+	for name, n := range rank {
+		if (rel == name || strings.HasPrefix(rel, name+"/")) && len(name) > len(best) {
+			best, r, ok = name, n, true
+		}
+	}
+	return r, ok
+}
+
+func TestImportsPointDown(t *testing.T) {
+	for _, p := range list(t) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		from, ok := rankOf(rel)
+		if !ok {
+			t.Errorf("package %s is not in the layout; add it to rank", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if !strings.HasPrefix(imp, module+"/") {
+				checkExternal(t, rel, imp)
+				continue
+			}
+			irel := strings.TrimPrefix(imp, module+"/")
+			to, _ := rankOf(irel)
+			sameTree := !strings.HasPrefix(rel, "internal") && strings.SplitN(irel, "/", 2)[0] == strings.SplitN(rel, "/", 2)[0]
+			if to >= from && !sameTree {
+				t.Errorf("%s (rank %d) imports %s (rank %d): imports must point down", rel, from, irel, to)
+			}
+			if strings.HasPrefix(rel, "adapter") && irel != "events" && !strings.HasPrefix(irel, "adapter") {
+				t.Errorf("adapter imports %s: it may import only events", irel)
+			}
+		}
+	}
+}
+
+func checkExternal(t *testing.T, rel, imp string) {
+	if strings.HasPrefix(rel, "judge") && strings.Contains(imp, "nats-io") {
+		t.Errorf("judge imports %s: the judge has no NATS and no state", imp)
+	}
+}

@@ -1,0 +1,151 @@
+package kvstate_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+func newStore(t *testing.T) *kvstate.Store {
+	t.Helper()
+	b := testutil.NewJetStream(t)
+	s, err := kvstate.Open(context.Background(), b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func pending(id events.RequestID) *events.Request {
+	now := time.Now().UTC()
+	return &events.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: events.StatusPending,
+		Capability: events.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
+		Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
+}
+
+func TestCreateGetAndExists(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	rec, err := s.CreateRequest(ctx, r)
+	if err != nil || rec.Revision != 0 || rec.KVRevision == 0 {
+		t.Fatalf("CreateRequest = %+v, %v", rec, err)
+	}
+	if _, err := s.CreateRequest(ctx, r); !errors.Is(err, kvstate.ErrExists) {
+		t.Fatalf("second create: got %v, want ErrExists", err)
+	}
+	got, err := s.GetRequest(ctx, "acme", r.ID)
+	if err != nil || got.ID != r.ID || got.Status != events.StatusPending {
+		t.Fatalf("GetRequest = %+v, %v", got, err)
+	}
+	if _, err := s.GetRequest(ctx, "acme", events.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Fatalf("missing: got %v, want ErrNotFound", err)
+	}
+}
+
+// Fifty concurrent deciders: exactly one compare-and-set changes the
+// record; the others see it terminal and stop.
+func TestTransitionOneWinner(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	if _, err := s.CreateRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	errTerminal := errors.New("terminal")
+	var wins atomic.Int32
+	var wg sync.WaitGroup
+	for i := 0; i < 50; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+				if r.Status.Terminal() {
+					return "", errTerminal
+				}
+				r.Status = events.StatusApproved
+				return events.TypeRequestDecided, nil
+			})
+			if err == nil {
+				wins.Add(1)
+			} else if !errors.Is(err, errTerminal) && !errors.Is(err, kvstate.ErrConflict) {
+				t.Errorf("unexpected error: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	got, _ := s.GetRequest(ctx, "acme", r.ID)
+	if wins.Load() != 1 || got.Revision != 1 || got.Status != events.StatusApproved {
+		t.Fatalf("wins = %d, revision = %d, status = %s; want 1, 1, approved", wins.Load(), got.Revision, got.Status)
+	}
+}
+
+func TestTransitionRefusesIllegalMove(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	r.Status = events.StatusDenied
+	if _, err := s.CreateRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+		r.Status = events.StatusApproved
+		return events.TypeRequestDecided, nil
+	})
+	if !errors.Is(err, kvstate.ErrIllegal) {
+		t.Fatalf("denied → approved: got %v, want ErrIllegal", err)
+	}
+	if got, _ := s.GetRequest(ctx, "acme", r.ID); got.Status != events.StatusDenied || got.Revision != 0 {
+		t.Fatalf("record changed: %+v", got)
+	}
+}
+
+func TestIdempotencyClaim(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	key := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_a"}, "k-1")
+	first := kvstate.Idempotency{RequestID: "req_1", BodyDigest: "d1"}
+	got, took, err := s.ClaimIdempotency(ctx, key, first, time.Hour)
+	if err != nil || !took || got.RequestID != "req_1" {
+		t.Fatalf("first claim = %+v, %v, %v", got, took, err)
+	}
+	got, took, err = s.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: "req_2", BodyDigest: "d2"}, time.Hour)
+	if err != nil || took || got.RequestID != "req_1" || got.BodyDigest != "d1" {
+		t.Fatalf("second claim = %+v, %v, %v; want the first", got, took, err)
+	}
+	other := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_b"}, "k-1")
+	if other == key {
+		t.Fatal("keys must be per principal")
+	}
+}
+
+// Each write carries its CloudEvent in the message headers: one durable
+// write per change.
+func TestWriteCarriesEvent(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	s, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := pending(events.NewRequestID())
+	if _, err := s.CreateRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	stream, _ := b.JS.Stream(ctx, kvstate.StreamOf(kvstate.BucketRequests))
+	msg, err := stream.GetLastMsgForSubject(ctx, "$KV.requests.acme."+string(r.ID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := events.DecodeHeaders(msg.Header)
+	if err != nil || ev.Type() != events.TypeRequestCreated || ev.Subject() != string(r.ID) {
+		t.Fatalf("event in headers = %v, %v", ev, err)
+	}
+	info, _ := stream.Info(ctx)
+	if info.State.Msgs != 1 {
+		t.Fatalf("stream holds %d messages after one create, want 1", info.State.Msgs)
+	}
+}

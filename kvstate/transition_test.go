@@ -1,0 +1,31 @@
+package kvstate
+
+import (
+	"testing"
+
+	"github.com/countersign/countersign/events"
+)
+
+func TestLegalMoves(t *testing.T) {
+	P, A, D, E, C := events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled
+	all := []events.Status{none, P, A, D, E, C}
+	legalSet := map[string]map[[2]events.Status]bool{
+		events.TypeRequestCreated:       {{none, P}: true},
+		events.TypeRequestDecided:       {{none, A}: true, {none, D}: true, {P, A}: true, {P, D}: true},
+		events.TypeRequestEscalated:     {{P, P}: true},
+		events.TypeRequestExpired:       {{P, E}: true},
+		events.TypeRequestCancelled:     {{P, C}: true},
+		events.TypeRequestClaimed:       {{A, A}: true},
+		"dev.countersign.request.bogus": {},
+	}
+	for typ, ok := range legalSet {
+		for _, from := range all {
+			for _, to := range all {
+				want := ok[[2]events.Status{from, to}]
+				if got := Legal(typ, from, to); got != want {
+					t.Errorf("Legal(%s, %q → %q) = %v, want %v", typ, from, to, got, want)
+				}
+			}
+		}
+	}
+}
