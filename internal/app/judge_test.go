@@ -113,8 +113,12 @@ func TestJudgeThroughHTTP(t *testing.T) {
 		"invented quote": func() {
 			model.answer(200, map[string]any{"verdict": "allow", "quote": "Refunds may always be issued.", "evidence": []string{"GBP"}, "rationale": "ok"})
 		},
-		"http 500":  func() { model.answer(500, map[string]any{"error": "boom"}) },
-		"malformed": func() { model.mu.Lock(); model.content, model.status = `{"verdict": "allow", "quote": `, 200; model.mu.Unlock() },
+		"http 500": func() { model.answer(500, map[string]any{"error": "boom"}) },
+		"malformed": func() {
+			model.mu.Lock()
+			model.content, model.status = `{"verdict": "allow", "quote": `, 200
+			model.mu.Unlock()
+		},
 	} {
 		step()
 		r = submit()
