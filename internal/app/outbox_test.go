@@ -1,0 +1,119 @@
+package app_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+func startApp(t *testing.T, dir string, roles ...string) *app.App {
+	t.Helper()
+	cfg := config.Demo()
+	cfg.DataDir, cfg.Roles = dir, roles
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func stopApp(t *testing.T, a *app.App) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := a.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// streamMsgs returns the messages on subject in stream.
+func streamMsgs(t *testing.T, js jetstream.JetStream, stream, subject string) []jetstream.Msg {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := cons.FetchNoWait(1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []jetstream.Msg
+	for m := range batch.Messages() {
+		out = append(out, m)
+	}
+	return out
+}
+
+// Writes made while no outbox runs (an API-only process, then a stop) get
+// their events once an outbox runs, exactly once across further restarts:
+// each carries the CloudEvent of the write and Nats-Msg-Id <id>:<revision>,
+// and created also lands on the decider's work subject.
+func TestOutboxDerivesEventsOnceAcrossRestarts(t *testing.T) {
+	dir := t.TempDir()
+	a := startApp(t, dir, "api")
+	main := newClient("http://"+a.Addr(), "dev-main")
+	var r record
+	if code := main.do(t, "POST", "/v1/requests", refund(7), nil, &r); code != 201 {
+		t.Fatalf("submit: %d", code)
+	}
+	stopApp(t, a)
+
+	for round := 0; round < 2; round++ {
+		a = startApp(t, dir, "api", "deciders")
+		js := a.Broker.JS
+		subject := events.EventSubject("demo", events.TypeRequestCreated)
+		testutil.Eventually(t, 10*time.Second, func() bool { return len(streamMsgs(t, js, events.EventsStream, subject)) > 0 }, "created event derived")
+		time.Sleep(300 * time.Millisecond)
+		got := streamMsgs(t, js, events.EventsStream, subject)
+		if len(got) != 1 {
+			t.Fatalf("round %d: %d created events, want 1", round, len(got))
+		}
+		h := got[0].Headers()
+		if h.Get("ce-subject") != r.ID || h.Get("ce-type") != events.TypeRequestCreated || h.Get("Nats-Msg-Id") != r.ID+":0" ||
+			h.Get("ce-source") != "/countersign/demo" || h.Get("ce-revision") != "0" {
+			t.Fatalf("event headers = %v", h)
+		}
+		stopApp(t, a)
+	}
+}
+
+// Escalation emits an escalated event and a work message on the next
+// decider's subject.
+func TestEscalationReachesTheNextDecider(t *testing.T) {
+	a := startApp(t, t.TempDir(), "api", "deciders")
+	defer stopApp(t, a)
+	url := "http://" + a.Addr()
+	prog, main := newClient(url, "dev-programmer"), newClient(url, "dev-main")
+	var r record
+	prog.do(t, "POST", "/v1/requests", refund(1), nil, &r)
+	if code := main.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "abstain"}, nil, nil); code != 200 {
+		t.Fatalf("abstain: %d", code)
+	}
+	js := a.Broker.JS
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return len(streamMsgs(t, js, events.EventsStream, events.EventSubject("demo", events.TypeRequestEscalated))) == 1
+	}, "one escalated event")
+	// The work stream is a work queue: the decider worker acks (removes)
+	// what it consumed, so look at what was ever stored.
+	info, err := js.Stream(context.Background(), events.WorkStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	si, _ := info.Info(context.Background())
+	if si.State.LastSeq < 2 {
+		t.Fatalf("work stream saw %d messages, want the created (→ agt_main) and escalated (→ person) ones", si.State.LastSeq)
+	}
+}
