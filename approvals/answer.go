@@ -68,7 +68,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
-	rec, err = s.store.Transition(ctx, c.Tenant.ID, id, func(r *events.Request) (string, error) {
+	rec, err = s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
 		if repeat(r, c.Principal, in) {
 			return "", errRepeat
 		}

@@ -68,8 +68,16 @@ func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.Reque
 	return rec, err
 }
 
+// transition applies fn from rec (a record just read, or only its tenant
+// and id, then read first) and puts the result in the mirror at once.
 func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate.Mutation) (kvstate.Record, error) {
-	next, err := s.store.Transition(ctx, rec.Tenant, rec.ID, fn)
+	var next kvstate.Record
+	var err error
+	if rec.KVRevision > 0 {
+		next, err = s.store.TransitionFrom(ctx, rec, fn)
+	} else {
+		next, err = s.store.Transition(ctx, rec.Tenant, rec.ID, fn)
+	}
 	if err != nil {
 		return next, stateErr(err, ErrNotFound)
 	}

@@ -81,16 +81,30 @@ func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
 // Transition applies fn to the current request with one compare-and-set,
 // bumping its revision and writing the change's event with it. On a lost
 // compare-and-set it re-reads and re-applies fn, at most maxAttempts times,
-// then returns ErrConflict. Errors from fn come back unchanged; a move
-// outside the legal table is ErrIllegal; a missing request ErrNotFound.
+// then returns ErrConflict. Errors from fn come back unchanged (with the
+// record fn saw); a move outside the legal table is ErrIllegal; a missing
+// request ErrNotFound.
 func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id events.RequestID, fn Mutation) (Record, error) {
+	cur, err := s.GetRequest(ctx, tenant, id)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.TransitionFrom(ctx, cur, fn)
+}
+
+// TransitionFrom is Transition starting from cur, a record just read, which
+// saves the first read.
+func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Record, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		cur, err := s.GetRequest(ctx, tenant, id)
-		if err != nil {
-			return Record{}, err
+		if attempt > 0 {
+			var err error
+			if cur, err = s.GetRequest(ctx, cur.Tenant, cur.ID); err != nil {
+				return Record{}, err
+			}
 		}
 		next := cur.Request
 		next.Endorsements = append([]events.Endorsement(nil), cur.Endorsements...)
+		next.Abstentions = append([]events.Endorsement(nil), cur.Abstentions...)
 		typ, err := fn(&next)
 		if err != nil {
 			return cur, err
