@@ -87,10 +87,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.workers, wctx = errgroup.WithContext(wctx)
-	a.workers.Go(func() error { return views.Run(wctx) })
 	if has(o.Config.Roles, "deciders") {
-		a.startDeciders(wctx, store, views, svc)
+		a.startDeciders(wctx, store, views, svc) // registers its mirror hooks first
 	}
+	a.workers.Go(func() error { return views.Run(wctx) })
 	if err := views.WaitReady(ctx); err != nil {
 		a.stopWorkers()
 		return nil, err

@@ -1,0 +1,139 @@
+package adapter
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+// maxBody bounds what the adapter reads of one response.
+const maxBody = 4 << 20
+
+// problem is an application/problem+json body (SPEC §5).
+type problem struct {
+	Status int    `json:"status"`
+	Title  string `json:"title"`
+	Detail string `json:"detail"`
+	Code   string `json:"error"`
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+// statusError is a non-2xx answer.
+type statusError struct {
+	status     int
+	retryAfter time.Duration
+	problem    problem
+}
+
+func (e *statusError) Error() string {
+	s := fmt.Sprintf("%d %s", e.status, http.StatusText(e.status))
+	if e.problem.Code != "" {
+		s += " " + e.problem.Code
+	}
+	if e.problem.Detail != "" {
+		s += ": " + strconv.Quote(e.problem.Detail)
+	}
+	return s
+}
+
+// transientStatus: the server may answer differently if asked again.
+func (e *statusError) transient() bool {
+	return e.status >= 500 || e.status == http.StatusTooManyRequests || e.status == http.StatusRequestTimeout
+}
+
+// transient reports whether err may go away on retry: transport failures,
+// truncated bodies, 5xx, 429 and 408. Refusals and nonsense are final.
+func transient(err error) bool {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.transient()
+	}
+	return !errors.Is(err, ErrBadResponse) && !errors.Is(err, ErrRefused)
+}
+
+// retryAfter is the server's Retry-After hint carried by err, or 0.
+func retryAfter(err error) time.Duration {
+	var se *statusError
+	if errors.As(err, &se) {
+		return se.retryAfter
+	}
+	return 0
+}
+
+// exchange is one HTTP round trip: the body of a 2xx answer, or an error.
+// Every answer's Date header feeds sc.
+func (c *Client) exchange(ctx context.Context, sc *serverClock, method, path string, body []byte, hdr http.Header) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base.String()+path, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidCall, err)
+	}
+	for k, v := range hdr {
+		req.Header[k] = v
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	req.Header.Set("Accept", "application/json")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	sent := c.now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	sc.observe(sent, resp.Header.Get("Date"))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode/100 != 2 {
+		return nil, newStatusError(resp, data)
+	}
+	return data, nil
+}
+
+func newStatusError(resp *http.Response, data []byte) *statusError {
+	e := &statusError{status: resp.StatusCode}
+	_ = json.Unmarshal(data, &e.problem)
+	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
+		e.retryAfter = time.Duration(s) * time.Second
+	}
+	return e
+}
+
+// refused turns a final status error into ErrRefused; others pass.
+func refused(err error) error {
+	var se *statusError
+	if errors.As(err, &se) && !se.transient() {
+		return fmt.Errorf("%w: %w", ErrRefused, err)
+	}
+	return err
+}
+
+// decodeRecord parses a request record and checks what the adapter relies
+// on. A body that is not JSON is treated as truncated (transient); a record
+// that makes no sense is ErrBadResponse.
+func decodeRecord(data []byte, want events.RequestID) (*events.Request, error) {
+	var r events.Request
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading the record: %v", err)
+	}
+	switch {
+	case r.ID == "" || (want != "" && r.ID != want):
+		return nil, fmt.Errorf("%w: record %q, want %q", ErrBadResponse, r.ID, want)
+	case !events.ValidStatus(string(r.Status)):
+		return nil, fmt.Errorf("%w: unknown status %q", ErrBadResponse, r.Status)
+	case r.Status == events.StatusApproved && (r.Decision == nil || r.Decision.ExpiresAt == nil):
+		return nil, fmt.Errorf("%w: an approval without decision.expires_at", ErrBadResponse)
+	}
+	return &r, nil
+}

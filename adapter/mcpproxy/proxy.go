@@ -1,0 +1,186 @@
+package mcpproxy
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/adapter"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ReasonArg is the argument added to every re-exported tool.
+const ReasonArg = "countersign_reason"
+
+// syncTimeout bounds one re-read of the upstream's lists.
+const syncTimeout = 30 * time.Second
+
+// Gate is the part of *adapter.Client the proxy uses.
+type Gate interface {
+	Do(ctx context.Context, call adapter.Call, run func(context.Context) error) (adapter.Outcome, error)
+}
+
+var _ Gate = (*adapter.Client)(nil)
+
+// Config configures a Proxy.
+type Config struct {
+	// Gate asks countersign; required.
+	Gate Gate
+	// Session is the countersign session of every call. Empty: the
+	// downstream MCP session id, or else one fresh id per proxy.
+	Session string
+	// Name is the proxy's MCP implementation name (default
+	// "countersign-mcp-proxy").
+	Name string
+	// Logger gets the proxy's warnings (default: discarded).
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.Name == "" {
+		c.Name = "countersign-mcp-proxy"
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if c.Session == "" {
+		var b [8]byte
+		_, _ = rand.Read(b[:])
+		c.Session = "mcp-" + hex.EncodeToString(b[:])
+	}
+}
+
+// Proxy mirrors one upstream MCP session into an MCP server.
+type Proxy struct {
+	cfg       Config
+	fixedSess bool
+	upstream  *mcp.ClientSession
+	server    *mcp.Server
+	mu        sync.Mutex // guards the mirrored names and Sync
+	tools     []string
+	resources []string
+	templates []string
+	prompts   []string
+}
+
+// Connect starts an MCP client session to upstream (a command or a URL
+// transport), mirrors it, and keeps the mirror current on the upstream's
+// list-changed notifications. Close the Proxy to end the upstream session.
+// It returns ErrNoGate without cfg.Gate, or the upstream's connect error.
+func Connect(ctx context.Context, upstream mcp.Transport, cfg Config) (*Proxy, error) {
+	if cfg.Gate == nil {
+		return nil, ErrNoGate
+	}
+	p := &Proxy{fixedSess: cfg.Session != ""}
+	cfg.setDefaults()
+	p.cfg = cfg
+	// A notification handler must not wait for the upstream (that would
+	// hold up the session's reads), so the re-read runs on its own.
+	resync := func(ctx context.Context) {
+		go func() {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+			defer cancel()
+			if err := p.Sync(ctx); err != nil {
+				p.cfg.Logger.Warn("mcpproxy: re-reading the upstream lists failed", "err", err)
+			}
+		}()
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: cfg.Name, Version: "v1"}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(ctx context.Context, _ *mcp.ToolListChangedRequest) { resync(ctx) },
+		ResourceListChangedHandler: func(ctx context.Context, _ *mcp.ResourceListChangedRequest) { resync(ctx) },
+		PromptListChangedHandler:   func(ctx context.Context, _ *mcp.PromptListChangedRequest) { resync(ctx) },
+	})
+	cs, err := client.Connect(ctx, upstream, nil)
+	if err != nil {
+		return nil, fmt.Errorf("mcpproxy: connect upstream: %w", err)
+	}
+	if err := p.attach(ctx, cs); err != nil {
+		cs.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// attach builds the server for the upstream session cs and mirrors it.
+func (p *Proxy) attach(ctx context.Context, cs *mcp.ClientSession) error {
+	init := cs.InitializeResult()
+	caps := &mcp.ServerCapabilities{}
+	if init != nil && init.Capabilities != nil {
+		caps = init.Capabilities
+	}
+	opts := &mcp.ServerOptions{
+		Logger:       p.cfg.Logger,
+		HasTools:     true,
+		HasResources: caps.Resources != nil,
+		HasPrompts:   caps.Prompts != nil,
+	}
+	if init != nil {
+		opts.Instructions = init.Instructions
+	}
+	p.mu.Lock()
+	p.upstream = cs
+	p.server = mcp.NewServer(&mcp.Implementation{Name: p.cfg.Name, Version: "v1"}, opts)
+	p.mu.Unlock()
+	return p.Sync(ctx)
+}
+
+// Server is the MCP server to serve downstream (stdio or streamable HTTP).
+func (p *Proxy) Server() *mcp.Server { return p.server }
+
+// Close ends the upstream session.
+func (p *Proxy) Close() error { return p.upstream.Close() }
+
+// Sync re-reads the upstream's tools, resources, resource templates and
+// prompts and mirrors them, removing those that are gone.
+func (p *Proxy) Sync(ctx context.Context) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.upstream == nil {
+		return nil // still connecting; attach syncs
+	}
+	caps := &mcp.ServerCapabilities{}
+	if init := p.upstream.InitializeResult(); init != nil && init.Capabilities != nil {
+		caps = init.Capabilities
+	}
+	errs := []error{p.syncTools(ctx)}
+	if caps.Resources != nil {
+		errs = append(errs, p.syncResources(ctx), p.syncTemplates(ctx))
+	}
+	if caps.Prompts != nil {
+		errs = append(errs, p.syncPrompts(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// gone returns the names in old that are not in now.
+func gone(old, now []string) []string {
+	keep := make(map[string]bool, len(now))
+	for _, n := range now {
+		keep[n] = true
+	}
+	var out []string
+	for _, n := range old {
+		if !keep[n] {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// guard runs add, turning a panic over bad upstream data into a warning.
+func (p *Proxy) guard(what, name string, add func()) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			p.cfg.Logger.Warn("mcpproxy: not re-exported", what, name, "err", r)
+			ok = false
+		}
+	}()
+	add()
+	return true
+}

@@ -1,0 +1,160 @@
+package adapter
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+// submit posts the call with its Idempotency-Key, retrying transient
+// failures with the same key and body until the server answers, the
+// unreachable limit passes, or ctx ends.
+func (w *waiter) submit(ctx context.Context) (*events.Request, error) {
+	sctx, cancel := context.WithTimeout(ctx, w.c.unreachable)
+	defer cancel()
+	bo := w.c.newBackoff()
+	for {
+		rec, err := w.trySubmit(sctx)
+		if err == nil || !transient(err) {
+			return rec, refused(err)
+		}
+		if sctx.Err() != nil {
+			break
+		}
+		w.last = err
+		if bo.wait(sctx, retryAfter(err)) != nil {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, &stoppedError{last: w.last}
+	}
+	return nil, fmt.Errorf("%w (for %v): %v", ErrUnreachable, w.c.unreachable, w.last)
+}
+
+func (w *waiter) trySubmit(ctx context.Context) (*events.Request, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.c.requestTimeout)
+	defer cancel()
+	hdr := http.Header{"Idempotency-Key": {w.call.IdempotencyKey}}
+	data, err := w.c.exchange(ctx, w.clock, http.MethodPost, "/v1/requests", w.body, hdr)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(data, "")
+}
+
+// await long-polls until rec is terminal. On error it returns the last
+// record seen.
+func (w *waiter) await(ctx context.Context, rec *events.Request) (*events.Request, error) {
+	bo := w.c.newBackoff()
+	for !rec.Status.Terminal() {
+		next, err := w.poll(ctx, rec.ID)
+		switch {
+		case err == nil:
+			rec, w.last = next, nil
+			bo.reset()
+			continue
+		case ctx.Err() != nil:
+			return rec, &stoppedError{last: w.last}
+		case !transient(err):
+			return rec, refused(err)
+		}
+		w.last = err
+		if bo.wait(ctx, retryAfter(err)) != nil {
+			return rec, &stoppedError{last: w.last}
+		}
+	}
+	return rec, nil
+}
+
+// poll is one long poll, its wait cut to what is left of ctx.
+func (w *waiter) poll(ctx context.Context, id events.RequestID) (*events.Request, error) {
+	wait := w.c.pollWait
+	if dl, ok := ctx.Deadline(); ok {
+		wait = max(min(wait, time.Until(dl).Truncate(time.Second)), time.Second)
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait+w.c.requestTimeout)
+	defer cancel()
+	path := "/v1/requests/" + url.PathEscape(string(id)) + "?wait=" + wait.String()
+	data, err := w.c.exchange(ctx, w.clock, http.MethodGet, path, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(data, id)
+}
+
+// claim spends the approval for this call: one compare-and-set on the
+// server. A transient failure is retried; if a lost 200 is retried, the
+// server answers already_claimed and the call fails closed.
+func (w *waiter) claim(ctx context.Context, id events.RequestID, digest string) (*events.Request, error) {
+	body, _ := json.Marshal(map[string]string{"call_digest": digest})
+	bo := w.c.newBackoff()
+	for {
+		rec, err := w.tryClaim(ctx, id, body)
+		switch {
+		case err == nil:
+			return rec, nil
+		case !transient(err):
+			return nil, claimError(err)
+		case ctx.Err() != nil || bo.wait(ctx, retryAfter(err)) != nil:
+			return nil, &stoppedError{last: err}
+		}
+	}
+}
+
+func (w *waiter) tryClaim(ctx context.Context, id events.RequestID, body []byte) (*events.Request, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.c.requestTimeout)
+	defer cancel()
+	path := "/v1/requests/" + url.PathEscape(string(id)) + "/claim"
+	data, err := w.c.exchange(ctx, w.clock, http.MethodPost, path, body, nil)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := decodeRecord(data, id)
+	if err == nil && (rec.Status != events.StatusApproved || rec.ClaimedAt == nil) {
+		err = fmt.Errorf("%w: claim answered status %q, claimed_at %v", ErrBadResponse, rec.Status, rec.ClaimedAt)
+	}
+	return rec, err
+}
+
+// claimError maps a refused claim to the package's errors.
+func claimError(err error) error {
+	var se *statusError
+	if errors.As(err, &se) && se.status == http.StatusConflict {
+		switch se.problem.Reason {
+		case "already_claimed":
+			return ErrAlreadyClaimed
+		case "approval_expired":
+			return ErrApprovalExpired
+		case "digest_mismatch":
+			return ErrDigestMismatch
+		case "not_approved":
+			return ErrNotApproved
+		}
+	}
+	return refused(err)
+}
+
+// cancel cancels the request, best effort: it has its own short timeout and
+// runs even when ctx was cancelled.
+func (w *waiter) cancel(ctx context.Context, id events.RequestID) (*events.Request, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.c.cancelTimeout)
+	defer cancel()
+	path := "/v1/requests/" + url.PathEscape(string(id)) + "/cancel"
+	bo := w.c.newBackoff()
+	for {
+		data, err := w.c.exchange(ctx, w.clock, http.MethodPost, path, []byte("{}"), nil)
+		if err == nil {
+			return decodeRecord(data, id)
+		}
+		if !transient(err) || bo.wait(ctx, retryAfter(err)) != nil {
+			return nil, err
+		}
+	}
+}
