@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -31,8 +32,17 @@ type Outbox struct {
 }
 
 // Run republishes until ctx ends. Any number of processes may run it; they
-// share the durable consumers.
+// share the durable consumers. It first re-derives the work messages of
+// every pending request (the work stream lives in memory).
 func (o *Outbox) Run(ctx context.Context) error {
+	select {
+	case <-o.Service.views.Requests().Ready():
+	case <-ctx.Done():
+		return nil
+	}
+	if err := o.rederiveWork(ctx); err != nil {
+		o.Log.Warn("outbox: re-deriving work messages", "err", err)
+	}
 	errc := make(chan error, 2)
 	for _, bucket := range []string{kvstate.BucketRequests, kvstate.BucketGrants} {
 		cons, err := o.JS.CreateOrUpdateConsumer(ctx, kvstate.StreamOf(bucket), jetstream.ConsumerConfig{
@@ -150,14 +160,7 @@ func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
 	for _, subj := range subjects {
-		out := &nats.Msg{Subject: subj, Data: m.Data(), Header: nats.Header{}}
-		for k, v := range m.Headers() {
-			if len(k) > 3 && (k[:3] == "ce-" || k == "Content-Type") {
-				out.Header[k] = v
-			}
-		}
-		out.Header.Set(nats.MsgIdHdr, msgID)
-		f, err := o.JS.PublishMsgAsync(out)
+		f, err := o.JS.PublishMsgAsync(workMsg(subj, m.Data(), m.Headers(), msgID))
 		if err != nil {
 			return nil, err
 		}
@@ -182,4 +185,40 @@ func (o *Outbox) requestEffects(ctx context.Context, typ string, data []byte) ([
 		return nil, o.Service.ensureGrants(ctx, &r)
 	}
 	return nil, nil
+}
+
+// rederiveWork republishes the work message of every pending request from
+// the stored write of its latest change (the same headers, the same
+// Nats-Msg-Id), so work survives a restart of an in-memory work stream.
+func (o *Outbox) rederiveWork(ctx context.Context) error {
+	var pending []kvstate.Record
+	o.Service.views.Requests().Each(func(_ string, r kvstate.Record) {
+		if r.Status == events.StatusPending && r.Approver != nil {
+			pending = append(pending, r)
+		}
+	})
+	for _, r := range pending {
+		m, err := o.Service.store.LastWrite(ctx, r.Tenant, r.ID)
+		if err != nil {
+			return err
+		}
+		out := workMsg(events.DecideSubject(r.Tenant, *r.Approver), m.Data, m.Header, events.MsgID(r.ID, r.Revision))
+		if _, err := o.JS.PublishMsgAsync(out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workMsg copies a stored change's CloudEvent (headers and data) to subj
+// with the dedup id msgID.
+func workMsg(subj string, data []byte, h nats.Header, msgID string) *nats.Msg {
+	out := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
+	for k, v := range h {
+		if strings.HasPrefix(k, "ce-") || k == "Content-Type" {
+			out.Header[k] = v
+		}
+	}
+	out.Header.Set(nats.MsgIdHdr, msgID)
+	return out
 }

@@ -12,7 +12,9 @@ const (
 	// EventsStream holds every CloudEvent, countersign.<tenant>.events.>.
 	EventsStream = "COUNTERSIGN_EVENTS"
 	// WorkStream holds decider work messages, countersign.<tenant>.decide.>,
-	// each removed once a worker acks it.
+	// each removed once a worker acks it. It is kept in memory: every work
+	// message is re-derived from the pending records when a decider process
+	// starts, so it needs no fsync of its own.
 	WorkStream = "COUNTERSIGN_WORK"
 )
 
@@ -36,9 +38,9 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 		Replicas:    replicas,
 	}, {
 		Name:        WorkStream,
-		Description: "countersign decider work messages, derived from the state",
+		Description: "countersign decider work messages, derived from the state (re-derived at start)",
 		Subjects:    []string{DecideFilter},
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
 		Retention:   jetstream.WorkQueuePolicy,
 		Duplicates:  dedupWindow,
 		Replicas:    replicas,

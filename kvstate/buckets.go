@@ -48,7 +48,7 @@ type Store struct {
 func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
 	kvs := map[string]jetstream.KeyValue{}
 	for _, cfg := range BucketConfigs(replicas) {
-		kv, err := js.CreateOrUpdateKeyValue(ctx, cfg)
+		kv, err := createBucket(ctx, js, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("kvstate: bucket %s: %w", cfg.Bucket, mapErr(err))
 		}
@@ -78,3 +78,17 @@ func (s *Store) Rules() jetstream.KeyValue { return s.rules }
 
 // JetStream returns the JetStream context the store writes through.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// createBucket creates or updates a bucket, retrying while a cluster that
+// has just started elects its leaders.
+func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		var kv jetstream.KeyValue
+		if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil || ctx.Err() != nil {
+			return kv, err
+		}
+		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+	}
+	return nil, err
+}

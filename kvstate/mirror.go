@@ -178,3 +178,13 @@ func (m *Mirror[T]) Forget(key string) {
 	}
 	m.mu.Unlock()
 }
+
+// Each calls fn for every key held (under the read lock: fn must not call
+// back into the mirror).
+func (m *Mirror[T]) Each(fn func(key string, v T)) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	for k, it := range m.items {
+		fn(k, it.v)
+	}
+}

@@ -1,6 +1,7 @@
 package kvstate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -128,11 +129,34 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 // write publishes r under its key if the key's last revision is last (0:
 // absent), with the CloudEvent of the change in the headers.
 func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64) (uint64, error) {
-	data, err := json.Marshal(r)
+	data, err := encode(r)
 	if err != nil {
 		return 0, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
 	}
 	tp, _ := ctx.Value(traceKey{}).(string)
 	ev := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
 	return s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last)
+}
+
+// LastWrite returns the stored message of a request's latest change: the
+// record and the CloudEvent headers it was written with.
+func (s *Store) LastWrite(ctx context.Context, tenant events.TenantID, id events.RequestID) (*jetstream.RawStreamMsg, error) {
+	stream, err := s.js.Stream(ctx, StreamOf(BucketRequests))
+	if err != nil {
+		return nil, mapErr(err)
+	}
+	msg, err := stream.GetLastMsgForSubject(ctx, subjectOf(BucketRequests, RequestKey(tenant, id)))
+	return msg, mapErr(err)
+}
+
+// encode writes v as JSON without HTML escaping, so that stored arguments
+// stay as close as JSON allows to the bytes received.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }

@@ -89,7 +89,11 @@ func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 	if demo {
 		printDemo()
 	}
-	log.Info("listening on " + a.Addr())
+	if a.Addr() != "" {
+		log.Info("listening on " + a.Addr())
+	} else {
+		log.Info("running without the api role", "roles", strings.Join(cfg.Roles, ","))
+	}
 	<-ctx.Done()
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -114,9 +114,18 @@ func (a *App) startDeciders(ctx context.Context, store *kvstate.Store, views *kv
 	a.workers.Go(func() error { return worker.Run(ctx) })
 }
 
+// declareStreams creates the derived streams idempotently, retrying while
+// a cluster that has just started elects its leaders.
 func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range events.StreamConfigs(b.Replicas) {
-		if _, err := b.JS.CreateOrUpdateStream(ctx, sc); err != nil {
+		var err error
+		for attempt := 0; attempt < 10; attempt++ {
+			if _, err = b.JS.CreateOrUpdateStream(ctx, sc); err == nil || ctx.Err() != nil {
+				break
+			}
+			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+		}
+		if err != nil {
 			return fmt.Errorf("app: stream %s: %w", sc.Name, err)
 		}
 	}

@@ -47,6 +47,8 @@ func EmbeddedOptions(dataDir string) *server.Options {
 		JetStream:  true,
 		StoreDir:   filepath.Join(dataDir, "jetstream"),
 		SyncAlways: true,
+		// A request body may be 1 MiB; its record adds the rest.
+		MaxPayload: 8 << 20,
 		DontListen: true,
 		NoSigs:     true,
 		NoLog:      true,

@@ -1,0 +1,220 @@
+package main
+
+// The people's CLI (SPEC §10): pending, show, approve, deny, grants, revoke.
+// Each command talks to the HTTP API with a person's (or deciding agent's)
+// token, prints a table by default and the server's JSON with --json, and
+// exits 0 on success, 1 when the server refuses or cannot be reached, and 2
+// on a usage error.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Exit codes of the CLI commands.
+const (
+	cliExitOK      = 0
+	cliExitRefused = 1 // the server refused, or could not be reached
+	cliExitUsage   = 2
+)
+
+// cliDefaultURL is the server the CLI talks to when neither --url nor
+// COUNTERSIGN_URL says otherwise.
+const cliDefaultURL = "http://127.0.0.1:8080"
+
+// cliEnv is what a CLI command may touch outside its arguments; tests
+// capture the output and supply the environment.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	http           *http.Client // nil: a client with a 30s timeout
+}
+
+// cliOpts are the parsed flags and arguments of one invocation.
+type cliOpts struct {
+	url, token string
+	json       bool
+	scope      string
+	reason     string
+	rule       string
+	agent      string
+	revoked    bool
+	args       []string // positional arguments
+}
+
+// cliCommand is one CLI subcommand: its flags, how many positional
+// arguments it takes, and what it does.
+type cliCommand struct {
+	name, usage, summary string
+	nargs                int
+	flags                func(fs *flag.FlagSet, o *cliOpts)
+	run                  func(ctx context.Context, c *cliClient, o *cliOpts, env cliEnv) int
+}
+
+var cliCommands = []cliCommand{
+	{name: "pending", usage: "pending", summary: "list the requests waiting for you", run: cliPending},
+	{name: "show", usage: "show ID", summary: "show one request", nargs: 1, run: cliShow},
+	{name: "approve", usage: "approve ID [--scope once|session|lifetime] [--reason R] [--rule R]",
+		summary: "approve a request", nargs: 1, flags: cliAnswerFlags(true), run: cliAnswer("allow")},
+	{name: "deny", usage: "deny ID [--scope once|session|lifetime] [--reason R]",
+		summary: "deny a request", nargs: 1, flags: cliAnswerFlags(false), run: cliAnswer("deny")},
+	{name: "grants", usage: "grants [--agent A] [--revoked]", summary: "list kept grants", flags: cliGrantFlags, run: cliGrants},
+	{name: "revoke", usage: "revoke ID", summary: "revoke a grant", nargs: 1, run: cliRevoke},
+}
+
+func init() {
+	for _, c := range cliCommands {
+		register(c.name, c.summary+": "+c.usage, func(args []string) int {
+			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runCLI(ctx, c.name, args, cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+		})
+	}
+}
+
+// runCLI runs the CLI command name with args and returns its exit code.
+func runCLI(ctx context.Context, name string, args []string, env cliEnv) int {
+	cmd, ok := cliLookup(name)
+	if !ok {
+		fmt.Fprintf(env.stderr, "countersign: unknown command %q\n", name)
+		return cliExitUsage
+	}
+	o, code := cliParse(cmd, args, env)
+	if o == nil {
+		return code
+	}
+	c, err := newCLIClient(o.url, o.token, env.http)
+	if err != nil {
+		fmt.Fprintf(env.stderr, "countersign %s: %v\n", name, err)
+		return cliExitUsage
+	}
+	return cmd.run(ctx, c, o, env)
+}
+
+func cliLookup(name string) (cliCommand, bool) {
+	for _, c := range cliCommands {
+		if c.name == name {
+			return c, true
+		}
+	}
+	return cliCommand{}, false
+}
+
+// cliParse parses args for cmd. It returns nil options and the exit code
+// when the invocation ends here (a usage error, or -h).
+func cliParse(cmd cliCommand, args []string, env cliEnv) (*cliOpts, int) {
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(env.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "usage: countersign %s [--url U] [--token T] [--json]\n\n%s.\n\nflags:\n", cmd.usage, cmd.summary)
+		fs.PrintDefaults()
+	}
+	o := &cliOpts{}
+	cliCommonFlags(fs, o, env.getenv)
+	if cmd.flags != nil {
+		cmd.flags(fs, o)
+	}
+	pos, err := cliParseInterleaved(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, cliExitOK
+	}
+	if o.token == "" {
+		o.token = env.getenv("COUNTERSIGN_TOKEN")
+	}
+	if err == nil {
+		err = cliCheck(cmd, o, pos)
+	}
+	if err != nil {
+		fmt.Fprintf(env.stderr, "countersign %s: %v\nusage: countersign %s\n", cmd.name, err, cmd.usage)
+		return nil, cliExitUsage
+	}
+	o.args = pos
+	return o, cliExitOK
+}
+
+func cliCommonFlags(fs *flag.FlagSet, o *cliOpts, getenv func(string) string) {
+	u := getenv("COUNTERSIGN_URL")
+	if u == "" {
+		u = cliDefaultURL
+	}
+	fs.StringVar(&o.url, "url", u, "countersign server (env COUNTERSIGN_URL)")
+	// The token's default is read after parsing, so that -h never prints it.
+	fs.StringVar(&o.token, "token", "", "your token (default: env COUNTERSIGN_TOKEN)")
+	fs.BoolVar(&o.json, "json", false, "print the server's JSON instead of a table")
+}
+
+func cliAnswerFlags(withRule bool) func(fs *flag.FlagSet, o *cliOpts) {
+	return func(fs *flag.FlagSet, o *cliOpts) {
+		fs.StringVar(&o.scope, "scope", "once", "once, session (a grant for the request's session) or lifetime (a lasting grant)")
+		fs.StringVar(&o.reason, "reason", "", "why; kept as the decision's note")
+		if withRule {
+			fs.StringVar(&o.rule, "rule", "", "a plain-language rule to keep for the requesting agent")
+		}
+	}
+}
+
+func cliGrantFlags(fs *flag.FlagSet, o *cliOpts) {
+	fs.StringVar(&o.agent, "agent", "", "only this agent's grants")
+	fs.BoolVar(&o.revoked, "revoked", false, "include revoked grants")
+}
+
+// cliParseInterleaved parses flags that may come before or after the
+// positional arguments (`approve ID --scope session`): the flag package
+// stops at the first non-flag, so parsing resumes after each one. After a
+// "--" everything is positional.
+func cliParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// cliCheck validates what the flag package cannot: argument count, scope
+// values and a token.
+func cliCheck(cmd cliCommand, o *cliOpts, pos []string) error {
+	switch {
+	case len(pos) != cmd.nargs && cmd.nargs == 0:
+		return fmt.Errorf("unexpected arguments %q", pos)
+	case len(pos) != cmd.nargs:
+		return fmt.Errorf("want %d argument(s), got %d", cmd.nargs, len(pos))
+	case cmd.nargs == 1 && strings.TrimSpace(pos[0]) == "":
+		return errors.New("the id is empty")
+	case o.scope != "" && o.scope != "once" && o.scope != "session" && o.scope != "lifetime":
+		return fmt.Errorf("--scope must be once, session or lifetime, not %q", o.scope)
+	case o.token == "":
+		return errors.New("no token: pass --token or set COUNTERSIGN_TOKEN")
+	}
+	return nil
+}
+
+// newCLIClient checks the server URL and returns a client for it.
+func newCLIClient(base, token string, hc *http.Client) (*cliClient, error) {
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("--url %q is not an http(s) URL", base)
+	}
+	if hc == nil {
+		hc = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &cliClient{base: strings.TrimRight(base, "/"), token: token, http: hc}, nil
+}
