@@ -16,8 +16,8 @@ type Grant struct {
 	Capability Capability `json:"capability"`
 	Effect     string     `json:"effect"`
 	Scope      string     `json:"scope"`
-	Session    string     `json:"session,omitempty"`
-	RequestID  RequestID  `json:"request_id,omitempty"`
+	Session    string     `json:"session"`
+	RequestID  RequestID  `json:"request_id"`
 	CreatedBy  Ref        `json:"created_by"`
 	CreatedAt  time.Time  `json:"created_at"`
 	RevokedAt  *time.Time `json:"revoked_at"`

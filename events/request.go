@@ -94,7 +94,7 @@ type Connection struct {
 // Endorsement is an agent's allow of a request it did not hold.
 type Endorsement struct {
 	Agent AgentID   `json:"agent"`
-	Note  string    `json:"note,omitempty"`
+	Note  string    `json:"note"`
 	At    time.Time `json:"at"`
 }
 
@@ -135,15 +135,15 @@ type Request struct {
 	ID             RequestID       `json:"id"`
 	Tenant         TenantID        `json:"tenant"`
 	Agent          AgentID         `json:"agent"`
-	Session        string          `json:"session,omitempty"`
-	Turn           string          `json:"turn,omitempty"`
-	ToolCallID     string          `json:"tool_call_id,omitempty"`
+	Session        string          `json:"session"`
+	Turn           string          `json:"turn"`
+	ToolCallID     string          `json:"tool_call_id"`
 	Capability     Capability      `json:"capability"`
-	Tool           string          `json:"tool,omitempty"`
+	Tool           string          `json:"tool"`
 	Arguments      json.RawMessage `json:"arguments"`
 	Subject        Subject         `json:"subject"`
-	Connection     *Connection     `json:"connection,omitempty"`
-	Reason         string          `json:"reason,omitempty"`
+	Connection     *Connection     `json:"connection"`
+	Reason         string          `json:"reason"`
 	CallDigest     string          `json:"call_digest"`
 	Timeout        string          `json:"timeout"`
 	Status         Status          `json:"status"`

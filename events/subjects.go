@@ -66,3 +66,8 @@ func uitoa(u uint64) string {
 	}
 	return string(b[i:])
 }
+
+// TenantEventsFilter matches every event subject of one tenant.
+func TenantEventsFilter(tenant TenantID) string {
+	return SubjectRoot + "." + string(tenant) + ".events.>"
+}

@@ -33,6 +33,9 @@ func TestAPIRegisterSubagent(t *testing.T) {
 	if r := prog.do("POST", "/v1/agents", map[string]any{"request_id": pend["id"]}); r.status == http.StatusCreated {
 		t.Errorf("register with a pending spawn request: 201, want a refusal")
 	}
+	// A request_id of another capability is refused.
+	other := prog.submit(map[string]any{"tool": "read_file", "arguments": map[string]any{}})
+	prog.do("POST", "/v1/agents", map[string]any{"request_id": other["id"]}).wantProblem(t, "register with a non-spawn request", http.StatusBadRequest, "InvalidRequest", "request_id")
 	// Only agents register subagents.
 	newClient(t, url, "dev-person").do("POST", "/v1/agents", map[string]any{}).wantProblem(t, "person registers", http.StatusForbidden, "Forbidden", "")
 

@@ -158,6 +158,10 @@ func TestAPIRoutesAndRequestID(t *testing.T) {
 		{"PATCH grants", tokPerson, "PATCH", "/v1/grants", 405, "MethodNotAllowed"},
 		{"GET agents", tokMain, "GET", "/v1/agents", 405, "MethodNotAllowed"},
 		{"POST healthz", "", "POST", "/healthz", 405, "MethodNotAllowed"},
+		{"GET cancel", tokMain, "GET", "/v1/requests/" + id + "/cancel", 405, "MethodNotAllowed"},
+		{"GET claim", tokMain, "GET", "/v1/requests/" + id + "/claim", 405, "MethodNotAllowed"},
+		{"POST grants", tokPerson, "POST", "/v1/grants", 405, "MethodNotAllowed"},
+		{"unknown sub-resource", tokMain, "POST", "/v1/requests/" + id + "/approve", 404, "NotFound"},
 		{"missing request id", tokPerson, "GET", "/v1/requests/req_01JC0000000000000000000000", 404, "RequestNotFound"},
 		{"malformed request id", tokPerson, "GET", "/v1/requests/nonsense", 404, "RequestNotFound"},
 		{"another tenant's request (agent)", tokX, "GET", "/v1/requests/" + id, 404, "RequestNotFound"},
@@ -176,7 +180,11 @@ func TestAPIRoutesAndRequestID(t *testing.T) {
 					body = nil
 				}
 			}
-			newClient(t, url, tc.token).do(tc.method, tc.path, body).wantProblem(t, tc.name, tc.code, tc.err, "")
+			r := newClient(t, url, tc.token).do(tc.method, tc.path, body)
+			r.wantProblem(t, tc.name, tc.code, tc.err, "")
+			if tc.code == http.StatusMethodNotAllowed && r.header.Get("Allow") == "" {
+				t.Errorf("405 without an Allow header")
+			}
 		})
 	}
 	if got := newClient(t, url, tokPerson).get(id); num(got["revision"]) != 0 || str(got["status"]) != "pending" {
@@ -226,11 +234,19 @@ func TestAPIStrictBodies(t *testing.T) {
 		{"claim", tokMain, "/v1/requests/" + id + "/claim", `{"call_digest":"x","bogus":true}`},
 		{"register", tokMain, "/v1/agents", `{"bogus":true}`},
 		{"add rule", tokPerson, "/v1/agents/agt_main/rules", `{"text":"x","bogus":true}`},
+		// 400 comes before 404.
+		{"cancel a missing request, bad body", tokMain, "/v1/requests/req_01JC0000000000000000000000/cancel", `{"bogus":true}`},
+		{"claim a missing request, no digest", tokMain, "/v1/requests/req_01JC0000000000000000000000/claim", `{}`},
+		{"claim another tenant's request, bad body", tokX, "/v1/requests/" + id + "/claim", `{"call_digest":1}`},
+		{"rule for another member's agent, blank", tokPerson2, "/v1/agents/agt_main/rules", `{"text":""}`},
+		{"rule for an unknown agent, unknown field", tokPerson, "/v1/agents/agt_nobody/rules", `{"txt":"x"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			newClient(t, url, tc.token).do("POST", tc.path, tc.body).wantProblem(t, tc.name, 400, "InvalidRequest", "")
 		})
 	}
+	big := `{"expected":0,"decision":"allow","reason":"` + strings.Repeat("x", 1<<20) + `"}`
+	newClient(t, url, tokPerson).do("POST", "/v1/requests/"+id, big).wantProblem(t, "answer over 1 MiB", http.StatusRequestEntityTooLarge, "PayloadTooLarge", "")
 	if got := main.get(id); num(got["revision"]) != 0 || str(got["status"]) != "pending" {
 		t.Errorf("bad bodies changed the request: %v", got)
 	}

@@ -22,6 +22,8 @@ func TestAPIGetWait(t *testing.T) {
 	if str(r.body["status"]) != "approved" {
 		t.Errorf("status %v, want approved", r.body["status"])
 	}
+	// Waits over 60s are capped, not refused.
+	main.do("GET", "/v1/requests/"+str(read["id"])+"?wait=10m", nil).want(t, "wait=10m on a terminal request", http.StatusOK)
 
 	pend := main.pending()
 	id := str(pend["id"])
@@ -102,5 +104,28 @@ func TestAPIGetVisibility(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAPIGetWaitIgnoresEscalation: a long-poll returns when the status is
+// terminal or the wait elapses (SPEC §5); an escalation keeps the request
+// pending and so does not end the wait.
+func TestAPIGetWaitIgnoresEscalation(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	sub, prog := newClient(t, url, tokSub), newClient(t, url, tokProg)
+	rec := sub.pending()
+	done := make(chan resp, 1)
+	start := time.Now()
+	go func() { done <- sub.do("GET", "/v1/requests/"+str(rec["id"])+"?wait=2s", nil) }()
+	time.Sleep(300 * time.Millisecond)
+	prog.answer(rec, "allow", "").want(t, "endorse", http.StatusOK)
+	r := <-done
+	el := time.Since(start)
+	if r.status != http.StatusOK || str(r.body["status"]) != "pending" {
+		t.Fatalf("wait: %d %v, want 200 pending", r.status, r.body["status"])
+	}
+	if el < 1900*time.Millisecond {
+		t.Errorf("wait=2s returned after %v on an escalation (revision %v); want it to run until terminal or 2s", el, r.body["revision"])
 	}
 }

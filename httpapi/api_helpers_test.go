@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -361,5 +360,3 @@ func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
-
-var _ = fmt.Sprintf

@@ -2,8 +2,12 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/countersign/countersign/internal/servertest"
 )
 
 // TestAPIIdempotencyKey: a repeat with a JCS-equal body returns the same
@@ -100,5 +104,24 @@ func TestAPIIdempotencyConcurrent(t *testing.T) {
 	}
 	if got := adminCount(t, url); got != 1 {
 		t.Errorf("admin sees %d requests, want 1", got)
+	}
+}
+
+// TestAPIIdempotencyTTL: a key is kept idempotency_ttl; after it, the key
+// is free and makes a new request.
+func TestAPIIdempotencyTTL(t *testing.T) {
+	t.Parallel()
+	url := servertest.Start(t, servertest.WithConfig(strings.Replace(acmeYAML, "approval_ttl: 5m", "approval_ttl: 5m\n    idempotency_ttl: 1s", 1))).URL
+	main := newClient(t, url, tokMain)
+	body := `{"tool":"deploy","arguments":{}}`
+	first := main.do("POST", "/v1/requests", body, "Idempotency-Key", "k-ttl").want(t, "first", http.StatusCreated).body
+	main.do("POST", "/v1/requests", body, "Idempotency-Key", "k-ttl").want(t, "repeat within the ttl", http.StatusOK)
+	var r resp
+	eventually(t, 10*time.Second, "the key is forgotten after idempotency_ttl", func() bool {
+		r = main.do("POST", "/v1/requests", body, "Idempotency-Key", "k-ttl")
+		return r.status == http.StatusCreated
+	})
+	if r.body["id"] == first["id"] {
+		t.Errorf("after the ttl the key returned the old request %v", first["id"])
 	}
 }

@@ -1,9 +1,13 @@
 package httpapi_test
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -284,5 +288,38 @@ func TestAPISubmitUnknownSubjectKind(t *testing.T) {
 	got := person.answer(rec, "allow", "once").want(t, "allow once", http.StatusOK).body
 	if str(got["status"]) != "approved" || by(got) != "person/u-1" {
 		t.Errorf("after allow once: status %q by %s, want approved by person/u-1", got["status"], by(got))
+	}
+}
+
+// TestAPISubmitConnectionAndOpaqueIDs: the digest binds the connection
+// {id, revision}; session, turn and tool_call_id take up to 256 bytes.
+func TestAPISubmitConnectionAndOpaqueIDs(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, startDemo(t), "dev-main")
+	args := map[string]any{"to": "a@example.com"}
+	digests := map[string]bool{}
+	for _, rev := range []int{1, 2} {
+		rec := c.submit(map[string]any{"capability": map[string]any{"action": "apps.call", "target": "conn-1/send"},
+			"arguments": args, "connection": map[string]any{"id": "conn-1", "revision": rev}})
+		b := map[string]any{"tenant": "demo", "agent": "agt_main", "session": "", "turn": "", "tool_call_id": "",
+			"capability": map[string]any{"action": "apps.call", "target": "conn-1/send"}, "arguments": args,
+			"connection": map[string]any{"id": "conn-1", "revision": rev}}
+		j, _ := json.Marshal(b)
+		sum := sha256.Sum256(j)
+		if got, want := str(rec["call_digest"]), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("revision %d: call_digest %s, want %s", rev, got, want)
+		}
+		if got := jsonString(rec["connection"]); got != fmt.Sprintf(`{"id":"conn-1","revision":%d}`, rev) {
+			t.Errorf("connection = %s", got)
+		}
+		digests[str(rec["call_digest"])] = true
+	}
+	if len(digests) != 2 {
+		t.Errorf("a new connection revision kept the digest")
+	}
+	max := strings.Repeat("s", 256)
+	rec := c.submit(map[string]any{"tool": "deploy", "arguments": map[string]any{}, "session": max, "turn": max, "tool_call_id": max})
+	if str(rec["session"]) != max || str(rec["turn"]) != max || str(rec["tool_call_id"]) != max {
+		t.Errorf("256-byte opaque ids not kept")
 	}
 }

@@ -34,6 +34,7 @@ type API struct {
 	log     *slog.Logger
 	mux     *http.ServeMux
 	metrics *metrics
+	closing chan struct{}
 }
 
 // New builds the API handler.
@@ -44,11 +45,15 @@ func New(cfg Config) *API {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux()}
+	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
 	a.metrics = newMetrics(cfg.Registry, cfg.Service)
 	a.routes(cfg.Registry)
 	return a
 }
+
+// Close ends open event streams (at shutdown, so that http.Server.Shutdown
+// does not wait for them). Safe to call once.
+func (a *API) Close() { close(a.closing) }
 
 // handler is an endpoint that returns its error for the wrapper to write.
 type handler func(w http.ResponseWriter, r *http.Request) error
@@ -66,6 +71,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("GET /v1/agents/{id}/rules", a.listRules)
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
+	a.handle("GET /v1/events", a.events)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", metricsHandler(reg))

@@ -165,11 +165,12 @@ func participantKey(tenant events.TenantID, p events.Ref) string {
 	return string(tenant) + "/" + p.Kind + ":" + p.ID
 }
 
-// requestIndex indexes a request under its tenant, its current approver and
+// requestIndex indexes a request under its tenant, its approver while it
+// is pending (a cancelled or expired request leaves that inbox), and
 // everyone who answered it.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
-	if r.Approver != nil {
+	if r.Approver != nil && r.Status == events.StatusPending {
 		ix = append(ix, participantKey(r.Tenant, *r.Approver))
 	}
 	if r.Decision != nil && (r.Decision.By.Kind == events.KindPerson || r.Decision.By.Kind == events.KindAgent) {

@@ -40,6 +40,7 @@ type App struct {
 	Registry *prometheus.Registry
 	log      *slog.Logger
 	http     *http.Server
+	api      *httpapi.API
 	ln       net.Listener
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
@@ -142,6 +143,7 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 	}
 	a.ln = ln
 	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.Broker.Ready})
+	a.api = api
 	a.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { a.served <- a.http.Serve(ln) }()
 	return nil
@@ -162,6 +164,7 @@ func (a *App) Shutdown(ctx context.Context) error {
 	var err error
 	if a.http != nil {
 		a.Service.Hub().Close()
+		a.api.Close()
 		err = a.http.Shutdown(ctx)
 		if !errors.Is(<-a.served, http.ErrServerClosed) {
 			err = errors.Join(err, errors.New("app: http server stopped early"))
