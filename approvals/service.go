@@ -129,3 +129,6 @@ func (s *Service) memberOf(c Caller) events.MemberID {
 	}
 	return ""
 }
+
+// Store returns the state the service writes.
+func (s *Service) Store() *kvstate.Store { return s.store }

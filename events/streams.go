@@ -9,7 +9,11 @@ import (
 // Streams derived from the state by the outbox. Each deduplicates with
 // Nats-Msg-Id, so the same change may be republished safely.
 const (
-	// EventsStream holds every CloudEvent, countersign.<tenant>.events.>.
+	// EventsStream holds recent CloudEvents, countersign.<tenant>.events.>,
+	// for subscribers and for resuming event streams. It is a derived view
+	// kept in memory: the durable record of every event is the state write
+	// that carried it (the KV streams keep each request's revisions with
+	// their CloudEvent headers), so it costs no fsync of its own.
 	EventsStream = "COUNTERSIGN_EVENTS"
 	// WorkStream holds decider work messages, countersign.<tenant>.decide.>,
 	// each removed once a worker acks it. It is kept in memory: every work
@@ -21,6 +25,9 @@ const (
 // DeciderConsumer is the durable consumer shared by decider workers.
 const DeciderConsumer = "deciders"
 
+// EventsStreamBytes bounds the in-memory events stream (oldest dropped).
+const EventsStreamBytes = 256 << 20
+
 // dedupWindow is how long a Nats-Msg-Id is remembered.
 const dedupWindow = 10 * time.Minute
 
@@ -31,9 +38,11 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 		Name:        EventsStream,
 		Description: "countersign CloudEvents (binary mode), derived from the state",
 		Subjects:    []string{EventsFilter},
-		Storage:     jetstream.FileStorage,
+		Storage:     jetstream.MemoryStorage,
 		Retention:   jetstream.LimitsPolicy,
-		MaxAge:      7 * 24 * time.Hour,
+		MaxAge:      24 * time.Hour,
+		MaxBytes:    EventsStreamBytes,
+		Discard:     jetstream.DiscardOld,
 		Duplicates:  dedupWindow,
 		Replicas:    replicas,
 	}, {

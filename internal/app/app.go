@@ -21,6 +21,7 @@ import (
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
 )
@@ -78,7 +79,16 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
-	views := kvstate.NewViews(store, tenants)
+	// The mirrors' watchers get a connection of their own.
+	watchJS, err := b.Connect("watchers")
+	if err != nil {
+		return nil, err
+	}
+	watchStore, err := kvstate.Open(ctx, watchJS, b.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	views := kvstate.NewViews(watchStore, tenants)
 	reg := prometheus.NewRegistry()
 	checker := &deciders.Checker{Views: views}
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger})
@@ -89,7 +99,11 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	a.cancel = cancel
 	a.workers, wctx = errgroup.WithContext(wctx)
 	if has(o.Config.Roles, "deciders") {
-		a.startDeciders(wctx, store, views, svc) // registers its mirror hooks first
+		workJS, err := b.Connect("deciders")
+		if err != nil {
+			return nil, err
+		}
+		a.startDeciders(wctx, workJS, views, svc) // registers its mirror hooks first
 	}
 	a.workers.Go(func() error { return views.Run(wctx) })
 	if err := views.WaitReady(ctx); err != nil {
@@ -105,11 +119,11 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	return a, nil
 }
 
-func (a *App) startDeciders(ctx context.Context, store *kvstate.Store, views *kvstate.Views, svc *approvals.Service) {
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) {
 	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log}
 	views.Requests().OnChange(timers.Observe)
-	outbox := &approvals.Outbox{JS: store.JetStream(), Service: svc, Log: a.log}
-	worker := &deciders.Worker{JS: store.JetStream(), Views: views, Log: a.log, Reviewer: newModelReviewer(svc, views, a.Registry, a.log)}
+	outbox := &approvals.Outbox{JS: js, Service: svc, Log: a.log}
+	worker := &deciders.Worker{JS: js, Views: views, Log: a.log, Reviewer: newModelReviewer(svc, views, a.Registry, a.log)}
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })

@@ -37,6 +37,28 @@ type Broker struct {
 	JS       jetstream.JetStream
 	Server   *server.Server // nil when external
 	Replicas int            // 1 embedded, 3 on a cluster
+	urls     string
+	extra    []*nats.Conn
+}
+
+// Connect opens one more connection (and its JetStream context) to the same
+// NATS, closed with the broker. Separate connections keep one flow (say,
+// the watchers' deliveries) from queueing behind another (the API's writes)
+// on a single socket or in-process pipe.
+func (b *Broker) Connect(name string) (jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name("countersign-" + name), nats.MaxReconnects(-1)}
+	url := b.urls
+	if b.Server != nil {
+		opts, url = append(opts, nats.InProcessServer(b.Server)), ""
+	} else {
+		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(time.Second))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: connect %s: %w", name, err)
+	}
+	b.extra = append(b.extra, nc)
+	return jetstream.New(nc)
 }
 
 // EmbeddedOptions returns the embedded server's options for dataDir:
@@ -100,7 +122,11 @@ func connectExternal(cfg Config) (*Broker, error) {
 	if strings.Contains(cfg.URLs, ",") {
 		replicas = 3
 	}
-	return newBroker(nc, nil, replicas)
+	b, err := newBroker(nc, nil, replicas)
+	if b != nil {
+		b.urls = strings.TrimSpace(cfg.URLs)
+	}
+	return b, err
 }
 
 func newBroker(nc *nats.Conn, s *server.Server, replicas int) (*Broker, error) {
@@ -121,8 +147,11 @@ func (b *Broker) Ready(ctx context.Context) error {
 	return err
 }
 
-// Close drains the connection and shuts down the embedded server.
+// Close drains the connections and shuts down the embedded server.
 func (b *Broker) Close() {
+	for _, nc := range b.extra {
+		_ = nc.Drain()
+	}
 	if err := b.Conn.Drain(); err != nil {
 		b.Conn.Close()
 	}
