@@ -12,19 +12,19 @@ import (
 // costs a goroutine and a few hundred bytes, and no NATS consumer.
 type Hub struct {
 	mu      sync.Mutex
-	waiters map[string]map[chan kvstate.Record]struct{}
+	waiters map[string]map[chan *kvstate.Record]struct{}
 	closed  bool
 	n       atomic.Int64
 }
 
 // NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{waiters: map[string]map[chan kvstate.Record]struct{}{}} }
+func NewHub() *Hub { return &Hub{waiters: map[string]map[chan *kvstate.Record]struct{}{}} }
 
 // Subscribe returns a channel that receives key's record when it becomes
 // terminal (or is closed when the hub shuts down), and a cancel func that
 // the caller must call.
-func (h *Hub) Subscribe(key string) (<-chan kvstate.Record, func()) {
-	ch := make(chan kvstate.Record, 1)
+func (h *Hub) Subscribe(key string) (<-chan *kvstate.Record, func()) {
+	ch := make(chan *kvstate.Record, 1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
@@ -32,14 +32,14 @@ func (h *Hub) Subscribe(key string) (<-chan kvstate.Record, func()) {
 		return ch, func() {}
 	}
 	if h.waiters[key] == nil {
-		h.waiters[key] = map[chan kvstate.Record]struct{}{}
+		h.waiters[key] = map[chan *kvstate.Record]struct{}{}
 	}
 	h.waiters[key][ch] = struct{}{}
 	h.n.Add(1)
 	return ch, func() { h.remove(key, ch) }
 }
 
-func (h *Hub) remove(key string, ch chan kvstate.Record) {
+func (h *Hub) remove(key string, ch chan *kvstate.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.waiters[key][ch]; !ok {
@@ -62,7 +62,7 @@ func (h *Hub) Observe(key string, r kvstate.Record, deleted bool) {
 	defer h.mu.Unlock()
 	for ch := range h.waiters[key] {
 		select {
-		case ch <- r:
+		case ch <- &r:
 		default:
 		}
 	}

@@ -21,12 +21,19 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 
 // Wait returns the request as soon as it is terminal, or as it is when wait
 // elapses (capped at MaxWait). It never creates or extends anything.
-func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (kvstate.Record, error) {
+//
+// A held wait must cost little: it reads the record from the request
+// mirror (this process's own writes are in it at once; another process's
+// arrive through the watcher, which also wakes the hub, so subscribing
+// first makes a lagging mirror safe); any deeper read runs on a
+// short-lived goroutine; and records travel by pointer, so the waiting
+// goroutine's stack stays at its smallest.
+func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (*kvstate.Record, error) {
 	wait = min(wait, MaxWait)
 	key := kvstate.RequestKey(c.Tenant.ID, id)
 	ch, cancel := s.hub.Subscribe(key)
 	defer cancel()
-	rec, err := s.record(ctx, c, id)
+	rec, err := s.current(ctx, c, id, key)
 	if err != nil || rec.Status.Terminal() || wait <= 0 {
 		return rec, err
 	}
@@ -41,7 +48,29 @@ func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait 
 	case <-ctx.Done():
 		return rec, ctx.Err()
 	}
-	return s.record(ctx, c, id)
+	return s.current(ctx, c, id, key)
+}
+
+// current returns the request from the mirror, or reads it from the store
+// on another goroutine when the mirror does not hold it yet.
+func (s *Service) current(ctx context.Context, c Caller, id events.RequestID, key string) (*kvstate.Record, error) {
+	if rec, ok := s.views.Requests().GetPtr(key); ok {
+		if !s.visible(c, &rec.Request) {
+			return nil, ErrNotFound
+		}
+		return rec, nil
+	}
+	type result struct {
+		rec *kvstate.Record
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rec, err := s.record(ctx, c, id)
+		done <- result{&rec, err}
+	}()
+	r := <-done
+	return r.rec, r.err
 }
 
 // ListFilter selects and pages an inbox.

@@ -55,16 +55,24 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := events.RequestID(r.PathValue("id"))
-	var rec kvstate.Record
-	if wait > 0 {
-		rec, err = a.svc.Wait(r.Context(), c, id, wait)
-	} else {
-		rec, err = a.svc.Get(r.Context(), c, id)
+	if wait <= 0 {
+		rec, err := a.svc.Get(r.Context(), c, id)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, recordJSON(rec))
 	}
+	return a.wait(w, r, c, id, wait)
+}
+
+// wait is the long-poll; it keeps only pointers on its stack while it
+// waits (see approvals.Service.Wait).
+func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, id events.RequestID, wait time.Duration) error {
+	rec, err := a.svc.Wait(r.Context(), c, id, wait)
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, recordJSON(rec))
+	return writeJSON(w, http.StatusOK, &rec.Request)
 }
 
 func parseWait(s string) (time.Duration, error) {

@@ -149,6 +149,18 @@ func (m *Mirror[T]) Get(key string) (T, bool) {
 	return it.v, ok
 }
 
+// GetPtr returns a copy of key's value on the heap.
+func (m *Mirror[T]) GetPtr(key string) (*T, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	it, ok := m.items[key]
+	if !ok {
+		return nil, false
+	}
+	v := it.v
+	return &v, true
+}
+
 // ByIndex returns the values whose index keys include ix.
 func (m *Mirror[T]) ByIndex(ix string) []T {
 	m.mu.RLock()
