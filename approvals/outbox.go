@@ -140,27 +140,29 @@ func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) error {
 }
 
 func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
-	ev, err := events.DecodeHeaders(m.Headers())
-	if err != nil {
+	h := m.Headers()
+	typ, subject, tenant := h.Get("ce-type"), h.Get("ce-subject"), events.TenantID(h.Get("ce-tenant"))
+	if typ == "" || subject == "" || tenant == "" {
 		return nil, nil // a write without an event (e.g. a purge marker): nothing to derive
 	}
-	tenant := events.TenantID(fmt.Sprint(ev.Extensions()["tenant"]))
-	rev := fmt.Sprint(ev.Extensions()["revision"])
-	msgID := ev.Subject() + ":" + rev
-	subjects := []string{events.EventSubject(tenant, ev.Type())}
-	switch ev.Type() {
+	msgID := subject + ":" + h.Get("ce-revision")
+	subjects := []string{events.EventSubject(tenant, typ)}
+	switch typ {
 	case events.TypeGrantCreated, events.TypeGrantRevoked:
-		msgID = string(events.GrantMsgID(events.GrantID(ev.Subject()), ev.Type() == events.TypeGrantRevoked))
+		msgID = events.GrantMsgID(events.GrantID(subject), typ == events.TypeGrantRevoked)
 	default:
-		more, err := o.requestEffects(ctx, ev.Type(), m.Data())
-		if err != nil {
-			return nil, err
+		if to, ok := events.ParseWorkTo(h.Get(events.HeaderWorkTo)); ok {
+			subjects = append(subjects, events.DecideSubject(tenant, to))
 		}
-		subjects = append(subjects, more...)
+		if h.Get(events.HeaderGrants) != "" {
+			if err := o.repairGrants(ctx, m.Data()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
 	for _, subj := range subjects {
-		f, err := o.JS.PublishMsgAsync(workMsg(subj, m.Data(), m.Headers(), msgID))
+		f, err := o.JS.PublishMsgAsync(workMsg(subj, m.Data(), h, msgID))
 		if err != nil {
 			return nil, err
 		}
@@ -169,22 +171,14 @@ func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 	return acks, nil
 }
 
-// requestEffects returns the work subject of a created or escalated
-// request, and repairs the grants of a decided one.
-func (o *Outbox) requestEffects(ctx context.Context, typ string, data []byte) ([]string, error) {
+// repairGrants writes the grants a decision leaves, if a crash stopped the
+// answer before it wrote them (a no-op otherwise).
+func (o *Outbox) repairGrants(ctx context.Context, data []byte) error {
 	var r events.Request
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, nil
+		return nil
 	}
-	switch typ {
-	case events.TypeRequestCreated, events.TypeRequestEscalated:
-		if r.Approver != nil {
-			return []string{events.DecideSubject(r.Tenant, *r.Approver)}, nil
-		}
-	case events.TypeRequestDecided:
-		return nil, o.Service.ensureGrants(ctx, &r)
-	}
-	return nil, nil
+	return o.Service.ensureGrants(ctx, &r)
 }
 
 // rederiveWork republishes the work message of every pending request from

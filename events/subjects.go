@@ -71,3 +71,27 @@ func uitoa(u uint64) string {
 func TenantEventsFilter(tenant TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".events.>"
 }
+
+// Internal headers on a state write, telling the outbox what the change
+// derives without decoding the record. They are not CloudEvent attributes
+// and are not copied to events.
+const (
+	// HeaderWorkTo names the decider a created or escalated request now
+	// waits on: "<kind>.<id>".
+	HeaderWorkTo = "Countersign-Work-To"
+	// HeaderGrants is "1" on a decision that leaves grants.
+	HeaderGrants = "Countersign-Grants"
+)
+
+// WorkTo encodes a decider for HeaderWorkTo.
+func WorkTo(d Ref) string { return d.Kind + "." + d.ID }
+
+// ParseWorkTo decodes HeaderWorkTo.
+func ParseWorkTo(s string) (Ref, bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '.' {
+			return Ref{Kind: s[:i], ID: s[i+1:]}, i > 0 && i < len(s)-1
+		}
+	}
+	return Ref{}, false
+}

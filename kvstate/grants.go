@@ -24,7 +24,7 @@ func (s *Store) PutGrant(ctx context.Context, g *events.Grant) error {
 		return err
 	}
 	ev := events.NewEvent(events.TypeGrantCreated, g.Tenant, string(g.ID), 0, time.Now(), "")
-	_, err = s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, ev, 0)
+	_, err = s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, ev, 0, nil)
 	if errors.Is(err, ErrConflict) {
 		return nil
 	}
@@ -57,7 +57,7 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		g.RevokedAt = &at
 		data, _ := json.Marshal(g)
 		ev := events.NewEvent(events.TypeGrantRevoked, tenant, string(id), 1, at, "")
-		_, err = s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev)
+		_, err = s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
 		if !errors.Is(err, ErrConflict) {
 			return g, err
 		}

@@ -12,9 +12,12 @@ import (
 // publish is the one durable write of a change: the value under key in
 // bucket, its CloudEvent in binary-mode headers, guarded by the key's
 // expected last sequence (0: the key must not exist).
-func (s *Store) publish(ctx context.Context, bucket, key string, data []byte, ev cloudevents.Event, last uint64) (uint64, error) {
+func (s *Store) publish(ctx context.Context, bucket, key string, data []byte, ev cloudevents.Event, last uint64, extra nats.Header) (uint64, error) {
 	msg := nats.NewMsg(subjectOf(bucket, key))
 	msg.Data = data
+	for k, v := range extra {
+		msg.Header[k] = v
+	}
 	if err := events.EncodeHeaders(ev, msg.Header); err != nil {
 		return 0, err
 	}

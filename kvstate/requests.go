@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -135,7 +136,25 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 	}
 	tp, _ := ctx.Value(traceKey{}).(string)
 	ev := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
-	return s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last)
+	return s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last, effects(typ, r))
+}
+
+// effects are the internal headers telling the outbox what a change
+// derives: the decider's work subject, or grants to write.
+func effects(typ string, r *events.Request) nats.Header {
+	h := nats.Header{}
+	switch {
+	case (typ == events.TypeRequestCreated || typ == events.TypeRequestEscalated) && r.Approver != nil:
+		h.Set(events.HeaderWorkTo, events.WorkTo(*r.Approver))
+	case typ == events.TypeRequestDecided && leavesGrants(r.Decision):
+		h.Set(events.HeaderGrants, "1")
+	}
+	return h
+}
+
+func leavesGrants(d *events.Decision) bool {
+	return d != nil && (d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) &&
+		(d.Scope == events.ScopeSession || d.Scope == events.ScopeLifetime)
 }
 
 // LastWrite returns the stored message of a request's latest change: the
