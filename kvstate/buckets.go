@@ -42,6 +42,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 type Store struct {
 	js                                   jetstream.JetStream
 	requests, grants, agents, rules, idm jetstream.KeyValue
+	commits                              *committer // request writes, group-committed
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds them.
@@ -54,7 +55,8 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 		}
 		kvs[cfg.Bucket] = kv
 	}
-	return &Store{js: js, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests)}
+	return &Store{js: js, commits: commits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
 }
 

@@ -21,6 +21,9 @@ func (s *Store) publish(ctx context.Context, bucket, key string, data []byte, ev
 	if err := events.EncodeHeaders(ev, msg.Header); err != nil {
 		return 0, err
 	}
+	if bucket == BucketRequests {
+		return s.commits.write(ctx, msg, last)
+	}
 	ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last))
 	if err != nil {
 		return 0, mapErr(err)

@@ -149,3 +149,51 @@ func TestWriteCarriesEvent(t *testing.T) {
 		t.Fatalf("stream holds %d messages after one create, want 1", info.State.Msgs)
 	}
 }
+
+// Concurrent writes are group-committed: every writer gets the stream
+// sequence its own message was stored at, and a conflicting write inside a
+// batch fails alone.
+func TestGroupCommitSequences(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	const n = 300
+	recs := make([]kvstate.Record, n)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if recs[i], err = s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+				t.Errorf("create %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for i, rec := range recs {
+		got, err := s.GetRequest(ctx, "acme", rec.ID)
+		if err != nil || got.KVRevision != rec.KVRevision || seen[rec.KVRevision] {
+			t.Fatalf("write %d: returned revision %d, stored %d (%v)", i, rec.KVRevision, got.KVRevision, err)
+		}
+		seen[rec.KVRevision] = true
+	}
+	// A create of an existing key among fresh ones: only it fails.
+	errs := make([]error, 50)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := pending(events.NewRequestID())
+			if i == 25 {
+				r = &recs[0].Request
+			}
+			_, errs[i] = s.CreateRequest(ctx, r)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if (i == 25) != errors.Is(err, kvstate.ErrExists) || (i != 25 && err != nil) {
+			t.Errorf("create %d: %v", i, err)
+		}
+	}
+}

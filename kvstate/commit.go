@@ -1,0 +1,199 @@
+package kvstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Group commit for request writes.
+//
+// With an fsync on every write, a stream takes one write at a time and the
+// disk's sync latency sets the pace. Concurrent request writes are
+// therefore gathered into JetStream atomic batches (NATS 2.12+): the server
+// stages a batch, applies it and syncs once before it acknowledges any of
+// it, so each acknowledged write is still on disk, and one fsync serves the
+// whole batch. Every message keeps its own expected-last-sequence guard;
+// if any of them fails, the whole batch is refused and each write is
+// retried on its own, so a conflict is reported to exactly the writer that
+// lost it.
+
+// maxBatch bounds one atomic batch (the server's default limit is 1000).
+const maxBatch = 256
+
+// commitTimeout bounds one batch's round trip.
+const commitTimeout = 10 * time.Second
+
+// committer gathers writes into batches from one goroutine, which runs
+// while there is work and exits when idle.
+type committer struct {
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	enabled bool // the stream allows atomic publish
+
+	mu      sync.Mutex
+	queue   []*pendingWrite
+	running bool
+}
+
+type pendingWrite struct {
+	msg  *nats.Msg
+	last uint64
+	done chan writeResult
+}
+
+type writeResult struct {
+	seq uint64
+	err error
+}
+
+// enableAtomic turns on atomic publish on a bucket's stream; a server that
+// cannot (before 2.12) leaves the committer writing one message at a time.
+func enableAtomic(ctx context.Context, js jetstream.JetStream, bucket string) bool {
+	st, err := js.Stream(ctx, StreamOf(bucket))
+	if err != nil {
+		return false
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return false
+	}
+	if info.Config.AllowAtomicPublish {
+		return true
+	}
+	cfg := info.Config
+	cfg.AllowAtomicPublish = true
+	_, err = js.UpdateStream(ctx, cfg)
+	return err == nil
+}
+
+// write publishes msg guarded by last (the key's expected last sequence)
+// and returns its stream sequence once it is durable.
+func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
+	if !c.enabled {
+		return c.single(ctx, msg, last)
+	}
+	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
+	c.mu.Lock()
+	c.queue = append(c.queue, p)
+	if !c.running {
+		c.running = true
+		go c.loop()
+	}
+	c.mu.Unlock()
+	select {
+	case r := <-p.done:
+		return r.seq, r.err
+	case <-ctx.Done():
+		return 0, errors.Join(ErrUnavailable, ctx.Err())
+	}
+}
+
+// loop commits what is queued, batch after batch, until the queue is empty.
+func (c *committer) loop() {
+	for {
+		c.mu.Lock()
+		n := min(len(c.queue), maxBatch)
+		if n == 0 {
+			c.running = false
+			c.mu.Unlock()
+			return
+		}
+		batch := c.queue[:n:n]
+		c.queue = c.queue[n:]
+		c.mu.Unlock()
+		c.commit(batch)
+	}
+}
+
+func (c *committer) commit(batch []*pendingWrite) {
+	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
+	defer cancel()
+	if len(batch) > 1 {
+		if first, err := c.atomic(batch); err == nil {
+			for i, p := range batch {
+				p.done <- writeResult{seq: first + uint64(i)}
+			}
+			return
+		}
+	}
+	var wg sync.WaitGroup
+	for _, p := range batch {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			seq, err := c.single(ctx, p.msg, p.last)
+			p.done <- writeResult{seq: seq, err: err}
+		}()
+	}
+	wg.Wait()
+}
+
+func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
+	msg.Header.Del(nats.ExpectedLastSubjSeqHdr)
+	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last))
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	return ack.Sequence, nil
+}
+
+// atomic publishes batch as one atomic batch and returns the sequence of
+// its first message; any error means nothing of it was stored.
+func (c *committer) atomic(batch []*pendingWrite) (uint64, error) {
+	id := nuid.Next()
+	for i, p := range batch {
+		h := p.msg.Header
+		h.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(p.last, 10))
+		h.Set("Nats-Batch-Id", id)
+		h.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i == len(batch)-1 {
+			h.Set("Nats-Batch-Commit", "1")
+			break
+		}
+		if err := c.nc.PublishMsg(p.msg); err != nil {
+			return 0, err
+		}
+	}
+	resp, err := c.nc.RequestMsg(batch[len(batch)-1].msg, commitTimeout)
+	for _, p := range batch {
+		for _, k := range []string{"Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"} {
+			p.msg.Header.Del(k)
+		}
+	}
+	if err != nil {
+		return 0, err
+	}
+	return batchAck(resp.Data, id, len(batch))
+}
+
+// batchAck checks an atomic batch's acknowledgement.
+func batchAck(data []byte, id string, n int) (uint64, error) {
+	var ack struct {
+		Seq   uint64 `json:"seq"`
+		Batch string `json:"batch"`
+		Count int    `json:"count"`
+		Error *struct {
+			Code        int    `json:"err_code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(data, &ack); err != nil {
+		return 0, fmt.Errorf("kvstate: batch ack: %w", err)
+	}
+	if ack.Error != nil {
+		return 0, fmt.Errorf("kvstate: batch refused (%d): %s", ack.Error.Code, ack.Error.Description)
+	}
+	if ack.Batch != id || ack.Count != n || ack.Seq < uint64(n) {
+		return 0, fmt.Errorf("kvstate: batch ack %+v does not match batch %s of %d", ack, id, n)
+	}
+	return ack.Seq - uint64(n) + 1, nil
+}
