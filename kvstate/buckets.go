@@ -42,7 +42,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 type Store struct {
 	js                                   jetstream.JetStream
 	requests, grants, agents, rules, idm jetstream.KeyValue
-	commits                              *committer // request writes, group-committed
+	commits, idemCommits                 *committer // request and idempotency writes, group-committed
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds them.
@@ -56,7 +56,8 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 		kvs[cfg.Bucket] = kv
 	}
 	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests)}
-	return &Store{js: js, commits: commits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency)}
+	return &Store{js: js, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -31,16 +32,29 @@ func IdempotencyKey(tenant events.TenantID, principal events.Ref, key string) st
 // ClaimIdempotency records want under key unless the key is taken; it
 // returns what the key holds (want itself when this call took it) and
 // whether this call took it. The entry expires after ttl.
+//
+// The create is group-committed with other concurrent creates (see
+// commit.go); a key whose last entry is an expiry marker is created
+// through the KV API, which handles markers.
 func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempotency, ttl time.Duration) (Idempotency, bool, error) {
 	data, _ := json.Marshal(want)
-	_, err := s.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl))
-	if err = mapErr(err); err == nil {
+	msg := nats.NewMsg(subjectOf(BucketIdempotency, key))
+	msg.Data = data
+	msg.Header.Set(jetstream.MsgTTLHeader, ttl.String())
+	_, err := s.idemCommits.write(ctx, msg, 0)
+	if err == nil {
 		return want, true, nil
 	}
 	if !errors.Is(err, ErrConflict) {
 		return Idempotency{}, false, err
 	}
 	e, err := s.idm.Get(ctx, key)
+	if errors.Is(mapErr(err), ErrNotFound) {
+		if _, err = s.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl)); mapErr(err) == nil {
+			return want, true, nil
+		}
+		e, err = s.idm.Get(ctx, key)
+	}
 	if err != nil {
 		return Idempotency{}, false, mapErr(err)
 	}

@@ -197,3 +197,27 @@ func TestGroupCommitSequences(t *testing.T) {
 		}
 	}
 }
+
+// An idempotency key expires after its TTL and can then be taken again
+// (its expiry leaves a marker, which a plain create must step over).
+func TestIdempotencyExpires(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	key := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_a"}, "short")
+	if _, took, err := s.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: "req_1", BodyDigest: "d1"}, time.Second); !took || err != nil {
+		t.Fatalf("first claim: %v %v", took, err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		got, took, err := s.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: "req_2", BodyDigest: "d2"}, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if took && got.RequestID == "req_2" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the key was not reusable 10s after a 1s TTL (holds %+v)", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
