@@ -83,23 +83,9 @@ func (c Call) digest(tenant events.TenantID, agent events.AgentID) (string, erro
 	})
 }
 
-// submitBody is the body of POST /v1/requests.
-type submitBody struct {
-	Tool       string             `json:"tool,omitempty"`
-	Capability *events.Capability `json:"capability,omitempty"`
-	Arguments  json.RawMessage    `json:"arguments"`
-	Timeout    string             `json:"timeout,omitempty"`
-	Reason     string             `json:"reason,omitempty"`
-	Session    string             `json:"session,omitempty"`
-	Turn       string             `json:"turn,omitempty"`
-	ToolCallID string             `json:"tool_call_id,omitempty"`
-	Subject    *events.Subject    `json:"subject,omitempty"`
-	Connection *events.Connection `json:"connection,omitempty"`
-}
-
 // body encodes the submit body with the effective timeout (0: omitted).
 func (c Call) body(timeout time.Duration) ([]byte, error) {
-	b := submitBody{
+	b := events.Submission{
 		Tool: c.Tool, Arguments: c.Arguments, Reason: c.Reason,
 		Session: c.Session, Turn: c.Turn, ToolCallID: c.ToolCallID,
 		Subject: c.Subject, Connection: c.Connection,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
@@ -38,7 +37,7 @@ func (s *Service) keepRule(ctx context.Context, c Caller, r *events.Request, tex
 }
 
 func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
-	rule := events.Rule{ID: events.NewRuleID(), Agent: agent, Text: in.Text, Effect: in.Effect,
+	rule := events.Rule{ID: events.NewRuleID(), Tenant: c.Tenant.ID, Agent: agent, Text: in.Text, Effect: in.Effect,
 		CreatedBy: c.Principal, CreatedAt: s.now().UTC()}
 	if err := s.store.PutRule(ctx, c.Tenant.ID, &rule); err != nil {
 		return rule, stateErr(err, ErrUnavailable)
@@ -47,19 +46,12 @@ func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, i
 	return rule, nil
 }
 
-// ConfigRuleID is the stable id of a configured rule: derived from the
-// agent and the text, so it survives restarts.
-func ConfigRuleID(agent events.AgentID, text string) events.RuleID {
-	g := events.DerivedGrantID(events.RequestID("config-rule:"+text), agent, time.Unix(0, 0))
-	return events.RuleID("rul_" + strings.TrimPrefix(string(g), "grt_"))
-}
-
 // RulesFor returns an agent's configured rules, then its kept rules.
 func (s *Service) RulesFor(t *events.Tenant, agent events.AgentID) []events.Rule {
 	var out []events.Rule
 	if a, ok := t.Agents[agent]; ok {
 		for _, text := range a.Rules {
-			out = append(out, events.Rule{ID: ConfigRuleID(agent, text), Agent: agent, Text: text,
+			out = append(out, events.Rule{ID: events.DerivedRuleID(agent, text), Tenant: t.ID, Agent: agent, Text: text,
 				CreatedBy: events.Ref{Kind: events.KindService, ID: "config"}})
 		}
 	}

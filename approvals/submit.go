@@ -3,7 +3,6 @@ package approvals
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"strings"
 	"time"
@@ -14,24 +13,13 @@ import (
 )
 
 // SubmitInput is the body of POST /v1/requests.
-type SubmitInput struct {
-	Tool       string             `json:"tool,omitempty"`
-	Capability *events.Capability `json:"capability,omitempty"`
-	Arguments  json.RawMessage    `json:"arguments"`
-	Timeout    string             `json:"timeout,omitempty"`
-	Reason     string             `json:"reason,omitempty"`
-	Session    string             `json:"session,omitempty"`
-	Turn       string             `json:"turn,omitempty"`
-	ToolCallID string             `json:"tool_call_id,omitempty"`
-	Subject    *events.Subject    `json:"subject,omitempty"`
-	Connection *events.Connection `json:"connection,omitempty"`
-}
+type SubmitInput = events.Submission
 
 // MinTimeout is the shortest timeout a request may ask for.
 const MinTimeout = time.Second
 
-// capability resolves tool shorthand and checks the capability.
-func (in *SubmitInput) capability() (events.Capability, error) {
+// capabilityOf resolves tool shorthand and checks the capability.
+func capabilityOf(in *SubmitInput) (events.Capability, error) {
 	switch {
 	case in.Tool != "" && in.Capability != nil:
 		return events.Capability{}, invalid("capability", "give either tool or capability, not both")
@@ -47,8 +35,8 @@ func (in *SubmitInput) capability() (events.Capability, error) {
 	return *in.Capability, nil
 }
 
-func (in *SubmitInput) validate(t *events.Tenant) (events.Capability, time.Duration, error) {
-	capability, err := in.capability()
+func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Duration, error) {
+	capability, err := capabilityOf(in)
 	if err != nil {
 		return capability, 0, err
 	}
@@ -92,7 +80,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	if c.Principal.Kind != events.KindAgent {
 		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("only agents submit requests"))
 	}
-	capability, timeout, err := in.validate(c.Tenant)
+	capability, timeout, err := validate(&in, c.Tenant)
 	if err != nil {
 		return kvstate.Record{}, false, err
 	}

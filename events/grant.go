@@ -38,6 +38,7 @@ func (g *Grant) Applies(c Capability, session string) bool {
 // Rule is a plain-language sentence kept for an agent (SPEC §6).
 type Rule struct {
 	ID        RuleID    `json:"id"`
+	Tenant    TenantID  `json:"tenant"`
 	Agent     AgentID   `json:"agent"`
 	Text      string    `json:"text"`
 	Effect    string    `json:"effect,omitempty"`

@@ -69,9 +69,15 @@ func DerivedGrantID(req RequestID, agent AgentID, at time.Time) GrantID {
 	return GrantID("grt_" + id.String())
 }
 
+// DerivedRuleID is the stable id of a configured rule: its entropy is a
+// hash of the agent and the text, so it survives restarts.
+func DerivedRuleID(agent AgentID, text string) RuleID {
+	sum := sha256.Sum256([]byte(string(agent) + "\x00" + text))
+	var id ulid.ULID
+	_ = id.SetEntropy(sum[:10])
+	return RuleID("rul_" + id.String())
+}
+
 // ValidGeneratedID reports whether s looks like an id this package made.
 func ValidGeneratedID(s string) bool { return generatedIDPattern.MatchString(s) }
 
-// ValidAgentID reports whether s may name an agent: a configured id or a
-// registered subagent's agt_ ULID.
-func ValidAgentID(s string) bool { return ConfigIDPattern.MatchString(s) }

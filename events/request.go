@@ -185,3 +185,19 @@ func (r *Request) Answered(p Ref) bool {
 	}
 	return false
 }
+
+// Submission is the body of POST /v1/requests: an intercepted call as the
+// agent-side adapter submits it. Exactly one of Tool (shorthand for
+// tools.call:<tool>) and Capability is set.
+type Submission struct {
+	Tool       string          `json:"tool,omitempty"`
+	Capability *Capability     `json:"capability,omitempty"`
+	Arguments  json.RawMessage `json:"arguments"`
+	Timeout    string          `json:"timeout,omitempty"`
+	Reason     string          `json:"reason,omitempty"`
+	Session    string          `json:"session,omitempty"`
+	Turn       string          `json:"turn,omitempty"`
+	ToolCallID string          `json:"tool_call_id,omitempty"`
+	Subject    *Subject        `json:"subject,omitempty"`
+	Connection *Connection     `json:"connection,omitempty"`
+}

@@ -31,8 +31,9 @@ func RuleKey(tenant events.TenantID, agent events.AgentID, id events.RuleID) str
 	return string(tenant) + "." + string(agent) + "." + string(id)
 }
 
-// PutRule stores a rule.
+// PutRule stores a rule of tenant.
 func (s *Store) PutRule(ctx context.Context, tenant events.TenantID, r *events.Rule) error {
+	r.Tenant = tenant
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err

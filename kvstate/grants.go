@@ -15,20 +15,20 @@ func GrantKey(tenant events.TenantID, id events.GrantID) string {
 	return string(tenant) + "." + string(id)
 }
 
-// PutGrant creates g with its grant.created event. Writing a grant that
-// already exists (same id) is a no-op, so derived grants can be written
-// again after a crash.
-func (s *Store) PutGrant(ctx context.Context, g *events.Grant) error {
+// PutGrant creates g with its grant.created event and returns its KV
+// revision, or 0 if a grant with that id already exists (a no-op, so
+// derived grants can be written again after a crash).
+func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
 	data, err := json.Marshal(g)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	ev := events.NewEvent(events.TypeGrantCreated, g.Tenant, string(g.ID), 0, time.Now(), "")
-	_, err = s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, ev, 0, nil)
+	rev, err := s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, ev, 0, nil)
 	if errors.Is(err, ErrConflict) {
-		return nil
+		return 0, nil
 	}
-	return err
+	return rev, err
 }
 
 // GetGrant reads a grant; ErrNotFound if there is none.
@@ -45,22 +45,22 @@ func (s *Store) GetGrant(ctx context.Context, tenant events.TenantID, id events.
 }
 
 // RevokeGrant marks a grant revoked with one compare-and-set and its
-// grant.revoked event. Revoking a revoked grant returns it unchanged.
-// Errors: ErrNotFound, ErrConflict.
-func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, at time.Time) (events.Grant, error) {
+// grant.revoked event, and returns it with its new KV revision. Revoking a
+// revoked grant returns it unchanged. Errors: ErrNotFound, ErrConflict.
+func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, at time.Time) (events.Grant, uint64, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		g, rev, err := s.GetGrant(ctx, tenant, id)
 		if err != nil || g.RevokedAt != nil {
-			return g, err
+			return g, rev, err
 		}
 		at := at.UTC()
 		g.RevokedAt = &at
 		data, _ := json.Marshal(g)
 		ev := events.NewEvent(events.TypeGrantRevoked, tenant, string(id), 1, at, "")
-		_, err = s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
+		rev, err = s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
 		if !errors.Is(err, ErrConflict) {
-			return g, err
+			return g, rev, err
 		}
 	}
-	return events.Grant{}, ErrConflict
+	return events.Grant{}, 0, ErrConflict
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/subtle"
 	"sort"
-	"strings"
 
 	"github.com/countersign/countersign/events"
 	"golang.org/x/sync/errgroup"
@@ -34,7 +33,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 		return []string{string(g.Tenant) + "/" + string(g.Agent), "t:" + string(g.Tenant)}
 	})
 	v.rules = NewMirror(store.rules, func(r events.Rule) []string {
-		return []string{string(r.Agent)}
+		return []string{string(r.Tenant) + "/" + string(r.Agent)}
 	})
 	v.requests = NewMirror(store.requests, requestIndex)
 	return v
@@ -140,12 +139,7 @@ func (v *Views) TenantGrants(tenant events.TenantID) []events.Grant {
 // RulesOf returns an agent's rules kept through the API or answers, oldest
 // first (configured rules are the caller's to add).
 func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.Rule {
-	var out []events.Rule
-	for _, r := range v.rules.ByIndex(string(agent)) {
-		if strings.HasPrefix(RuleKey(tenant, agent, r.ID), string(tenant)+".") && r.Agent == agent {
-			out = append(out, r)
-		}
-	}
+	out := v.rules.ByIndex(string(tenant) + "/" + string(agent))
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
