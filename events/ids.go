@@ -80,4 +80,3 @@ func DerivedRuleID(agent AgentID, text string) RuleID {
 
 // ValidGeneratedID reports whether s looks like an id this package made.
 func ValidGeneratedID(s string) bool { return generatedIDPattern.MatchString(s) }
-
