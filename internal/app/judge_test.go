@@ -3,6 +3,7 @@ package app_test
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -109,6 +110,13 @@ func TestJudgeThroughHTTP(t *testing.T) {
 		t.Fatalf("escalate: status %s escalated %v reason %v", r.Status, r.JudgeEscalated, r.ReviewerReason)
 	}
 
+	for _, want := range []string{`countersign_judge_outcomes_total{reason="verified",tenant="demo"} 1`,
+		`countersign_judge_outcomes_total{reason="model_escalate",tenant="demo"} 1`, "countersign_judge_model_latency_seconds_count 2"} {
+		if m := metricsText(t, srv.URL); !strings.Contains(m, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+
 	for name, step := range map[string]func(){
 		"invented quote": func() {
 			model.answer(200, map[string]any{"verdict": "allow", "quote": "Refunds may always be issued.", "evidence": []string{"GBP"}, "rationale": "ok"})
@@ -192,4 +200,15 @@ func TestModelReviewer(t *testing.T) {
 			}
 		})
 	}
+}
+
+func metricsText(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return string(b)
 }
