@@ -1,0 +1,156 @@
+package deciders_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+const tenantYAML = `tenants:
+  - id: acme
+    read_rules: ["tools.call:read_*"]
+    members:
+      - {id: u-1, policy: {allow: ["*"], deny: ["apps.call:*/delete_*"]}}
+      - {id: u-2}
+    agents:
+      - {id: main, member: u-1}
+      - {id: prog, member: u-1, parent: main}
+      - {id: lone, member: u-2}
+`
+
+type fixture struct {
+	t       *events.Tenant
+	store   *kvstate.Store
+	views   *kvstate.Views
+	checker *deciders.Checker
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	cfg, err := config.Parse([]byte(tenantYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, _ := cfg.DomainTenants()
+	b := testutil.NewJetStream(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := kvstate.NewViews(store, tenants)
+	go func() { _ = views.Run(ctx) }()
+	if err := views.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: tenants[0], store: store, views: views, checker: &deciders.Checker{Views: views}}
+}
+
+func (f *fixture) grant(t *testing.T, agent events.AgentID, target, effect, scope, session string) events.Grant {
+	t.Helper()
+	g := events.Grant{ID: events.NewGrantID(), Tenant: "acme", Agent: agent, Capability: events.Capability{Action: "tools.call", Target: target},
+		Effect: effect, Scope: scope, Session: session, CreatedAt: time.Now()}
+	rev, err := f.store.PutGrant(context.Background(), &g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.views.GrantMirror().Apply(kvstate.GrantKey("acme", g.ID), g, rev)
+	return g
+}
+
+func req(agent events.AgentID, action, target, session, kind string) *events.Request {
+	return &events.Request{Tenant: "acme", Agent: agent, Session: session, Subject: events.Subject{Kind: kind},
+		Capability: events.Capability{Action: action, Target: target}}
+}
+
+func TestCheckOrder(t *testing.T) {
+	f := newFixture(t)
+	allow := f.grant(t, "prog", "deploy", events.EffectAllow, events.ScopeLifetime, "")
+	deny := f.grant(t, "prog", "wipe", events.EffectDeny, events.ScopeLifetime, "")
+	f.grant(t, "prog", "wipe", events.EffectAllow, events.ScopeLifetime, "")
+	sess := f.grant(t, "prog", "email", events.EffectAllow, events.ScopeSession, "ses-1")
+	tests := []struct {
+		name   string
+		r      *events.Request
+		status events.Status
+		by     events.Ref
+	}{
+		{"policy deny wins", req("prog", "apps.call", "c/delete_user", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-1"}},
+		{"no policy denies", req("lone", "tools.call", "read_file", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-2"}},
+		{"read", req("prog", "tools.call", "read_file", "", "tool"), events.StatusApproved, events.Ref{Kind: "read", ID: "tools.call:read_*"}},
+		{"allow grant", req("prog", "tools.call", "deploy", "", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(allow.ID)}},
+		{"deny grant wins", req("prog", "tools.call", "wipe", "", "tool"), events.StatusDenied, events.Ref{Kind: "grant", ID: string(deny.ID)}},
+		{"session grant in its session", req("prog", "tools.call", "email", "ses-1", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(sess.ID)}},
+		{"session grant, other session", req("prog", "tools.call", "email", "ses-2", "tool"), "", events.Ref{}},
+		{"grants bind only their agent", req("main", "tools.call", "deploy", "", "tool"), "", events.Ref{}},
+		{"unknown subject skips reads", req("prog", "tools.call", "read_file", "", "browser"), "", events.Ref{}},
+		{"unknown subject still meets policy", req("prog", "apps.call", "c/delete_user", "", "browser"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-1"}},
+		{"delegation to a configured agent is not own", req("main", "agents.delegate", "prog", "", "tool"), "", events.Ref{}},
+	}
+	for _, tt := range tests {
+		v := f.checker.Check(context.Background(), f.t, tt.r)
+		if v.Decided != (tt.status != "") || v.Status != tt.status || v.By != tt.by {
+			t.Errorf("%s: %+v; want decided %v status %q by %+v", tt.name, v, tt.status != "", tt.status, tt.by)
+		}
+	}
+}
+
+func TestOwnSubagentDelegation(t *testing.T) {
+	f := newFixture(t)
+	sub := events.Agent{ID: events.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: "prog", Registered: true}
+	f.views.AgentMirror().Apply(kvstate.AgentKey("acme", sub.ID), sub, 1)
+	v := f.checker.Check(context.Background(), f.t, req("prog", "agents.delegate", string(sub.ID), "", "tool"))
+	if !v.Decided || v.By.Kind != events.KindOwnSubagent {
+		t.Fatalf("delegating to its own subagent: %+v", v)
+	}
+	if v := f.checker.Check(context.Background(), f.t, req("main", "agents.delegate", string(sub.ID), "", "tool")); v.Decided {
+		t.Fatalf("delegating to another agent's subagent decided: %+v", v)
+	}
+}
+
+func TestHoldsAndChain(t *testing.T) {
+	f := newFixture(t)
+	f.grant(t, "main", "deploy", events.EffectAllow, events.ScopeSession, "ses-1")
+	f.grant(t, "main", "refund", events.EffectAllow, events.ScopeLifetime, "")
+	f.grant(t, "main", "refund2", events.EffectAllow, events.ScopeLifetime, "")
+	f.grant(t, "main", "refund2", events.EffectDeny, events.ScopeLifetime, "")
+	mainRef := events.Ref{Kind: "agent", ID: "main"}
+	tests := []struct {
+		name  string
+		d     events.Ref
+		r     *events.Request
+		holds bool
+		scope string
+	}{
+		{"session grant in session", mainRef, req("prog", "tools.call", "deploy", "ses-1", "tool"), true, "session"},
+		{"session grant elsewhere", mainRef, req("prog", "tools.call", "deploy", "ses-9", "tool"), false, ""},
+		{"lifetime grant", mainRef, req("prog", "tools.call", "refund", "", "tool"), true, "lifetime"},
+		{"own deny grant wins", mainRef, req("prog", "tools.call", "refund2", "", "tool"), false, ""},
+		{"a read", mainRef, req("prog", "tools.call", "read_x", "", "tool"), true, "lifetime"},
+		{"nothing", mainRef, req("prog", "tools.call", "send", "", "tool"), false, ""},
+		{"person by policy", events.Ref{Kind: "person", ID: "u-1"}, req("prog", "tools.call", "send", "", "tool"), true, "lifetime"},
+		{"person's policy deny", events.Ref{Kind: "person", ID: "u-1"}, req("prog", "apps.call", "c/delete_x", "", "tool"), false, "lifetime"},
+	}
+	for _, tt := range tests {
+		holds, scope := f.checker.Holds(f.t, tt.d, tt.r)
+		if holds != tt.holds || (holds && scope != tt.scope) {
+			t.Errorf("%s: holds %v scope %q; want %v %q", tt.name, holds, scope, tt.holds, tt.scope)
+		}
+	}
+	if got := deciders.Chain(f.views, "acme", "prog"); len(got) != 2 || got[0] != "main" || got[1] != "prog" {
+		t.Errorf("Chain(prog) = %v, want [main prog]", got)
+	}
+	if got := deciders.Above(f.views, "acme", "prog"); got != mainRef {
+		t.Errorf("Above(prog) = %+v", got)
+	}
+	if got := deciders.Above(f.views, "acme", "main"); got != (events.Ref{Kind: "person", ID: "u-1"}) {
+		t.Errorf("Above(main) = %+v", got)
+	}
+}
