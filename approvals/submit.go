@@ -91,7 +91,10 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	if idemKey != "" {
 		var took bool
 		id, took, err = s.claimKey(ctx, c, idemKey, bodyDigest, id)
-		if err != nil || !took {
+		if err != nil {
+			return kvstate.Record{}, false, err
+		}
+		if !took {
 			return s.recoverKeyed(ctx, c, id, in, capability, timeout)
 		}
 	}
@@ -116,9 +119,6 @@ func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id
 // not written it yet (or crashed first), it creates it from this
 // JCS-equal body, and concurrent repeats converge on the one id.
 func (s *Service) recoverKeyed(ctx context.Context, c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (kvstate.Record, bool, error) {
-	if id == "" {
-		return kvstate.Record{}, false, ErrIdempotencyKey
-	}
 	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
 	if errors.Is(err, kvstate.ErrNotFound) {
 		rec, err = s.create(ctx, c, id, in, capability, timeout)
