@@ -15,6 +15,7 @@ var (
 	ErrConflict        = errors.New("approvals: request conflict")
 	ErrIdempotencyKey  = errors.New("approvals: idempotency key reused with a different body")
 	ErrUnavailable     = errors.New("approvals: state unavailable")
+	ErrRateLimited     = errors.New("approvals: too many long-polls held; retry shortly")
 )
 
 // InvalidError is bad input: Field names the offending field.

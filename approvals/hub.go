@@ -11,32 +11,38 @@ import (
 // feeds it; each waiter is a buffered channel in a map, so a held poll
 // costs a goroutine and a few hundred bytes, and no NATS consumer.
 type Hub struct {
+	max     int64 // held waits allowed at once
 	mu      sync.Mutex
 	waiters map[string]map[chan *kvstate.Record]struct{}
 	closed  bool
 	n       atomic.Int64
 }
 
-// NewHub returns an empty hub.
-func NewHub() *Hub { return &Hub{waiters: map[string]map[chan *kvstate.Record]struct{}{}} }
+// NewHub returns an empty hub that holds at most max waits at once.
+func NewHub(max int) *Hub {
+	return &Hub{max: int64(max), waiters: map[string]map[chan *kvstate.Record]struct{}{}}
+}
 
 // Subscribe returns a channel that receives key's record when it becomes
 // terminal (or is closed when the hub shuts down), and a cancel func that
-// the caller must call.
-func (h *Hub) Subscribe(key string) (<-chan *kvstate.Record, func()) {
+// the caller must call. It returns ErrRateLimited when the hub is full.
+func (h *Hub) Subscribe(key string) (<-chan *kvstate.Record, func(), error) {
 	ch := make(chan *kvstate.Record, 1)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
 		close(ch)
-		return ch, func() {}
+		return ch, func() {}, nil
+	}
+	if h.n.Load() >= h.max {
+		return nil, nil, ErrRateLimited
 	}
 	if h.waiters[key] == nil {
 		h.waiters[key] = map[chan *kvstate.Record]struct{}{}
 	}
 	h.waiters[key][ch] = struct{}{}
 	h.n.Add(1)
-	return ch, func() { h.remove(key, ch) }
+	return ch, func() { h.remove(key, ch) }, nil
 }
 
 func (h *Hub) remove(key string, ch chan *kvstate.Record) {

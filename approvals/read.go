@@ -31,7 +31,10 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (*kvstate.Record, error) {
 	wait = min(wait, MaxWait)
 	key := kvstate.RequestKey(c.Tenant.ID, id)
-	ch, cancel := s.hub.Subscribe(key)
+	ch, cancel, err := s.hub.Subscribe(key)
+	if err != nil {
+		return nil, err
+	}
 	defer cancel()
 	rec, err := s.current(ctx, c, id, key)
 	if err != nil || rec.Status.Terminal() || wait <= 0 {

@@ -37,7 +37,13 @@ type Config struct {
 	Now func() time.Time
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// MaxLongPolls bounds the long-polls held at once; more are refused
+	// with ErrRateLimited. Default DefaultMaxLongPolls.
+	MaxLongPolls int
 }
+
+// DefaultMaxLongPolls is the default of Config.MaxLongPolls.
+const DefaultMaxLongPolls = 100_000
 
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
@@ -57,7 +63,10 @@ func New(cfg Config) *Service {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub()}
+	if cfg.MaxLongPolls <= 0 {
+		cfg.MaxLongPolls = DefaultMaxLongPolls
+	}
+	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub(cfg.MaxLongPolls)}
 	cfg.Views.Requests().OnChange(s.hub.Observe)
 	return s
 }

@@ -21,6 +21,9 @@ type Config struct {
 	NATSURL string `yaml:"nats_url"`
 	// Roles this process runs: api, deciders. Default both.
 	Roles []string `yaml:"roles"`
+	// MaxLongPolls bounds the long-polls one process holds at once; more
+	// are answered 429 RateLimited. Default 100000.
+	MaxLongPolls int `yaml:"max_long_polls"`
 	// Tenants. At least one.
 	Tenants []*TenantConfig `yaml:"tenants"`
 }

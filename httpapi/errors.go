@@ -58,6 +58,7 @@ var sentinels = []struct {
 	{approvals.ErrOtherNotFound, http.StatusNotFound, "NotFound"},
 	{approvals.ErrIdempotencyKey, http.StatusUnprocessableEntity, "IdempotencyKeyReused"},
 	{approvals.ErrConflict, http.StatusConflict, "RequestConflict"},
+	{approvals.ErrRateLimited, http.StatusTooManyRequests, "RateLimited"},
 	{approvals.ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
 }
 
