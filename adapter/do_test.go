@@ -30,7 +30,7 @@ func TestDoReadRuleRunsAtOnce(t *testing.T) {
 	if got, want := out.Decision().By.Kind, events.KindRead; got != want {
 		t.Errorf("decided by %q, want %q", got, want)
 	}
-	if rec := (api{t, srv.URL}).get(tokMain, out.RequestID()); rec.ClaimedAt == nil {
+	if rec := srv.API(t).Get(tokMain, out.RequestID()); rec.ClaimedAt == nil {
 		t.Errorf("server record not claimed after the run: %+v", rec)
 	}
 }
@@ -38,13 +38,13 @@ func TestDoReadRuleRunsAtOnce(t *testing.T) {
 func TestDoEndorsedThenApprovedByPerson(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	var runs counter
 	ch := doAsync(context.Background(), newClient(t, srv.URL, tokProgrammer), call("issue_refund"), &runs)
-	r := a.awaitPending(tokMain, "issue_refund")
-	a.answer(tokMain, r.ID, "allow", "Looks right to me.")
-	r = a.awaitPending(tokPerson, "issue_refund")
-	a.answer(tokPerson, r.ID, "allow", "Confirmed duplicate.")
+	r := a.AwaitPending(tokMain, "issue_refund")
+	a.Answer(tokMain, r.ID, "allow", "Looks right to me.")
+	r = a.AwaitPending(tokPerson, "issue_refund")
+	a.Answer(tokPerson, r.ID, "allow", "Confirmed duplicate.")
 	res := wait(t, ch)
 	if res.out.Kind != adapter.Ran || runs.count() != 1 {
 		t.Fatalf("got %s with %d runs, want ran once", res.out, runs.count())
@@ -57,11 +57,11 @@ func TestDoEndorsedThenApprovedByPerson(t *testing.T) {
 func TestDoDeniedByPersonDoesNotRun(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	var runs counter
 	ch := doAsync(context.Background(), newClient(t, srv.URL, tokMain), call("issue_refund"), &runs)
-	r := a.awaitPending(tokPerson, "issue_refund")
-	a.answer(tokPerson, r.ID, "deny", "Not today.")
+	r := a.AwaitPending(tokPerson, "issue_refund")
+	a.Answer(tokPerson, r.ID, "deny", "Not today.")
 	res := wait(t, ch)
 	if res.out.Kind != adapter.Denied || runs.count() != 0 {
 		t.Fatalf("got %s with %d runs, want denied, not run", res.out, runs.count())
@@ -74,13 +74,13 @@ func TestDoDeniedByPersonDoesNotRun(t *testing.T) {
 func TestDoLostSubmitResponseRecoversSameRequest(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	proxy := newFaultProxy(t, srv.URL)
 	proxy.inject(fault{dropResponse: true})
 	var runs counter
 	ch := doAsync(context.Background(), newClient(t, proxy.URL(), tokMain), call("issue_refund"), &runs)
-	r := a.awaitPending(tokPerson, "issue_refund")
-	a.answer(tokPerson, r.ID, "allow", "")
+	r := a.AwaitPending(tokPerson, "issue_refund")
+	a.Answer(tokPerson, r.ID, "allow", "")
 	res := wait(t, ch)
 	if res.out.Kind != adapter.Ran || runs.count() != 1 {
 		t.Fatalf("got %s with %d runs, want ran once", res.out, runs.count())
@@ -91,7 +91,7 @@ func TestDoLostSubmitResponseRecoversSameRequest(t *testing.T) {
 	if got := res.out.RequestID(); got != r.ID {
 		t.Errorf("adapter used request %s, want the one created by the lost submit, %s", got, r.ID)
 	}
-	if n := len(a.pending(tokPerson)); n != 0 {
+	if n := len(a.Pending(tokPerson)); n != 0 {
 		t.Errorf("%d other requests still pending; want the retry to create none", n)
 	}
 }
@@ -99,13 +99,13 @@ func TestDoLostSubmitResponseRecoversSameRequest(t *testing.T) {
 func TestDoSurvivesServerRestart(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	var runs counter
 	c := newClient(t, srv.URL, tokMain, adapter.WithPollWait(time.Second))
 	ch := doAsync(context.Background(), c, call("issue_refund"), &runs)
-	r := a.awaitPending(tokPerson, "issue_refund")
+	r := a.AwaitPending(tokPerson, "issue_refund")
 	srv.Restart(t)
-	a.answer(tokPerson, r.ID, "allow", "After the restart.")
+	a.Answer(tokPerson, r.ID, "allow", "After the restart.")
 	res := wait(t, ch)
 	if res.out.Kind != adapter.Ran || runs.count() != 1 {
 		t.Fatalf("got %s with %d runs, want ran once", res.out, runs.count())
@@ -156,7 +156,7 @@ func TestDoApprovalExpiryByServerCorrectedClock(t *testing.T) {
 				if runs.count() != 0 || !strings.Contains(out.String(), "expired") {
 					t.Errorf("ran %d times, wording %q; want not run, reported expired", runs.count(), out)
 				}
-				if rec := (api{t, srv.URL}).get(tokMain, out.RequestID()); rec.ClaimedAt != nil {
+				if rec := srv.API(t).Get(tokMain, out.RequestID()); rec.ClaimedAt != nil {
 					t.Errorf("expired approval was claimed at %v", rec.ClaimedAt)
 				}
 			}
@@ -187,7 +187,7 @@ func TestDoDigestMismatchDoesNotRun(t *testing.T) {
 	if out.Kind != adapter.NotObtained || !errors.Is(out.Err, adapter.ErrDigestMismatch) || runs.count() != 0 {
 		t.Fatalf("got %s (%v) with %d runs, want not obtained with ErrDigestMismatch, not run", out.Kind, out.Err, runs.count())
 	}
-	if rec := (api{t, srv.URL}).get(tokMain, out.RequestID()); rec.ClaimedAt != nil {
+	if rec := srv.API(t).Get(tokMain, out.RequestID()); rec.ClaimedAt != nil {
 		t.Errorf("mismatched approval was claimed at %v", rec.ClaimedAt)
 	}
 }
@@ -214,7 +214,7 @@ func TestDoWaitLimitShortensTimeoutAndCancels(t *testing.T) {
 	if s := out.String(); !strings.Contains(s, "could not be obtained") || strings.Contains(s, "denied by") {
 		t.Errorf("wording %q, want 'could not be obtained' and no denial", s)
 	}
-	rec := (api{t, srv.URL}).get(tokMain, out.RequestID())
+	rec := srv.API(t).Get(tokMain, out.RequestID())
 	if d, err := time.ParseDuration(rec.Timeout); err != nil || d > 3*time.Second {
 		t.Errorf("requested timeout %q, want it shortened to fit 3s", rec.Timeout)
 	}
@@ -242,17 +242,17 @@ func TestDoNoDecisionInTimeIsExpiredNotDenied(t *testing.T) {
 func TestDoCancelledContextCancelsRequest(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	var runs counter
 	ch := doAsync(ctx, newClient(t, srv.URL, tokMain), call("issue_refund"), &runs)
-	r := a.awaitPending(tokPerson, "issue_refund")
+	r := a.AwaitPending(tokPerson, "issue_refund")
 	cancel()
 	res := wait(t, ch)
 	if res.out.Kind != adapter.Cancelled || !errors.Is(res.out.Err, adapter.ErrAbandoned) || runs.count() != 0 {
 		t.Fatalf("got %s (%v), %d runs; want cancelled as abandoned, not run", res.out.Kind, res.out.Err, runs.count())
 	}
-	if got := a.get(tokPerson, r.ID).Status; got != events.StatusCancelled {
+	if got := a.Get(tokPerson, r.ID).Status; got != events.StatusCancelled {
 		t.Errorf("server status %q, want cancelled", got)
 	}
 }
@@ -260,14 +260,14 @@ func TestDoCancelledContextCancelsRequest(t *testing.T) {
 func TestDoTwoAdaptersRacingToClaimRunOnce(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	cl := call("issue_refund")
 	cl.IdempotencyKey = "3f1c9a52-2d1e-4c7e-9d4b-7a0e6f1b2c3d" // both recover one request
 	var runs counter
 	ch1 := doAsync(context.Background(), newClient(t, srv.URL, tokMain), cl, &runs)
 	ch2 := doAsync(context.Background(), newClient(t, srv.URL, tokMain), cl, &runs)
-	r := a.awaitPending(tokPerson, "issue_refund")
-	a.answer(tokPerson, r.ID, "allow", "")
+	r := a.AwaitPending(tokPerson, "issue_refund")
+	a.Answer(tokPerson, r.ID, "allow", "")
 	r1, r2 := wait(t, ch1), wait(t, ch2)
 	if runs.count() != 1 {
 		t.Fatalf("ran %d times, want once (outcomes: %s / %s)", runs.count(), r1.out, r2.out)

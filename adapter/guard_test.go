@@ -17,7 +17,7 @@ type refund struct {
 func TestGuard(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := api{t, srv.URL}
+	a := srv.API(t)
 	c := newClient(t, srv.URL, tokMain)
 	ran := 0
 	tool := func(_ context.Context, in refund) (string, error) {
@@ -37,8 +37,8 @@ func TestGuard(t *testing.T) {
 		_, err := issue(context.Background(), refund{"payment_2", 4900})
 		done <- err
 	}()
-	r := a.awaitPending(tokPerson, "issue_refund")
-	a.answer(tokPerson, r.ID, "deny", "No.")
+	r := a.AwaitPending(tokPerson, "issue_refund")
+	a.Answer(tokPerson, r.ID, "deny", "No.")
 	err = <-done
 	var nr *adapter.NotRunError
 	if !errors.As(err, &nr) || !errors.Is(err, adapter.ErrNotRun) || nr.Outcome.Kind != adapter.Denied {

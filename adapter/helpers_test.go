@@ -1,20 +1,17 @@
 package adapter_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/events"
 )
 
 // Demo tenant tokens (SPEC §10).
@@ -33,98 +30,6 @@ func newClient(t testing.TB, url, token string, opts ...adapter.Option) *adapter
 		t.Fatalf("adapter.New: %v", err)
 	}
 	return c
-}
-
-// api speaks to a countersign server the way a person or agent decider does.
-type api struct {
-	t   testing.TB
-	url string
-}
-
-func (a api) do(method, path, token string, body any) (int, []byte) {
-	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, a.url+path, rd)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, data
-}
-
-// get returns the record as token sees it.
-func (a api) get(token string, id events.RequestID) events.Request {
-	a.t.Helper()
-	code, data := a.do(http.MethodGet, "/v1/requests/"+string(id), token, nil)
-	if code != http.StatusOK {
-		a.t.Fatalf("GET %s: %d %s", id, code, data)
-	}
-	var r events.Request
-	if err := json.Unmarshal(data, &r); err != nil {
-		a.t.Fatalf("GET %s: %v", id, err)
-	}
-	return r
-}
-
-// pending lists the requests waiting for token's answer.
-func (a api) pending(token string) []events.Request {
-	a.t.Helper()
-	code, data := a.do(http.MethodGet, "/v1/requests?status=pending", token, nil)
-	if code != http.StatusOK {
-		a.t.Fatalf("inbox: %d %s", code, data)
-	}
-	var page struct {
-		Items []events.Request `json:"items"`
-	}
-	if err := json.Unmarshal(data, &page); err != nil {
-		a.t.Fatalf("inbox: %v", err)
-	}
-	return page.Items
-}
-
-// awaitPending waits until token's inbox holds a pending request for tool,
-// and returns it.
-func (a api) awaitPending(token, tool string) events.Request {
-	a.t.Helper()
-	var got events.Request
-	eventually(a.t, 10*time.Second, func() bool {
-		for _, r := range a.pending(token) {
-			if r.Capability.Target == tool && r.Approver != nil {
-				got = r
-				return true
-			}
-		}
-		return false
-	}, "a pending request for %s in the inbox of %s", tool, token)
-	return got
-}
-
-// answer answers id as token.
-func (a api) answer(token string, id events.RequestID, decision, reason string) events.Request {
-	a.t.Helper()
-	rev := a.get(token, id).Revision
-	body := map[string]any{"expected": rev, "decision": decision, "reason": reason}
-	code, data := a.do(http.MethodPost, "/v1/requests/"+string(id), token, body)
-	if code != http.StatusOK {
-		a.t.Fatalf("answer %s %s: %d %s", decision, id, code, data)
-	}
-	var r events.Request
-	_ = json.Unmarshal(data, &r)
-	return r
 }
 
 // eventually polls cond until it holds or within passes.

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +11,6 @@ import (
 
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/adapter/mcpproxy"
-	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -154,7 +151,7 @@ func text(t *testing.T, ch <-chan *mcp.CallToolResult) (string, bool) {
 func TestProxyGatesEveryCall(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := deciderAPI{t, srv.URL}
+	a := srv.API(t)
 	cs, up := connect(t, srv.URL, servertest.TokenMain)
 	email := map[string]any{"to": "a@example.com", "body": "Your refund <is> on its way.", mcpproxy.ReasonArg: "The customer asked for a confirmation."}
 	tests := []struct {
@@ -174,14 +171,14 @@ func TestProxyGatesEveryCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ch := callAsync(cs, tt.tool, tt.args)
 			if tt.answer != "" {
-				r := a.awaitPending(servertest.TokenPerson, tt.tool)
+				r := a.AwaitPending(servertest.TokenPerson, tt.tool)
 				if r.Session != "ses-mcp" || (tt.args[mcpproxy.ReasonArg] != nil && r.Reason != tt.args[mcpproxy.ReasonArg]) {
 					t.Errorf("request session %q reason %q; want the proxy's session and the %s", r.Session, r.Reason, mcpproxy.ReasonArg)
 				}
 				if bytes.Contains(r.Arguments, []byte(mcpproxy.ReasonArg)) {
 					t.Errorf("request arguments %s carry %s", r.Arguments, mcpproxy.ReasonArg)
 				}
-				a.answer(servertest.TokenPerson, r.ID, tt.answer, "Not to customers.")
+				a.Answer(servertest.TokenPerson, r.ID, tt.answer, "Not to customers.")
 			}
 			got, isErr := text(t, ch)
 			if !strings.Contains(got, tt.want) || isErr != tt.wantErr {
@@ -229,59 +226,4 @@ func TestProxyPassesResourcesAndPrompts(t *testing.T) {
 	if tc, _ := pr.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "Summarize the inbox." {
 		t.Errorf("prompt message %+v, want the upstream's", pr.Messages[0].Content)
 	}
-}
-
-// deciderAPI answers requests on a countersign server as a person does.
-type deciderAPI struct {
-	t   testing.TB
-	url string
-}
-
-func (a deciderAPI) call(method, path, token string, body, into any) {
-	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, a.url+path, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		a.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
-	}
-	if err := json.Unmarshal(data, into); err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-}
-
-func (a deciderAPI) awaitPending(token, tool string) events.Request {
-	a.t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		var page struct {
-			Items []events.Request `json:"items"`
-		}
-		a.call(http.MethodGet, "/v1/requests?status=pending", token, nil, &page)
-		for _, r := range page.Items {
-			if r.Capability.Target == tool {
-				return r
-			}
-		}
-	}
-	a.t.Fatalf("no pending request for %s in the inbox of %s", tool, token)
-	return events.Request{}
-}
-
-func (a deciderAPI) answer(token string, id events.RequestID, decision, reason string) {
-	a.t.Helper()
-	var rec events.Request
-	a.call(http.MethodGet, "/v1/requests/"+string(id), token, nil, &rec)
-	body := map[string]any{"expected": rec.Revision, "decision": decision, "reason": reason}
-	a.call(http.MethodPost, "/v1/requests/"+string(id), token, body, &rec)
 }

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
@@ -141,7 +139,7 @@ func TestHookFailsClosed(t *testing.T) {
 func TestHookAgainstServer(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
-	a := hookAPI{t, srv.URL}
+	a := srv.API(t)
 	tests := []struct {
 		name, tool, format string
 		answer             string // "" for none: the read rule decides
@@ -152,7 +150,7 @@ func TestHookAgainstServer(t *testing.T) {
 			if d != "allow" {
 				t.Fatalf("got %s %q, want allow", d, reason)
 			}
-			if rec := a.get("dev-main", requestID(t, reason)); rec.ClaimedAt == nil || rec.ToolCallID == "" || rec.Session != "ses-hook" {
+			if rec := a.Get("dev-main", requestID(t, reason)); rec.ClaimedAt == nil || rec.ToolCallID == "" || rec.Session != "ses-hook" {
 				t.Errorf("record %+v: want claimed, with the hook's session and tool-use id", rec)
 			}
 		}},
@@ -191,8 +189,8 @@ func TestHookAgainstServer(t *testing.T) {
 			}
 			h := startHook(t, srv.URL, "dev-main", stdin, "claude-code", "--format", tt.format, "--wait", "30s")
 			if tt.answer != "" {
-				r := a.awaitPending("dev-person", tt.tool)
-				a.answer("dev-person", r.ID, tt.answer, "Not on main.")
+				r := a.AwaitPending("dev-person", tt.tool)
+				a.Answer("dev-person", r.ID, tt.answer, "Not on main.")
 			}
 			tt.check(t, h.finish(t))
 		})
@@ -208,68 +206,4 @@ func requestID(t *testing.T, reason string) events.RequestID {
 		t.Fatalf("no request id in %q", reason)
 	}
 	return events.RequestID(id)
-}
-
-// hookAPI answers requests on a countersign server as a decider does.
-type hookAPI struct {
-	t   testing.TB
-	url string
-}
-
-func (a hookAPI) call(method, path, token string, body any, into any) {
-	a.t.Helper()
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, _ := http.NewRequest(method, a.url+path, rd)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	data, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		a.t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, data)
-	}
-	if err := json.Unmarshal(data, into); err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-}
-
-func (a hookAPI) get(token string, id events.RequestID) events.Request {
-	a.t.Helper()
-	var r events.Request
-	a.call(http.MethodGet, "/v1/requests/"+string(id), token, nil, &r)
-	return r
-}
-
-// awaitPending waits for a pending request for tool in token's inbox.
-func (a hookAPI) awaitPending(token, tool string) events.Request {
-	a.t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for time.Now().Before(deadline) {
-		var page struct {
-			Items []events.Request `json:"items"`
-		}
-		a.call(http.MethodGet, "/v1/requests?status=pending", token, nil, &page)
-		for _, r := range page.Items {
-			if r.Capability.Target == tool {
-				return r
-			}
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	a.t.Fatalf("no pending request for %s in the inbox of %s", tool, token)
-	return events.Request{}
-}
-
-func (a hookAPI) answer(token string, id events.RequestID, decision, reason string) {
-	a.t.Helper()
-	body := map[string]any{"expected": a.get(token, id).Revision, "decision": decision, "reason": reason}
-	var r events.Request
-	a.call(http.MethodPost, "/v1/requests/"+string(id), token, body, &r)
 }

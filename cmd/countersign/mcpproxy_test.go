@@ -61,14 +61,14 @@ func TestMCPProxyCommand(t *testing.T) {
 				t.Fatalf("connect to the proxy: %v", err)
 			}
 			defer cs.Close()
-			checkProxiedTools(t, ctx, cs, hookAPI{t, srv.URL})
+			checkProxiedTools(t, ctx, cs, srv.API(t))
 		})
 	}
 }
 
 // checkProxiedTools: a read runs at once; a denied call comes back as a
 // tool error with the denial's wording.
-func checkProxiedTools(t *testing.T, ctx context.Context, cs *mcp.ClientSession, a hookAPI) {
+func checkProxiedTools(t *testing.T, ctx context.Context, cs *mcp.ClientSession, a servertest.API) {
 	t.Helper()
 	lt, err := cs.ListTools(ctx, nil)
 	if err != nil || len(lt.Tools) != 2 || !strings.Contains(jsonText(lt.Tools[0].InputSchema), mcpproxy.ReasonArg) {
@@ -81,11 +81,11 @@ func checkProxiedTools(t *testing.T, ctx context.Context, cs *mcp.ClientSession,
 	go func() {
 		done <- callText(ctx, cs, "delete_notes", map[string]any{mcpproxy.ReasonArg: "Clean slate."})
 	}()
-	r := a.awaitPending("dev-person", "delete_notes")
+	r := a.AwaitPending("dev-person", "delete_notes")
 	if r.Reason != "Clean slate." {
 		t.Errorf("request reason %q, want the countersign_reason", r.Reason)
 	}
-	a.answer("dev-person", r.ID, "deny", "Keep them.")
+	a.Answer("dev-person", r.ID, "deny", "Keep them.")
 	if got := <-done; !strings.Contains(got, `error: countersign: denied by person u-1 with the note "Keep them."`) {
 		t.Errorf("delete_notes = %q, want a tool error with the denial", got)
 	}
