@@ -23,6 +23,7 @@ type scripted struct {
 	content string
 	status  int
 	calls   int
+	delay   time.Duration
 }
 
 func newScripted(t *testing.T) *scripted {
@@ -37,9 +38,14 @@ func newScripted(t *testing.T) *scripted {
 			return
 		}
 		s.mu.Lock()
-		content, status := s.content, s.status
+		content, status, delay := s.content, s.status, s.delay
 		s.calls++
 		s.mu.Unlock()
+		select {
+		case <-time.After(delay):
+		case <-r.Context().Done():
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
 		_ = json.NewEncoder(w).Encode(map[string]any{"id": "c1", "object": "chat.completion", "model": req.Model,
@@ -211,4 +217,28 @@ func metricsText(t *testing.T, url string) string {
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return string(b)
+}
+
+// A model slower than the request's own deadline cannot hold the submit:
+// the judge gives up at the deadline and the request goes on, escalated,
+// never allowed.
+func TestSlowModelPastTheDeadline(t *testing.T) {
+	model := newScripted(t)
+	model.answer(200, map[string]any{"verdict": "allow", "quote": refundRule, "evidence": []string{"GBP"}, "rationale": "Late."})
+	model.mu.Lock()
+	model.delay = 10 * time.Second
+	model.mu.Unlock()
+	// The judge's own timeout is long: only the request's deadline bounds it.
+	cfg := strings.Replace(judgeConfig(model.URL, "none"), "timeout: 2s", "timeout: 60s", 1)
+	srv := servertest.Start(t, servertest.WithConfig(cfg))
+	start := time.Now()
+	var r judged
+	code := newClient(srv.URL, "dev-main").do(t, "POST", "/v1/requests", map[string]any{"tool": "issue_refund",
+		"arguments": map[string]any{"currency": "GBP"}, "timeout": "1s"}, nil, &r)
+	if took := time.Since(start); code != 201 || took > 5*time.Second {
+		t.Fatalf("submit: %d after %v; want 201 within the request's 1s deadline (plus slack)", code, took)
+	}
+	if r.Status == "approved" || !r.JudgeEscalated {
+		t.Fatalf("status %s, judge_escalated %v; want escalated, not approved", r.Status, r.JudgeEscalated)
+	}
 }
