@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -108,14 +109,8 @@ func parseLimit(s string) (int, error) {
 	if s == "" {
 		return 50, nil
 	}
-	n := 0
-	for _, r := range s {
-		if r < '0' || r > '9' || n > 1000 {
-			return 0, invalid("limit", "limit must be 1..500")
-		}
-		n = n*10 + int(r-'0')
-	}
-	if n < 1 || n > 500 {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 500 {
 		return 0, invalid("limit", "limit must be 1..500")
 	}
 	return n, nil

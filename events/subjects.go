@@ -1,6 +1,9 @@
 package events
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // CloudEvent types (SPEC §9).
 const (
@@ -39,7 +42,7 @@ const EventsFilter = SubjectRoot + ".*.events.>"
 
 // MsgID is the Nats-Msg-Id that deduplicates one change of a request.
 func MsgID(id RequestID, revision uint64) string {
-	return string(id) + ":" + uitoa(revision)
+	return string(id) + ":" + strconv.FormatUint(revision, 10)
 }
 
 // GrantMsgID deduplicates a grant's creation or revocation.
@@ -52,20 +55,6 @@ func GrantMsgID(id GrantID, revoked bool) string {
 
 // Source is the CloudEvent source of a tenant's events.
 func Source(tenant TenantID) string { return "/countersign/" + string(tenant) }
-
-func uitoa(u uint64) string {
-	if u == 0 {
-		return "0"
-	}
-	var b [20]byte
-	i := len(b)
-	for u > 0 {
-		i--
-		b[i] = byte('0' + u%10)
-		u /= 10
-	}
-	return string(b[i:])
-}
 
 // TenantEventsFilter matches every event subject of one tenant.
 func TenantEventsFilter(tenant TenantID) string {

@@ -9,10 +9,12 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testutil"
 )
 
 // Black-box tests of the HTTP API against SPEC §2–§5. They talk HTTP to a
@@ -271,13 +273,24 @@ func contains(xs []string, x string) bool {
 // eventually polls f until it returns true or the deadline passes.
 func eventually(t *testing.T, within time.Duration, what string, f func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for !f() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, within)
-		}
-		time.Sleep(50 * time.Millisecond)
+	testutil.Eventually(t, within, f, what)
+}
+
+// together runs fn(0) … fn(n-1) in goroutines released at the same moment,
+// and returns when all have finished.
+func together(n int, fn func(i int)) {
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			fn(i)
+		}()
 	}
+	close(start)
+	wg.Wait()
 }
 
 func str(v any) string {

@@ -3,7 +3,6 @@ package httpapi_test
 import (
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,19 +73,10 @@ func TestAPIIdempotencyConcurrent(t *testing.T) {
 		id     string
 	}
 	results := make([]result, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-start
-			r := main.do("POST", "/v1/requests", `{"tool":"deploy","arguments":{"n":1}}`, "Idempotency-Key", "same-key")
-			results[i] = result{r.status, str(r.body["id"])}
-		}(i)
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		r := main.do("POST", "/v1/requests", `{"tool":"deploy","arguments":{"n":1}}`, "Idempotency-Key", "same-key")
+		results[i] = result{r.status, str(r.body["id"])}
+	})
 	created := 0
 	for i, r := range results {
 		if r.status != http.StatusCreated && r.status != http.StatusOK {

@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,22 +18,13 @@ func TestAPIConcurrentAnswers(t *testing.T) {
 	rec := main.pending()
 	const n = 16
 	codes := make([]int, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-start
-			decision := "allow"
-			if i%2 == 1 {
-				decision = "deny"
-			}
-			codes[i] = person.do("POST", "/v1/requests/"+str(rec["id"]), map[string]any{"expected": 0, "decision": decision}).status
-		}(i)
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		decision := "allow"
+		if i%2 == 1 {
+			decision = "deny"
+		}
+		codes[i] = person.do("POST", "/v1/requests/"+str(rec["id"]), map[string]any{"expected": 0, "decision": decision}).status
+	})
 	final := person.get(str(rec["id"]))
 	if num(final["revision"]) != 1 {
 		t.Errorf("revision %v after concurrent answers, want 1", final["revision"])
@@ -63,19 +53,10 @@ func TestAPIConcurrentClaims(t *testing.T) {
 	const n = 16
 	codes := make([]int, n)
 	reasons := make([]string, n)
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			<-start
-			r := main.do("POST", "/v1/requests/"+str(rec["id"])+"/claim", map[string]any{"call_digest": rec["call_digest"]})
-			codes[i], reasons[i] = r.status, str(r.body["reason"])
-		}(i)
-	}
-	close(start)
-	wg.Wait()
+	together(n, func(i int) {
+		r := main.do("POST", "/v1/requests/"+str(rec["id"])+"/claim", map[string]any{"call_digest": rec["call_digest"]})
+		codes[i], reasons[i] = r.status, str(r.body["reason"])
+	})
 	ok := 0
 	for i := range codes {
 		switch {

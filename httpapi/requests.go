@@ -12,9 +12,6 @@ import (
 // maxIdempotencyKey bounds an Idempotency-Key header.
 const maxIdempotencyKey = 255
 
-// recordJSON is a request as the API shows it.
-func recordJSON(rec kvstate.Record) events.Request { return rec.Request }
-
 func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
 	if err != nil {
@@ -42,7 +39,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return writeJSON(w, status, recordJSON(rec))
+	return writeJSON(w, status, rec.Request)
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
@@ -60,7 +57,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, recordJSON(rec))
+		return writeJSON(w, http.StatusOK, rec.Request)
 	}
 	return a.wait(w, r, c, id, wait)
 }
@@ -119,7 +116,7 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, recordJSON(rec))
+	return writeJSON(w, http.StatusOK, rec.Request)
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -135,7 +132,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, recordJSON(rec))
+	return writeJSON(w, http.StatusOK, rec.Request)
 }
 
 // claimInput is the body of POST /v1/requests/{id}/claim.
@@ -156,5 +153,5 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, recordJSON(rec))
+	return writeJSON(w, http.StatusOK, rec.Request)
 }
