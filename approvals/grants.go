@@ -126,7 +126,9 @@ func (s *Service) grantVisible(c Caller, g *events.Grant) bool {
 }
 
 // RevokeGrant revokes a grant the caller may see; it stops matching at
-// once. Errors: ErrGrantNotFound, ErrConflict, ErrUnavailable.
+// once. The member's person and admin revoke any; an agent only an allow
+// grant of a descendant (SPEC §5). Errors: ErrGrantNotFound, ErrForbidden,
+// ErrConflict, ErrUnavailable.
 func (s *Service) RevokeGrant(ctx context.Context, c Caller, id events.GrantID) (events.Grant, error) {
 	if !events.ValidGeneratedID(string(id)) {
 		return events.Grant{}, ErrGrantNotFound
@@ -137,6 +139,9 @@ func (s *Service) RevokeGrant(ctx context.Context, c Caller, id events.GrantID) 
 	}
 	if !s.grantVisible(c, &g) {
 		return events.Grant{}, ErrGrantNotFound
+	}
+	if err := s.mayRevoke(c, &g); err != nil {
+		return events.Grant{}, err
 	}
 	g, rev, err := s.store.RevokeGrant(ctx, c.Tenant.ID, id, s.now())
 	if err != nil {

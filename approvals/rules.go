@@ -27,12 +27,13 @@ func (in *RuleInput) validate() error {
 	return nil
 }
 
-// keepRule keeps the rule text of an answer for the requesting agent.
+// keepRule keeps the rule text of an answer for the requesting agent; an
+// agent's answer keeps it only with effect deny (SPEC §5).
 func (s *Service) keepRule(ctx context.Context, c Caller, r *events.Request, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
-	_, err := s.addRule(ctx, c, r.Agent, RuleInput{Text: text})
+	_, err := s.addRule(ctx, c, r.Agent, RuleInput{Text: text, Effect: ruleEffect(c)})
 	return err
 }
 
@@ -80,8 +81,10 @@ func (s *Service) ListRules(_ context.Context, c Caller, agent events.AgentID) (
 	return rules, nil
 }
 
-// AddRule keeps a new rule for an agent. Errors: *InvalidError,
-// ErrOtherNotFound, ErrUnavailable.
+// AddRule keeps a new rule for an agent. The member's person and admin
+// add any rule; an agent only a rule with effect deny for one of its
+// descendants (SPEC §5). Errors: *InvalidError, ErrOtherNotFound,
+// ErrForbidden, ErrUnavailable.
 func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
 	if err := in.validate(); err != nil {
 		return events.Rule{}, err
@@ -89,11 +92,16 @@ func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, i
 	if _, err := s.agentFor(c, agent); err != nil {
 		return events.Rule{}, err
 	}
+	if err := s.mayAddRule(c, agent, in.Effect); err != nil {
+		return events.Rule{}, err
+	}
 	return s.addRule(ctx, c, agent, in)
 }
 
 // DeleteRule removes a kept rule (configured rules live in the config).
-// Errors: ErrOtherNotFound, ErrForbidden, ErrUnavailable.
+// The member's person and admin delete any; an agent only a deny rule it
+// added, on a descendant (SPEC §5). Errors: ErrOtherNotFound,
+// ErrForbidden, ErrUnavailable.
 func (s *Service) DeleteRule(ctx context.Context, c Caller, agent events.AgentID, id events.RuleID) error {
 	if _, err := s.agentFor(c, agent); err != nil {
 		return err
@@ -105,6 +113,13 @@ func (s *Service) DeleteRule(ctx context.Context, c Caller, agent events.AgentID
 	}
 	if !events.ValidGeneratedID(string(id)) {
 		return ErrOtherNotFound
+	}
+	rule, err := s.store.GetRule(ctx, c.Tenant.ID, agent, id)
+	if err != nil {
+		return stateErr(err, ErrOtherNotFound)
+	}
+	if err := s.mayDeleteRule(c, &rule); err != nil {
+		return err
 	}
 	if err := s.store.DeleteRule(ctx, c.Tenant.ID, agent, id); err != nil {
 		return stateErr(err, ErrOtherNotFound)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/countersign/countersign/events"
 )
@@ -40,6 +41,19 @@ func (s *Store) PutRule(ctx context.Context, tenant events.TenantID, r *events.R
 	}
 	_, err = s.rules.Put(ctx, RuleKey(tenant, r.Agent, r.ID), data)
 	return mapErr(err)
+}
+
+// GetRule reads a kept rule; ErrNotFound if there is none.
+func (s *Store) GetRule(ctx context.Context, tenant events.TenantID, agent events.AgentID, id events.RuleID) (events.Rule, error) {
+	e, err := s.rules.Get(ctx, RuleKey(tenant, agent, id))
+	if err != nil {
+		return events.Rule{}, mapErr(err)
+	}
+	var r events.Rule
+	if err := json.Unmarshal(e.Value(), &r); err != nil {
+		return r, fmt.Errorf("kvstate: decode rule %s: %w", id, err)
+	}
+	return r, nil
 }
 
 // DeleteRule removes a rule; ErrNotFound if there is none.
