@@ -26,7 +26,8 @@ var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target
 // RegisterAgent registers a subagent of the calling agent (SPEC §5): the
 // spawn is allowed by steps 1–3 for agents.spawn:*, or by the caller's
 // approved, unclaimed spawn request named in RequestID, which this claims.
-// It returns the agent and its token (shown once; stored hashed).
+// It returns the agent and its token (shown once; stored hashed). The
+// subagent gets no grant and no rule: nothing its parent does not hold.
 // Errors: *InvalidError, ErrForbidden, ErrNotFound, *ClaimError.
 func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (events.Agent, string, error) {
 	if c.Principal.Kind != events.KindAgent {
@@ -35,6 +36,9 @@ func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput)
 	parent, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID))
 	if !ok {
 		return events.Agent{}, "", errors.Join(ErrForbidden, errors.New("unknown agent"))
+	}
+	if s.views.Retired(c.Tenant.ID, parent.ID) {
+		return events.Agent{}, "", forbid("a retired agent cannot register subagents")
 	}
 	reviewTimeout, err := parseReviewTimeout(in.ReviewTimeout)
 	if err != nil {

@@ -16,7 +16,14 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kv
 	if err != nil {
 		return rec, err
 	}
-	return s.transition(ctx, rec, func(r *events.Request) (string, error) {
+	return s.transition(ctx, rec, s.cancel(""))
+}
+
+// cancel is the cancel transition: a pending request before its deadline
+// becomes cancelled, by its requester (SPEC §4), with note kept as the
+// decision's note; otherwise ErrConflict.
+func (s *Service) cancel(note string) kvstate.Mutation {
+	return func(r *events.Request) (string, error) {
 		if r.Status.Terminal() {
 			return "", conflict("request is %s", r.Status)
 		}
@@ -25,9 +32,10 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kv
 			return "", conflict("the request's deadline has passed")
 		}
 		r.Status = events.StatusCancelled
-		r.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: string(r.Agent)}, DecidedAt: now}
+		r.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: string(r.Agent)},
+			Note: note, DecidedAt: now}
 		return events.TypeRequestCancelled, nil
-	})
+	}
 }
 
 // Claim spends an approval right before the call runs: one compare-and-set

@@ -67,6 +67,7 @@ type Agent struct {
 	Registered    bool          `json:"registered,omitempty"`     // a subagent registered via POST /v1/agents
 	TokenSHA256   string        `json:"token_sha256,omitempty"`   // registered subagents only
 	CreatedAt     time.Time     `json:"created_at,omitzero"`
+	RetiredAt     *time.Time    `json:"retired_at,omitempty"` // set by DELETE /v1/agents/{id}; a retired agent never authenticates
 }
 
 // Token maps a bearer token to a principal and scopes.

@@ -30,6 +30,20 @@ func (a *API) registerAgent(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusCreated, registered{Agent: agent, Token: token})
 }
 
+// retireAgent serves DELETE /v1/agents/{id}: 200 with the retired agent.
+func (a *API) retireAgent(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	if err != nil {
+		return err
+	}
+	agent, err := a.svc.RetireAgent(r.Context(), c, events.AgentID(r.PathValue("id")))
+	if err != nil {
+		return err
+	}
+	agent.TokenSHA256 = ""
+	return writeJSON(w, http.StatusOK, agent)
+}
+
 func (a *API) listRules(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.caller(r, events.ScopeApprovalsRead)
 	if err != nil {

@@ -68,6 +68,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("GET /v1/grants", a.listGrants)
 	a.handle("DELETE /v1/grants/{id}", a.revokeGrant)
 	a.handle("POST /v1/agents", a.registerAgent)
+	a.handle("DELETE /v1/agents/{id}", a.retireAgent)
 	a.handle("GET /v1/agents/{id}/rules", a.listRules)
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)

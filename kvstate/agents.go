@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/countersign/countersign/events"
 )
@@ -25,6 +26,43 @@ func (s *Store) PutAgent(ctx context.Context, a *events.Agent) error {
 		return ErrExists
 	}
 	return err
+}
+
+// GetAgent reads a registered subagent and its KV revision; ErrNotFound if
+// there is none.
+func (s *Store) GetAgent(ctx context.Context, tenant events.TenantID, id events.AgentID) (events.Agent, uint64, error) {
+	e, err := s.agents.Get(ctx, AgentKey(tenant, id))
+	if err != nil {
+		return events.Agent{}, 0, mapErr(err)
+	}
+	var a events.Agent
+	if err := json.Unmarshal(e.Value(), &a); err != nil {
+		return a, 0, fmt.Errorf("kvstate: decode agent %s: %w", id, err)
+	}
+	return a, e.Revision(), nil
+}
+
+// RetireAgent marks a registered subagent retired at at with one
+// compare-and-set and returns it with its KV revision. Retiring a retired
+// agent returns it unchanged. Errors: ErrNotFound, ErrConflict.
+func (s *Store) RetireAgent(ctx context.Context, tenant events.TenantID, id events.AgentID, at time.Time) (events.Agent, uint64, error) {
+	for attempt := 0; attempt < maxAttempts; attempt++ {
+		a, rev, err := s.GetAgent(ctx, tenant, id)
+		if err != nil || a.RetiredAt != nil {
+			return a, rev, err
+		}
+		at := at.UTC()
+		a.RetiredAt = &at
+		data, err := json.Marshal(a)
+		if err != nil {
+			return a, 0, err
+		}
+		rev, err = s.agents.Update(ctx, AgentKey(tenant, id), data, rev)
+		if err = mapErr(err); !errors.Is(err, ErrConflict) {
+			return a, rev, err
+		}
+	}
+	return events.Agent{}, 0, ErrConflict
 }
 
 // RuleKey is the KV key of a rule: <tenant>.<agent id>.<rule id>.

@@ -27,7 +27,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 		v.tenants[t.ID] = t
 	}
 	v.agents = NewMirror(store.agents, func(a events.Agent) []string {
-		return []string{"tok:" + a.TokenSHA256}
+		return []string{"tok:" + a.TokenSHA256, childKey(a.Tenant, a.Parent)}
 	})
 	v.grants = NewMirror(store.grants, func(g events.Grant) []string {
 		return []string{string(g.Tenant) + "/" + string(g.Agent), "t:" + string(g.Tenant)}
@@ -118,12 +118,40 @@ func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) 
 		}
 	}
 	for _, a := range v.agents.ByIndex("tok:" + h) {
-		if t, ok := v.tenants[a.Tenant]; ok {
+		if t, ok := v.tenants[a.Tenant]; ok && !v.Retired(a.Tenant, a.ID) {
 			return t, events.Token{SHA256: h, Principal: events.Ref{Kind: events.KindAgent, ID: string(a.ID)},
 				Scopes: []string{events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite}}, true
 		}
 	}
 	return nil, events.Token{}, false
+}
+
+// Retired reports whether agent or any agent above it is retired: a
+// subagent registered under an agent while it was being retired is
+// retired with it.
+func (v *Views) Retired(tenant events.TenantID, agent events.AgentID) bool {
+	seen := map[events.AgentID]bool{}
+	for id := agent; id != "" && !seen[id]; {
+		seen[id] = true
+		a, ok := v.Agent(tenant, id)
+		if !ok {
+			return false
+		}
+		if a.RetiredAt != nil {
+			return true
+		}
+		id = a.Parent
+	}
+	return false
+}
+
+// ChildrenOf returns the subagents registered under agent.
+func (v *Views) ChildrenOf(tenant events.TenantID, agent events.AgentID) []events.Agent {
+	return v.agents.ByIndex(childKey(tenant, agent))
+}
+
+func childKey(tenant events.TenantID, parent events.AgentID) string {
+	return "child:" + string(tenant) + "/" + string(parent)
 }
 
 // GrantsOf returns the grants (revoked ones too) of one agent.

@@ -1,0 +1,88 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// RetireAgent retires a registered subagent and every agent registered
+// below it (DELETE /v1/agents/{id}): their tokens stop authenticating at
+// once in this process (other processes when their agent mirror sees the
+// change), and each of their pending requests is cancelled through the
+// cancel transition, by its requester, with a note that says why. The
+// agent's person, admin, or an agent above it may retire it; configured
+// agents are retired in the config file. Retiring a retired agent returns
+// it again and finishes any cancellation left undone. Errors:
+// ErrOtherNotFound, ErrForbidden, ErrUnavailable.
+func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) (events.Agent, error) {
+	a, err := s.agentFor(c, id)
+	if err != nil {
+		return events.Agent{}, err
+	}
+	if !a.Registered {
+		return events.Agent{}, forbid("configured agents are retired by removing them from the config file")
+	}
+	if !mayLoosen(c) && !s.below(c, id) {
+		return events.Agent{}, forbid("only the agent's person, an agent above it, or admin may retire it")
+	}
+	retired := s.subtree(c.Tenant.ID, id)
+	var top events.Agent
+	for i, aid := range retired {
+		got, err := s.retireOne(ctx, c.Tenant.ID, aid)
+		if err != nil {
+			return events.Agent{}, err
+		}
+		if i == 0 {
+			top = got
+		}
+	}
+	return top, s.cancelPendingOf(ctx, c.Tenant.ID, retired)
+}
+
+// subtree lists agent and every agent registered below it, top first.
+func (s *Service) subtree(tenant events.TenantID, agent events.AgentID) []events.AgentID {
+	out := []events.AgentID{agent}
+	seen := map[events.AgentID]bool{agent: true}
+	for i := 0; i < len(out); i++ {
+		for _, child := range s.views.ChildrenOf(tenant, out[i]) {
+			if !seen[child.ID] {
+				seen[child.ID] = true
+				out = append(out, child.ID)
+			}
+		}
+	}
+	return out
+}
+
+// retireOne marks one registered agent retired and puts it in the mirror.
+func (s *Service) retireOne(ctx context.Context, tenant events.TenantID, id events.AgentID) (events.Agent, error) {
+	a, rev, err := s.store.RetireAgent(ctx, tenant, id, s.now())
+	if err != nil {
+		return a, stateErr(err, ErrOtherNotFound)
+	}
+	s.views.AgentMirror().Apply(kvstate.AgentKey(tenant, id), a, rev)
+	return a, nil
+}
+
+// cancelPendingOf cancels the pending requests of the retired agents. A
+// request that ended or passed its deadline meanwhile is left alone.
+func (s *Service) cancelPendingOf(ctx context.Context, tenant events.TenantID, agents []events.AgentID) error {
+	set := map[events.AgentID]bool{}
+	for _, id := range agents {
+		set[id] = true
+	}
+	for _, rec := range s.views.AllRequests(tenant) {
+		if rec.Status != events.StatusPending || !set[rec.Agent] {
+			continue
+		}
+		note := "agent " + string(rec.Agent) + " was retired"
+		_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: rec.ID}}, s.cancel(note))
+		if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+	}
+	return nil
+}
