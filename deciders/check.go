@@ -81,7 +81,7 @@ func (c *Checker) ownSubagent(t *events.Tenant, r *events.Request) bool {
 		return false
 	}
 	sub, ok := c.Views.Agent(t.ID, events.AgentID(r.Capability.Target))
-	return ok && sub.Registered && sub.Parent == r.Agent
+	return ok && sub.Registered && sub.Parent == r.Agent && sub.RetiredAt == nil
 }
 
 // grantFor returns the grant that decides capability c for agent in
