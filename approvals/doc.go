@@ -8,4 +8,11 @@
 // (or a create), and its event travels in the same write; the Outbox
 // republishes it to the events and work streams, deduplicated by
 // Nats-Msg-Id, so a crash can neither lose nor duplicate an event.
+//
+// Authority flows down (SPEC §5, authority.go): an agent may restrict its
+// descendants and never loosen anything for itself or an agent above it;
+// loosening takes the member's person or admin. RetireAgent ends a
+// registered subagent and those below it. Agent records (registration,
+// retirement) are plain compare-and-set writes with no CloudEvent: SPEC §9
+// names no agent event type; the requests a retirement cancels emit theirs.
 package approvals
