@@ -26,11 +26,12 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-// breakerJudge returns a judge with a 50ms timeout, a breaker of two
+// breakerJudge returns a judge with a 5s timeout (failures in these tests
+// are HTTP errors, which a loaded machine cannot turn into timeouts), a breaker of two
 // failures and a one-minute cooldown on a fake clock.
 func breakerJudge(srv *chatServer) (*Judge, *fakeClock) {
 	cfg := srv.config()
-	cfg.Timeout = 50 * time.Millisecond
+	cfg.Timeout = 5 * time.Second
 	cfg.BreakerFailures = 2
 	cfg.BreakerCooldown = time.Minute
 	j := New(cfg)
@@ -48,7 +49,7 @@ func TestBreakerOpensAndHalfOpens(t *testing.T) {
 	gate := make(chan struct{})
 	srv := newChatServer(t, func(n int, _ apiRequest) reply {
 		if !healthy.Load() {
-			return reply{delay: 5 * time.Second}
+			return reply{status: 503, errMsg: "overloaded"}
 		}
 		if n == 2 {
 			<-gate // hold the half-open trial
@@ -58,12 +59,11 @@ func TestBreakerOpensAndHalfOpens(t *testing.T) {
 	j, clock := breakerJudge(srv)
 
 	for range 2 {
-		checkOutcome(t, judgeOnce(j), Escalate, ReasonTimeout, "")
+		checkOutcome(t, judgeOnce(j), Escalate, ReasonHTTPError, "")
 	}
-	start := time.Now()
 	checkOutcome(t, judgeOnce(j), Escalate, ReasonCircuitOpen, "")
-	if elapsed := time.Since(start); elapsed > 25*time.Millisecond || srv.count() != 2 {
-		t.Fatalf("open breaker took %v and the server saw %d calls; want no wait and 2 calls", elapsed, srv.count())
+	if srv.count() != 2 { // the open breaker did not call the model
+		t.Fatalf("the server saw %d calls; want 2", srv.count())
 	}
 
 	clock.Advance(time.Minute)
