@@ -2,35 +2,18 @@ package httpapi
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 )
 
 // caller authenticates the bearer token (401) and checks scope (403); an
-// empty scope accepts any valid token.
+// empty scope accepts any valid token. The rule is approvals.Authenticate,
+// shared with the bus.
 func (a *API) caller(r *http.Request, scope string) (approvals.Caller, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || strings.TrimSpace(tok) == "" {
-		return approvals.Caller{}, errUnauthenticated
-	}
-	t, token, ok := a.svc.Views().Authenticate(strings.TrimSpace(tok))
-	if !ok {
-		return approvals.Caller{}, errUnauthenticated
-	}
-	if scope != "" && !token.Has(scope) {
-		return approvals.Caller{}, forbidden("this token lacks the " + scope + " scope")
-	}
-	return approvals.Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
+	return a.svc.Authenticate(r.Header.Get("Authorization"), scope)
 }
 
 // agentCaller is caller for endpoints only agents use.
 func (a *API) agentCaller(r *http.Request, scope string) (approvals.Caller, error) {
-	c, err := a.caller(r, scope)
-	if err == nil && c.Principal.Kind != events.KindAgent {
-		return c, forbidden("only agent principals may do this")
-	}
-	return c, err
+	return a.svc.AuthenticateAgent(r.Header.Get("Authorization"), scope)
 }

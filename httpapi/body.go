@@ -1,38 +1,32 @@
 package httpapi
 
 import (
-	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
-	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/approvals"
 )
 
 // readBody reads a strict JSON body into v: at most MaxBody bytes (413),
-// valid UTF-8, no duplicate keys, numbers an IEEE double holds exactly, no
-// unknown fields, a JSON object (400). It returns the SHA-256 of the body's
+// then approvals.Decode (400). It returns the SHA-256 of the body's
 // canonical (JCS) form, which idempotency compares.
 func readBody(r *http.Request, v any) (string, error) {
 	raw, err := readRaw(r)
 	if err != nil {
 		return "", err
 	}
-	return parseBody(raw, v)
+	return approvals.Decode(raw, v)
 }
 
 // readOptionalBody is readBody for endpoints whose body may be empty.
 func readOptionalBody(r *http.Request, v any) error {
 	raw, err := readRaw(r)
-	if err != nil || len(bytes.TrimSpace(raw)) == 0 {
+	if err != nil {
 		return err
 	}
-	_, err = parseBody(raw, v)
-	return err
+	return approvals.DecodeOptional(raw, v)
 }
 
 func readRaw(r *http.Request) ([]byte, error) {
@@ -45,37 +39,6 @@ func readRaw(r *http.Request) ([]byte, error) {
 		return nil, badRequest("body", "could not read the body")
 	}
 	return raw, nil
-}
-
-func parseBody(raw []byte, v any) (string, error) {
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-		return "", badRequest("body", "the body must be a JSON object")
-	}
-	canon, err := events.Canonicalize(raw)
-	if err != nil {
-		return "", badRequest("body", strings.TrimPrefix(err.Error(), "events: "))
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return "", decodeError(err)
-	}
-	sum := sha256.Sum256(canon)
-	return hex.EncodeToString(sum[:]), nil
-}
-
-// decodeError names the field a decode error is about.
-func decodeError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return badRequest(te.Field, "wrong type for "+te.Field+": expected "+te.Type.String())
-	}
-	msg := err.Error()
-	if f, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		f = strings.Trim(f, `"`)
-		return badRequest(f, "unknown field "+f)
-	}
-	return badRequest("body", "malformed JSON: "+strings.TrimPrefix(msg, "json: "))
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) error {

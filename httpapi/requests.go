@@ -47,7 +47,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wait, err := parseWait(r.URL.Query().Get("wait"))
+	wait, err := approvals.ParseWait(r.URL.Query().Get("wait"))
 	if err != nil {
 		return err
 	}
@@ -70,17 +70,6 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, i
 		return err
 	}
 	return writeJSON(w, http.StatusOK, &rec.Request)
-}
-
-func parseWait(s string) (time.Duration, error) {
-	if s == "" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return 0, badRequest("wait", "wait must be a Go duration such as 30s")
-	}
-	return min(d, approvals.MaxWait), nil
 }
 
 // listPage is the answer of a paged list.

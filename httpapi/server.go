@@ -87,7 +87,7 @@ func (a *API) wrap(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := h(w, r); err != nil {
 			p := problemFor(err)
-			if p.Status == http.StatusServiceUnavailable {
+			if p.Status >= http.StatusInternalServerError {
 				a.log.Warn("request failed", "path", r.URL.Path, "err", err)
 			}
 			writeProblem(w, p)
@@ -149,7 +149,7 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	if a.ready != nil {
 		if err := a.ready(ctx); err != nil {
-			return &statusError{status: http.StatusServiceUnavailable, code: "Unavailable", detail: "not ready: " + err.Error()}
+			return approvals.NewProblem(http.StatusServiceUnavailable, "Unavailable", "not ready: "+err.Error(), "").Err()
 		}
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

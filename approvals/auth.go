@@ -1,0 +1,50 @@
+package approvals
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/countersign/countersign/events"
+)
+
+// Refusals of Authenticate, with the detail a caller sees.
+var (
+	errNoToken   = errors.Join(ErrUnauthenticated, errors.New("a valid bearer token is required"))
+	errNotAgent  = errors.Join(ErrForbidden, errors.New("only agent principals may do this"))
+	bearerPrefix = "Bearer "
+)
+
+// Authenticate turns an Authorization header value ("Bearer <token>") into
+// the caller, for every surface alike (HTTP, the bus): an absent, malformed
+// or unknown token is ErrUnauthenticated (401), a token without scope is
+// ErrForbidden (403); an empty scope accepts any valid token.
+func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
+	tok, ok := bearerToken(authorization)
+	if !ok {
+		return Caller{}, errNoToken
+	}
+	t, token, ok := s.views.Authenticate(tok)
+	if !ok {
+		return Caller{}, errNoToken
+	}
+	if scope != "" && !token.Has(scope) {
+		return Caller{}, errors.Join(ErrForbidden, errors.New("this token lacks the "+scope+" scope"))
+	}
+	return Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
+}
+
+// AuthenticateAgent is Authenticate for operations only agents use.
+func (s *Service) AuthenticateAgent(authorization, scope string) (Caller, error) {
+	c, err := s.Authenticate(authorization, scope)
+	if err == nil && c.Principal.Kind != events.KindAgent {
+		return c, errNotAgent
+	}
+	return c, err
+}
+
+// bearerToken extracts the token of a "Bearer <token>" header value.
+func bearerToken(h string) (string, bool) {
+	tok, ok := strings.CutPrefix(h, bearerPrefix)
+	tok = strings.TrimSpace(tok)
+	return tok, ok && tok != ""
+}
