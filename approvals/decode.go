@@ -12,6 +12,10 @@ import (
 	"github.com/countersign/countersign/events"
 )
 
+// MaxBody is the largest request body accepted on any surface (SPEC §5);
+// larger is ErrTooLarge.
+const MaxBody = 1 << 20
+
 // Decode reads a strict JSON body into v, the same on every surface (SPEC
 // §5): a JSON object, valid UTF-8, no duplicate keys, numbers an IEEE
 // double holds exactly, no unknown fields. It returns the SHA-256 of the

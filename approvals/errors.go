@@ -5,7 +5,7 @@ import (
 	"fmt"
 )
 
-// Sentinel errors; httpapi maps each to one status and problem code.
+// Sentinel errors; ProblemFor maps each to one status and problem code.
 var (
 	ErrUnauthenticated = errors.New("approvals: unauthenticated")
 	ErrForbidden       = errors.New("approvals: forbidden")
@@ -16,6 +16,7 @@ var (
 	ErrIdempotencyKey  = errors.New("approvals: idempotency key reused with a different body")
 	ErrUnavailable     = errors.New("approvals: state unavailable")
 	ErrRateLimited     = errors.New("approvals: too many long-polls held; retry shortly")
+	ErrTooLarge        = errors.New("approvals: request bodies are limited to 1 MiB")
 )
 
 // InvalidError is bad input: Field names the offending field.

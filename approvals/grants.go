@@ -95,10 +95,10 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 }
 
 // ListGrants returns the grants of agents working for the caller's member
-// (admin: every grant of the tenant), oldest first, paged.
+// (admin: every grant of the tenant), oldest first, paged; never nil.
 func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]events.Grant, string) {
 	after, _ := decodeCursor(f.Cursor)
-	var items []events.Grant
+	items := []events.Grant{}
 	for _, g := range s.views.TenantGrants(c.Tenant.ID) {
 		if string(g.ID) > after && s.grantVisible(c, &g) && f.match(&g) {
 			items = append(items, g)

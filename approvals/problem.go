@@ -60,6 +60,7 @@ var sentinels = []struct {
 	{ErrIdempotencyKey, http.StatusUnprocessableEntity, "IdempotencyKeyReused"},
 	{ErrConflict, http.StatusConflict, "RequestConflict"},
 	{ErrRateLimited, http.StatusTooManyRequests, "RateLimited"},
+	{ErrTooLarge, http.StatusRequestEntityTooLarge, "PayloadTooLarge"},
 	{ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
 }
 

@@ -126,6 +126,12 @@ func decodeCursor(c string) (string, error) {
 	return string(b), nil
 }
 
+// Page is one page of a list (SPEC §5): next_cursor is absent at the end.
+type Page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
 // List returns the caller's inbox: requests waiting for the caller and
 // those the caller answered or endorsed (admin: all of the tenant's),
 // oldest first, and the cursor of the next page ("" at the end).

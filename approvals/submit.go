@@ -15,6 +15,9 @@ import (
 // SubmitInput is the body of POST /v1/requests.
 type SubmitInput = events.Submission
 
+// MaxIdempotencyKey bounds an Idempotency-Key.
+const MaxIdempotencyKey = 255
+
 // MinTimeout is the shortest timeout a request may ask for.
 const MinTimeout = time.Second
 
@@ -79,6 +82,9 @@ func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey, bodyDigest string) (kvstate.Record, bool, error) {
 	if c.Principal.Kind != events.KindAgent {
 		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("only agents submit requests"))
+	}
+	if len(idemKey) > MaxIdempotencyKey {
+		return kvstate.Record{}, false, invalid("Idempotency-Key", "at most %d bytes", MaxIdempotencyKey)
 	}
 	capability, timeout, err := validate(&in, c.Tenant)
 	if err != nil {

@@ -84,3 +84,37 @@ func ParseWorkTo(s string) (Ref, bool) {
 	}
 	return Ref{}, false
 }
+
+// Bus API operations (SPEC §9 "The bus API").
+const (
+	OpSubmit = "submit"
+	OpGet    = "get"
+	OpList   = "list"
+	OpAnswer = "answer"
+	OpCancel = "cancel"
+	OpClaim  = "claim"
+	OpGrants = "grants"
+	OpRevoke = "revoke"
+)
+
+// APIOps lists the bus API operations.
+var APIOps = []string{OpSubmit, OpGet, OpList, OpAnswer, OpCancel, OpClaim, OpGrants, OpRevoke}
+
+// APISubject is where a tenant's clients send op:
+// countersign.<tenant>.api.<op>.
+func APISubject(tenant TenantID, op string) string {
+	return SubjectRoot + "." + string(tenant) + ".api." + op
+}
+
+// APIFilter matches op of every tenant: countersign.*.api.<op>.
+func APIFilter(op string) string { return SubjectRoot + ".*.api." + op }
+
+// TenantOfAPISubject returns the tenant of an api subject; false if subj
+// is not one.
+func TenantOfAPISubject(subj string) (TenantID, bool) {
+	parts := strings.Split(subj, ".")
+	if len(parts) != 4 || parts[0] != SubjectRoot || parts[2] != "api" || parts[1] == "" {
+		return "", false
+	}
+	return TenantID(parts[1]), true
+}

@@ -13,7 +13,7 @@ type Problem = approvals.Problem
 
 // Refusals this surface makes itself, before any use case.
 var (
-	errTooLarge = approvals.NewProblem(http.StatusRequestEntityTooLarge, "PayloadTooLarge", "request bodies are limited to 1 MiB", "").Err()
+	errTooLarge = approvals.ErrTooLarge
 	errNoRoute  = approvals.NewProblem(http.StatusNotFound, "NotFound", "no such endpoint", "").Err()
 	errMethod   = approvals.NewProblem(http.StatusMethodNotAllowed, "MethodNotAllowed", "method not allowed on this endpoint", "").Err()
 )

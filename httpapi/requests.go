@@ -9,18 +9,12 @@ import (
 	"github.com/countersign/countersign/kvstate"
 )
 
-// maxIdempotencyKey bounds an Idempotency-Key header.
-const maxIdempotencyKey = 255
-
 func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
 	if err != nil {
 		return err
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if len(key) > maxIdempotencyKey {
-		return badRequest("Idempotency-Key", "at most 255 bytes")
-	}
 	var in approvals.SubmitInput
 	digest, err := readBody(r, &in)
 	if err != nil {
@@ -72,12 +66,6 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, i
 	return writeJSON(w, http.StatusOK, &rec.Request)
 }
 
-// listPage is the answer of a paged list.
-type listPage[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"next_cursor,omitempty"`
-}
-
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.caller(r, events.ScopeApprovalsRead)
 	if err != nil {
@@ -89,7 +77,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	items, next := a.svc.List(r.Context(), c, f)
-	return writeJSON(w, http.StatusOK, listPage[events.Request]{Items: items, NextCursor: next})
+	return writeJSON(w, http.StatusOK, approvals.Page[events.Request]{Items: items, NextCursor: next})
 }
 
 func (a *API) answer(w http.ResponseWriter, r *http.Request) error {

@@ -14,7 +14,7 @@ import (
 )
 
 // MaxBody is the largest request body accepted (SPEC §5).
-const MaxBody = 1 << 20
+const MaxBody = approvals.MaxBody
 
 // Config wires the API.
 type Config struct {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/busapi"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
@@ -107,7 +108,13 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	if has(o.Config.Roles, "api") {
-		if err := a.serve(o, svc, reg); err != nil {
+		err := a.serve(o, svc, reg)
+		if err == nil {
+			if err = a.serveBus(ctx, wctx, b, svc); err != nil {
+				_ = a.http.Close()
+			}
+		}
+		if err != nil {
 			a.stopWorkers()
 			return nil, err
 		}
@@ -156,6 +163,24 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 	a.api = api
 	a.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	go func() { a.served <- a.http.Serve(ln) }()
+	return nil
+}
+
+// serveBus answers the bus API (SPEC §9) on a connection of its own until
+// the workers stop.
+func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approvals.Service) error {
+	js, err := b.Connect("busapi")
+	if err != nil {
+		return err
+	}
+	bus, err := busapi.New(busapi.Config{Conn: js.Conn(), Service: svc, Logger: a.log})
+	if err == nil {
+		err = bus.Listen(ctx)
+	}
+	if err != nil {
+		return err
+	}
+	a.workers.Go(func() error { return bus.Run(wctx) })
 	return nil
 }
 

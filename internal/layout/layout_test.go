@@ -24,6 +24,7 @@ var rank = map[string]int{
 	"approvals":           3,
 	"adapter":             3,
 	"httpapi":             4,
+	"busapi":              4,
 	"internal/app":        5,
 	"internal/servertest": 6,
 	"internal/bench":      6,

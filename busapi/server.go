@@ -1,0 +1,181 @@
+package busapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
+)
+
+// Service identity on the bus (nats micro ls).
+const (
+	ServiceName    = "countersign"
+	ServiceVersion = "1.0.0"
+)
+
+// DefaultMaxInFlight is the default of Config.MaxInFlight.
+const DefaultMaxInFlight = 64
+
+// opTimeout bounds one operation: the longest long-poll and some slack.
+const opTimeout = approvals.MaxWait + 15*time.Second
+
+// Config wires a Server.
+type Config struct {
+	// Conn is countersign's own connection the service answers on.
+	Conn *nats.Conn
+	// Service runs the use cases.
+	Service *approvals.Service
+	// MaxInFlight bounds the messages of one token being handled at once;
+	// more are refused with 429 RateLimited. Default DefaultMaxInFlight.
+	MaxInFlight int
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (c *Config) setDefaults() {
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+}
+
+// Validate reports a missing connection or service.
+func (c *Config) Validate() error {
+	if c.Conn == nil || c.Service == nil {
+		return errors.New("busapi: Conn and Service are required")
+	}
+	return nil
+}
+
+// Refusals of admit, with the detail a client sees.
+var (
+	errOtherTenant = errors.Join(approvals.ErrForbidden, errors.New("this token belongs to another tenant"))
+	errFlood       = errors.Join(approvals.ErrRateLimited, errors.New("too many messages of this token in flight; retry shortly"))
+)
+
+// Server answers the bus API.
+type Server struct {
+	nc     *nats.Conn
+	svc    *approvals.Service
+	log    *slog.Logger
+	limit  *limiter
+	ops    map[string]op
+	ms     micro.Service
+	flight sync.WaitGroup
+}
+
+// New builds a Server from cfg.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{nc: cfg.Conn, svc: cfg.Service, log: cfg.Logger, limit: newLimiter(cfg.MaxInFlight)}
+	s.ops = s.table()
+	return s, nil
+}
+
+// Listen adds the micro service and its endpoints, answering from then
+// on; call it before Run to know the service is up (Run calls it if not).
+// Operations get ctx's values, never its cancellation: one that started
+// replies, bounded by opTimeout.
+func (s *Server) Listen(ctx context.Context) error {
+	ms, err := micro.AddService(s.nc, micro.Config{Name: ServiceName, Version: ServiceVersion,
+		Description: "countersign approvals: request/reply on countersign.<tenant>.api.<op>"})
+	if err != nil {
+		return fmt.Errorf("busapi: add service: %w", err)
+	}
+	for _, name := range events.APIOps {
+		if err := ms.AddEndpoint(name, s.handler(ctx, name), micro.WithEndpointSubject(events.APIFilter(name))); err != nil {
+			_ = ms.Stop()
+			return fmt.Errorf("busapi: endpoint %s: %w", name, err)
+		}
+	}
+	s.ms = ms
+	return s.nc.Flush()
+}
+
+// Run answers until ctx ends; then it stops taking messages, lets the
+// operations in flight reply, and returns nil. It returns an error only
+// if the service cannot be added.
+func (s *Server) Run(ctx context.Context) error {
+	if s.ms == nil {
+		if err := s.Listen(ctx); err != nil {
+			return err
+		}
+	}
+	<-ctx.Done()
+	err := s.ms.Stop()
+	s.flight.Wait()
+	if err != nil {
+		s.log.Warn("bus api stop", "err", err)
+	}
+	return nil
+}
+
+// handler authenticates and bounds a message on the subscription's
+// goroutine (cheap: no I/O) and runs the operation on its own, so one
+// slow operation, such as a long-poll, holds up no other message.
+func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
+	o := s.ops[name]
+	return func(req micro.Request) {
+		if req.Reply() == "" {
+			return // nowhere to answer: do nothing at all
+		}
+		c, err := s.admit(req, o)
+		if err != nil {
+			s.refuse(req, err)
+			return
+		}
+		s.flight.Add(1)
+		go func() {
+			defer s.flight.Done()
+			defer s.limit.release(c.Token.SHA256)
+			s.run(ctx, req, name, o, c)
+		}()
+	}
+}
+
+// admit runs the checks that need no I/O, in SPEC order: 401, 403 (scope,
+// tenant of the subject), 413, then the token's in-flight bound (429). On
+// success the caller holds a slot that must be released.
+func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
+	authenticate := s.svc.Authenticate
+	if o.agent {
+		authenticate = s.svc.AuthenticateAgent
+	}
+	c, err := authenticate(req.Headers().Get("Authorization"), o.scope)
+	if err != nil {
+		return c, err
+	}
+	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {
+		return c, errOtherTenant
+	}
+	if len(req.Data()) > approvals.MaxBody {
+		return c, approvals.ErrTooLarge
+	}
+	if !s.limit.acquire(c.Token.SHA256) {
+		return c, errFlood
+	}
+	return c, nil
+}
+
+func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, c approvals.Caller) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
+	defer cancel()
+	status, body, err := o.run(ctx, c, message{data: req.Data(), headers: req.Headers()})
+	if err != nil {
+		s.fail(req, name, err)
+		return
+	}
+	s.publish(req.Reply(), success(status, body))
+}
