@@ -1,0 +1,103 @@
+package busapi_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// count is how many requests the tenant holds (as its admin sees them).
+func (e *env) count() int {
+	e.t.Helper()
+	r := e.req("acme", "list", tokAdmin, obj{"limit": 500}).want(e.t, "admin list", http.StatusOK)
+	items, _ := r.body["items"].([]any)
+	return len(items)
+}
+
+// TestRefusals: every bad message gets an error reply with the HTTP
+// status and problem, and changes nothing.
+func TestRefusals(t *testing.T) {
+	e := start(t, acmeYAML)
+	deploy := obj{"tool": "deploy", "arguments": obj{}}
+	pending := e.req("acme", "submit", tokMain, deploy).want(t, "submit", http.StatusCreated)
+	id := str(pending.body["id"])
+	before := e.count()
+	missing := "req_01JC0000000000000000000000"
+	cases := []struct {
+		name, op, token string
+		body            any
+		headers         []string
+		status          int
+		code, field     string
+	}{
+		{"no token", "submit", "", deploy, nil, 401, "Unauthenticated", ""},
+		{"unknown token", "submit", "tok-nobody", deploy, nil, 401, "Unauthenticated", ""},
+		{"not a bearer", "get", "", obj{"id": id}, []string{"Authorization", "Basic dG9rLW1haW4="}, 401, "Unauthenticated", ""},
+		{"person submits", "submit", tokPerson, deploy, nil, 403, "Forbidden", ""},
+		{"token lacks requests:write", "submit", tokNoWrite, deploy, nil, 403, "Forbidden", ""},
+		{"token lacks requests:write cancels", "cancel", tokNoWrite, obj{"id": id}, nil, 403, "Forbidden", ""},
+		{"not JSON", "submit", tokMain, "deploy please", nil, 400, "InvalidRequest", "body"},
+		{"empty submit", "submit", tokMain, nil, nil, 400, "InvalidRequest", "body"},
+		{"unknown field", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}, "bogus": 1}, nil, 400, "InvalidRequest", "bogus"},
+		{"duplicate key", "submit", tokMain, `{"tool":"a","tool":"b","arguments":{}}`, nil, 400, "InvalidRequest", "body"},
+		{"long idempotency key", "submit", tokMain, deploy, []string{"Idempotency-Key", strings.Repeat("k", 256)}, 400, "InvalidRequest", "Idempotency-Key"},
+		{"get without id", "get", tokMain, obj{}, nil, 400, "InvalidRequest", "id"},
+		{"get with a bad wait", "get", tokMain, obj{"id": id, "wait": "forever"}, nil, 400, "InvalidRequest", "wait"},
+		{"get with an unknown field", "get", tokMain, obj{"id": id, "expected": 1}, nil, 400, "InvalidRequest", "expected"},
+		{"list limit as text", "list", tokPerson, obj{"limit": "ten"}, nil, 400, "InvalidRequest", "limit"},
+		{"list bad status", "list", tokPerson, obj{"status": "nope"}, nil, 400, "InvalidRequest", "status"},
+		{"grants bad effect", "grants", tokPerson, obj{"effect": "maybe"}, nil, 400, "InvalidRequest", "effect"},
+		{"answer without expected", "answer", tokPerson, obj{"id": id, "decision": "allow"}, nil, 400, "InvalidRequest", "expected"},
+		{"answer without id", "answer", tokPerson, obj{"expected": 0, "decision": "allow"}, nil, 400, "InvalidRequest", "id"},
+		{"claim without id", "claim", tokMain, obj{"call_digest": "x"}, nil, 400, "InvalidRequest", "id"},
+		{"unknown request", "get", tokMain, obj{"id": missing}, nil, 404, "RequestNotFound", ""},
+		{"request of another agent", "get", tokProg, obj{"id": id}, nil, 404, "RequestNotFound", ""},
+		{"unknown grant", "revoke", tokPerson, obj{"id": "grt_01JC0000000000000000000000"}, nil, 404, "GrantNotFound", ""},
+		{"stale answer", "answer", tokPerson, obj{"id": id, "expected": 7, "decision": "allow"}, nil, 409, "RequestConflict", ""},
+		{"answer by the requester, not the approver", "answer", tokMain, obj{"id": id, "expected": 0, "decision": "allow"}, nil, 409, "RequestConflict", ""},
+		{"claim of a pending request", "claim", tokMain, obj{"id": id, "call_digest": pending.body["call_digest"]}, nil, 409, "RequestConflict", ""},
+		{"too large", "submit", tokMain, `{"tool":"deploy","arguments":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`, nil, 413, "PayloadTooLarge", ""},
+	}
+	for _, c := range cases {
+		e.req("acme", c.op, c.token, c.body, c.headers...).wantProblem(t, c.name, c.status, c.code, c.field)
+	}
+	if after := e.count(); after != before {
+		t.Errorf("refused messages changed the requests: %d, then %d", before, after)
+	}
+	if got := e.http.Get(tokMain, idOf(id)); got.Revision != 0 || got.Status != "pending" {
+		t.Errorf("the pending request changed: %+v", got)
+	}
+}
+
+// TestProblemsLikeHTTP: a refusal over the bus is byte for byte the
+// problem HTTP answers for the same action.
+func TestProblemsLikeHTTP(t *testing.T) {
+	e := start(t, acmeYAML)
+	bad := obj{"tool": "deploy", "arguments": obj{}, "bogus": true}
+	code, raw := e.httpDo("POST", "/v1/requests", tokMain, bad)
+	same(t, "unknown field", e.req("acme", "submit", tokMain, bad), code, raw)
+	code, raw = e.httpDo("POST", "/v1/requests", tokPerson, obj{"tool": "deploy", "arguments": obj{}})
+	same(t, "person submits", e.req("acme", "submit", tokPerson, obj{"tool": "deploy", "arguments": obj{}}), code, raw)
+	code, raw = e.httpDo("GET", "/v1/requests/req_01JC0000000000000000000000", tokMain, nil)
+	same(t, "not found", e.req("acme", "get", tokMain, obj{"id": "req_01JC0000000000000000000000"}), code, raw)
+	code, raw = e.httpDo("GET", "/v1/requests", "tok-nobody", nil)
+	same(t, "unknown token", e.req("acme", "list", "tok-nobody", nil), code, raw)
+	if !bytes.Contains(raw, []byte(`"error":"Unauthenticated"`)) {
+		t.Errorf("unknown token: %s", raw)
+	}
+}
+
+// TestOtherTenant: a token of one tenant on another tenant's subject is
+// 403, and nothing of that tenant changes.
+func TestOtherTenant(t *testing.T) {
+	e := start(t, acmeYAML)
+	before := e.count()
+	e.req("acme", "submit", tokX, obj{"tool": "deploy", "arguments": obj{}}).wantProblem(t, "globex token on acme", 403, "Forbidden", "")
+	e.req("acme", "list", tokX, nil).wantProblem(t, "globex token lists acme", 403, "Forbidden", "")
+	e.req("nosuch", "list", tokMain, nil).wantProblem(t, "acme token on an unknown tenant", 403, "Forbidden", "")
+	e.req("globex", "submit", tokX, obj{"tool": "deploy", "arguments": obj{}}).want(t, "globex token on globex", http.StatusCreated)
+	if after := e.count(); after != before {
+		t.Errorf("acme requests: %d, then %d", before, after)
+	}
+}
