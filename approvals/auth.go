@@ -9,10 +9,11 @@ import (
 
 // Refusals of Authenticate, with the detail a caller sees.
 var (
-	errNoToken   = errors.Join(ErrUnauthenticated, errors.New("a valid bearer token is required"))
-	errNotAgent  = errors.Join(ErrForbidden, errors.New("only agent principals may do this"))
-	bearerPrefix = "Bearer "
+	errNoToken  = errors.Join(ErrUnauthenticated, errors.New("a valid bearer token is required"))
+	errNotAgent = errors.Join(ErrForbidden, errors.New("only agent principals may do this"))
 )
+
+const bearerPrefix = "Bearer "
 
 // Authenticate turns an Authorization header value ("Bearer <token>") into
 // the caller, for every surface alike (HTTP, the bus): an absent, malformed

@@ -176,4 +176,3 @@ func (e *env) httpDo(method, path, token string, body any) (int, []byte) {
 	e.t.Helper()
 	return e.http.Do(method, path, token, body)
 }
-

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/countersign/countersign/internal/testutil"
 )

@@ -115,3 +115,21 @@ func TestIDs(t *testing.T) {
 	}
 	_ = strconv.Itoa
 }
+
+func TestAPISubjects(t *testing.T) {
+	subj := APISubject("acme", OpSubmit)
+	if subj != "countersign.acme.api.submit" {
+		t.Errorf("APISubject = %q", subj)
+	}
+	if got, ok := TenantOfAPISubject(subj); !ok || got != "acme" {
+		t.Errorf("TenantOfAPISubject(%q) = %q, %v", subj, got, ok)
+	}
+	for _, bad := range []string{"countersign.acme.events.x", "countersign..api.get", "other.acme.api.get", "countersign.acme.api.get.more"} {
+		if _, ok := TenantOfAPISubject(bad); ok {
+			t.Errorf("TenantOfAPISubject(%q) accepted", bad)
+		}
+	}
+	if f := APIFilter(OpGet); f != "countersign.*.api.get" {
+		t.Errorf("APIFilter = %q", f)
+	}
+}
