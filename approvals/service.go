@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Caller is an authenticated principal in a tenant with its token's scopes.
@@ -37,6 +38,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// Registry receives the use cases' metrics (submits by outcome, on
+	// every surface). Default: a registry of their own.
+	Registry prometheus.Registerer
 	// MaxLongPolls bounds the long-polls held at once; more are refused
 	// with ErrRateLimited. Default DefaultMaxLongPolls.
 	MaxLongPolls int
@@ -53,6 +57,7 @@ type Service struct {
 	now     func() time.Time
 	log     *slog.Logger
 	hub     *Hub
+	submits *prometheus.CounterVec
 }
 
 // New builds a Service; the hub is fed by the views' request mirror.
@@ -66,7 +71,13 @@ func New(cfg Config) *Service {
 	if cfg.MaxLongPolls <= 0 {
 		cfg.MaxLongPolls = DefaultMaxLongPolls
 	}
+	if cfg.Registry == nil {
+		cfg.Registry = prometheus.NewRegistry()
+	}
 	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub(cfg.MaxLongPolls)}
+	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
+		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
+	_ = cfg.Registry.Register(s.submits)
 	cfg.Views.Requests().OnChange(s.hub.Observe)
 	return s
 }

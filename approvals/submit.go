@@ -105,7 +105,19 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 		}
 	}
 	rec, err := s.create(ctx, c, id, in, capability, timeout)
+	if err == nil {
+		s.countSubmit(&rec.Request)
+	}
 	return rec, true, err
+}
+
+// countSubmit counts a created request by its status and who decided.
+func (s *Service) countSubmit(r *events.Request) {
+	by := "chain"
+	if r.Decision != nil {
+		by = r.Decision.By.Kind
+	}
+	s.submits.WithLabelValues(string(r.Status), by).Inc()
 }
 
 func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id events.RequestID) (events.RequestID, bool, error) {

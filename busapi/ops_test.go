@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,6 +75,12 @@ func TestOpsLikeHTTP(t *testing.T) {
 	same(t, "cancel's record", cancelled, code, raw)
 	if cancelled.body["status"] != "cancelled" {
 		t.Errorf("cancel: %s", cancelled.raw)
+	}
+
+	// Submits count alike on both surfaces: two over the bus, one over HTTP.
+	code, raw = e.httpDo("GET", "/metrics", "", nil)
+	if want := `countersign_requests_submitted_total{by="chain",status="pending"} 3`; code != http.StatusOK || !strings.Contains(string(raw), want) {
+		t.Errorf("metrics lack %s", want)
 	}
 }
 

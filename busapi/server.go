@@ -172,6 +172,11 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, c approvals.Caller) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opTimeout)
 	defer cancel()
+	defer func() {
+		if p := recover(); p != nil { // as net/http does: one message, not the process
+			s.fail(req, name, fmt.Errorf("busapi: panic: %v", p))
+		}
+	}()
 	status, body, err := o.run(ctx, c, message{data: req.Data(), headers: req.Headers()})
 	if err != nil {
 		s.fail(req, name, err)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -15,7 +14,6 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	submits  *prometheus.CounterVec
 }
 
 func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
@@ -24,26 +22,15 @@ func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
 			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "countersign_http_request_duration_seconds",
 			Help: "HTTP request latency by route (long-polls included).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"}),
-		submits: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
-			Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"}),
 	}
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "countersign_longpolls_waiting",
 		Help: "Long-polls held right now."}, func() float64 { return float64(svc.Hub().Waiting()) })
 	_ = reg.Register(m.requests)
 	_ = reg.Register(m.latency)
-	_ = reg.Register(m.submits)
 	_ = reg.Register(waiting)
 	_ = reg.Register(collectors.NewGoCollector())
 	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
-}
-
-func (m *metrics) submitted(r events.Request) {
-	by := "chain"
-	if r.Decision != nil {
-		by = r.Decision.By.Kind
-	}
-	m.submits.WithLabelValues(string(r.Status), by).Inc()
 }
 
 // instrument counts and times one route.

@@ -28,7 +28,6 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	a.metrics.submitted(rec.Request)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated

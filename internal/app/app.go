@@ -88,7 +88,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	views := kvstate.NewViews(watchStore, tenants)
 	reg := prometheus.NewRegistry()
 	checker := &deciders.Checker{Views: views}
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls})
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
 	checker.Rules = svc.RulesFor
 	wireJudges(checker, tenants, reg, o.Logger)
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1)}
