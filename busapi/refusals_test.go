@@ -101,3 +101,24 @@ func TestOtherTenant(t *testing.T) {
 		t.Errorf("acme requests: %d, then %d", before, after)
 	}
 }
+
+// TestAnswerNoLongerWaiting: an agent decider answers over the bus; once
+// the request has moved past it, its next answer is 409 and changes
+// nothing.
+func TestAnswerNoLongerWaiting(t *testing.T) {
+	e := start(t, acmeYAML)
+	sub := e.req("acme", "submit", tokProg, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
+	if ap, _ := sub.body["approver"].(obj); ap["kind"] != "agent" || ap["id"] != "agt_main" {
+		t.Fatalf("approver %v, want agent agt_main", sub.body["approver"])
+	}
+	id := str(sub.body["id"])
+	first := e.req("acme", "answer", tokMain, obj{"id": id, "expected": sub.body["revision"], "decision": "allow"}).want(t, "agent answers", http.StatusOK)
+	if ap, _ := first.body["approver"].(obj); ap["kind"] == "agent" && ap["id"] == "agt_main" {
+		t.Fatalf("the request still waits on agt_main: %s", first.raw)
+	}
+	e.req("acme", "answer", tokMain, obj{"id": id, "expected": first.body["revision"], "decision": "deny"}).
+		wantProblem(t, "answer after the request moved on", http.StatusConflict, "RequestConflict", "")
+	if got := e.http.Get(tokMain, idOf(id)); got.Revision != uint64(first.body["revision"].(float64)) {
+		t.Errorf("revision %d after a refused answer, want %v", got.Revision, first.body["revision"])
+	}
+}
