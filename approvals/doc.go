@@ -15,4 +15,10 @@
 // registered subagent and those below it. Agent records (registration,
 // retirement) are plain compare-and-set writes with no CloudEvent: SPEC §9
 // names no agent event type; the requests a retirement cancels emit theirs.
+//
+// What every surface (HTTP, the bus) shares also lives here, so that no
+// rule has a second copy: Authenticate (bearer token, scope), Decode (the
+// strict JSON body and its JCS digest), ParseWait and the list filters,
+// and ProblemFor, the one mapping of errors to status, error, field and
+// reason (anything unknown is 500 Internal).
 package approvals

@@ -79,8 +79,10 @@ func TestOpsLikeHTTP(t *testing.T) {
 
 	// Submits count alike on both surfaces: two over the bus, one over HTTP.
 	code, raw = e.httpDo("GET", "/metrics", "", nil)
-	if want := `countersign_requests_submitted_total{by="chain",status="pending"} 3`; code != http.StatusOK || !strings.Contains(string(raw), want) {
-		t.Errorf("metrics lack %s", want)
+	for _, want := range []string{`countersign_requests_submitted_total{by="chain",status="pending"} 3`, `countersign_bus_requests_total{code="201",op="submit"} 2`} {
+		if code != http.StatusOK || !strings.Contains(string(raw), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }
 

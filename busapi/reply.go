@@ -40,8 +40,9 @@ func problemHeaders(p approvals.Problem) nats.Header {
 
 // refuse answers a message refused before its operation started, through
 // micro so that the service's stats count it.
-func (s *Server) refuse(req micro.Request, err error) {
+func (s *Server) refuse(req micro.Request, op string, err error) {
 	p := approvals.ProblemFor(err)
+	s.served.WithLabelValues(op, strconv.Itoa(p.Status)).Inc()
 	if e := req.Error(strconv.Itoa(p.Status), p.Error, encode(p), micro.WithHeaders(micro.Headers(problemHeaders(p)))); e != nil {
 		s.log.Debug("bus api reply", "err", e)
 	}
@@ -51,6 +52,7 @@ func (s *Server) refuse(req micro.Request, err error) {
 // the HTTP status, Nats-Service-Error the problem's error).
 func (s *Server) fail(req micro.Request, op string, err error) {
 	p := approvals.ProblemFor(err)
+	s.served.WithLabelValues(op, strconv.Itoa(p.Status)).Inc()
 	if p.Status >= http.StatusInternalServerError {
 		s.log.Warn("bus api request failed", "op", op, "err", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Service identity on the bus (nats micro ls).
@@ -35,6 +37,9 @@ type Config struct {
 	// MaxInFlight bounds the messages of one token being handled at once;
 	// more are refused with 429 RateLimited. Default DefaultMaxInFlight.
 	MaxInFlight int
+	// Registry receives countersign_bus_requests_total. Default: a
+	// registry of its own.
+	Registry prometheus.Registerer
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -45,6 +50,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Registry == nil {
+		c.Registry = prometheus.NewRegistry()
 	}
 }
 
@@ -70,6 +78,7 @@ type Server struct {
 	limit  *limiter
 	ops    map[string]op
 	ms     micro.Service
+	served *prometheus.CounterVec
 	flight sync.WaitGroup
 }
 
@@ -80,6 +89,9 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{nc: cfg.Conn, svc: cfg.Service, log: cfg.Logger, limit: newLimiter(cfg.MaxInFlight)}
+	s.served = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_bus_requests_total",
+		Help: "Bus API messages answered, by operation and status code."}, []string{"op", "code"})
+	_ = cfg.Registry.Register(s.served)
 	s.ops = s.table()
 	return s, nil
 }
@@ -133,7 +145,7 @@ func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
 		}
 		c, err := s.admit(req, o)
 		if err != nil {
-			s.refuse(req, err)
+			s.refuse(req, name, err)
 			return
 		}
 		s.flight.Add(1)
@@ -182,5 +194,6 @@ func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, 
 		s.fail(req, name, err)
 		return
 	}
+	s.served.WithLabelValues(name, strconv.Itoa(status)).Inc()
 	s.publish(req.Reply(), success(status, body))
 }

@@ -173,7 +173,7 @@ func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approva
 	if err != nil {
 		return err
 	}
-	bus, err := busapi.New(busapi.Config{Conn: js.Conn(), Service: svc, Logger: a.log})
+	bus, err := busapi.New(busapi.Config{Conn: js.Conn(), Service: svc, Registry: a.Registry, Logger: a.log})
 	if err == nil {
 		err = bus.Listen(ctx)
 	}
