@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
@@ -24,6 +25,20 @@ type op struct {
 	scope string
 	agent bool
 	run   func(ctx context.Context, c approvals.Caller, m message) (int, any, error)
+}
+
+// header is the first value of a header, its name matched in any case as
+// in HTTP (NATS headers are case-sensitive; clients differ).
+func header(h micro.Headers, name string) string {
+	if v := h.Get(name); v != "" {
+		return v
+	}
+	for k, vs := range h {
+		if strings.EqualFold(k, name) && len(vs) > 0 {
+			return vs[0]
+		}
+	}
+	return ""
 }
 
 func (s *Server) table() map[string]op {
@@ -66,10 +81,10 @@ func (s *Server) submit(ctx context.Context, c approvals.Caller, m message) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	if tp := m.headers.Get("traceparent"); tp != "" {
+	if tp := header(m.headers, "traceparent"); tp != "" {
 		ctx = kvstate.WithTraceparent(ctx, tp)
 	}
-	rec, created, err := s.svc.Submit(ctx, c, in, m.headers.Get("Idempotency-Key"), digest)
+	rec, created, err := s.svc.Submit(ctx, c, in, header(m.headers, "Idempotency-Key"), digest)
 	if err != nil {
 		return 0, nil, err
 	}

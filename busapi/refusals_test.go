@@ -59,6 +59,7 @@ func TestRefusals(t *testing.T) {
 		{"claim of a pending request", "claim", tokMain, obj{"id": id, "call_digest": pending.body["call_digest"]}, nil, 409, "RequestConflict", ""},
 		{"too large", "submit", tokMain, `{"tool":"deploy","arguments":{"x":"` + strings.Repeat("a", 1<<20) + `"}}`, nil, 413, "PayloadTooLarge", ""},
 	}
+	e.req("acme", "get", "", obj{"id": id}, "authorization", "Bearer "+tokMain).want(t, "header name in lower case", http.StatusOK)
 	for _, c := range cases {
 		e.req("acme", c.op, c.token, c.body, c.headers...).wantProblem(t, c.name, c.status, c.code, c.field)
 	}

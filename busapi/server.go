@@ -165,7 +165,7 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	if o.agent {
 		authenticate = s.svc.AuthenticateAgent
 	}
-	c, err := authenticate(req.Headers().Get("Authorization"), o.scope)
+	c, err := authenticate(header(req.Headers(), "Authorization"), o.scope)
 	if err != nil {
 		return c, err
 	}
