@@ -68,6 +68,7 @@ func (c *Config) Validate() error {
 var (
 	errOtherTenant = errors.Join(approvals.ErrForbidden, errors.New("this token belongs to another tenant"))
 	errFlood       = errors.Join(approvals.ErrRateLimited, errors.New("too many messages of this token in flight; retry shortly"))
+	errStopping    = errors.Join(approvals.ErrUnavailable, errors.New("this process is shutting down; retry"))
 )
 
 // Server answers the bus API.
@@ -79,6 +80,8 @@ type Server struct {
 	ops    map[string]op
 	ms     micro.Service
 	served *prometheus.CounterVec
+	mu     sync.Mutex // guards closed and flight.Add against flight.Wait
+	closed bool
 	flight sync.WaitGroup
 }
 
@@ -126,7 +129,10 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	<-ctx.Done()
-	err := s.ms.Stop()
+	err := s.ms.Stop() // drains: a message already taken may still arrive
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
 	s.flight.Wait()
 	if err != nil {
 		s.log.Warn("bus api stop", "err", err)
@@ -144,17 +150,31 @@ func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
 			return // nowhere to answer: do nothing at all
 		}
 		c, err := s.admit(req, o)
+		if err == nil && !s.enter() {
+			s.limit.release(c.Token.SHA256)
+			err = errStopping
+		}
 		if err != nil {
 			s.refuse(req, name, err)
 			return
 		}
-		s.flight.Add(1)
 		go func() {
 			defer s.flight.Done()
 			defer s.limit.release(c.Token.SHA256)
 			s.run(ctx, req, name, o, c)
 		}()
 	}
+}
+
+// enter counts an operation in flight unless Run is done waiting for them.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.flight.Add(1)
+	return true
 }
 
 // admit runs the checks that need no I/O, in SPEC order: 401, 403 (scope,
