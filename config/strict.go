@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -21,16 +22,33 @@ func decodeStrict(b []byte) (*Config, *yaml.Node, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, nil, errors.New("config: line 1: the file is empty (no tenants)")
 		}
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, nil, yamlErr(b, err)
 	}
 	var c Config
 	if err := checkKeys(&root, reflect.TypeOf(c)); err != nil {
 		return nil, nil, err
 	}
 	if err := root.Decode(&c); err != nil {
-		return nil, nil, fmt.Errorf("config: %w", err)
+		return nil, nil, yamlErr(b, err)
 	}
 	return &c, &root, nil
+}
+
+// namesALine matches an error that names its line.
+var namesALine = regexp.MustCompile(`line \d+`)
+
+// yamlErr names the line of a YAML syntax error. The YAML library leaves
+// the line out when the error is on the first line, and at an unexpected
+// end of the file.
+func yamlErr(b []byte, err error) error {
+	msg := err.Error()
+	switch {
+	case namesALine.MatchString(msg):
+		return fmt.Errorf("config: %w", err)
+	case strings.Contains(msg, "end of stream"):
+		return lineErr(bytes.Count(b, []byte("\n"))+1, "%s", msg)
+	}
+	return lineErr(1, "%s", msg)
 }
 
 // checkKeys refuses any mapping key under n that type t does not name.
@@ -51,6 +69,9 @@ func checkKeys(n *yaml.Node, t reflect.Type) error {
 		}
 	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
 		for _, c := range n.Content {
+			if isNull(c) && isStruct(t.Elem()) {
+				return lineErr(c.Line, "empty list entry")
+			}
 			if err := checkKeys(c, t.Elem()); err != nil {
 				return err
 			}
@@ -65,6 +86,15 @@ func checkKeys(n *yaml.Node, t reflect.Type) error {
 		return checkStruct(n, t)
 	}
 	return nil
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func isStruct(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
 }
 
 func checkStruct(n *yaml.Node, t reflect.Type) error {
@@ -109,7 +139,7 @@ func yamlFields(t reflect.Type) map[string]reflect.Type {
 // about; errors that name a line already pass unchanged.
 func atLine(err error, root *yaml.Node) error {
 	msg := err.Error()
-	if strings.Contains(msg, "line ") {
+	if namesALine.MatchString(msg) {
 		return err
 	}
 	key := "tenants"

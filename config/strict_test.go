@@ -21,6 +21,8 @@ func TestNestedUnknownKeysAreRefused(t *testing.T) {
 			`line 6: unknown field "timeuot"`},
 		{"token typo", "tenants:\n  - id: acme\n    members: [{id: u-1}]\n    tokens:\n      - {token: a, principal: \"person:u-1\", scope: [admin]}\n",
 			`line 5: unknown field "scope"`},
+		{"empty tenant", "tenants:\n  -\n", `line 2: empty list entry`},
+		{"empty member", "tenants:\n  - id: acme\n    members: [~]\n", `line 3: empty list entry`},
 		{"tenant typo", "tenants:\n  - id: acme\n    read_rule: [x]\n", `line 3: unknown field "read_rule"`},
 		{"top-level typo", "listen: x\ntenantz: []\n", `line 2: unknown field "tenantz"`},
 	}
