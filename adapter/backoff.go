@@ -33,7 +33,12 @@ func (b *backoff) reset() { b.n = 0 }
 
 // wait sleeps the next delay; it returns ctx.Err() if ctx ends first.
 func (b *backoff) wait(ctx context.Context, hint time.Duration) error {
-	t := time.NewTimer(b.next(hint))
+	return sleep(ctx, b.next(hint))
+}
+
+// sleep waits d; it returns ctx.Err() if ctx ends first.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():

@@ -27,6 +27,14 @@ const (
 	DefaultBackoffMax = 5 * time.Second
 )
 
+// DefaultConnectRetries is the wait before each retry of a submit whose
+// connection failed before any answer (refused, no such host): a few
+// retries over about 9.5 s, then the call is given up as unreachable, so a
+// server that is down does not hold the harness until its wait limit.
+var DefaultConnectRetries = []time.Duration{
+	500 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second,
+}
+
 // Client is the agent side of countersign for one token (one agent). It is
 // safe for concurrent use; each Do is independent.
 type Client struct {
@@ -41,6 +49,7 @@ type Client struct {
 	unreachable    time.Duration
 	backoffMin     time.Duration
 	backoffMax     time.Duration
+	connectRetries []time.Duration
 	now            func() time.Time
 }
 
@@ -69,6 +78,7 @@ func New(baseURL, token string, opts ...Option) (*Client, error) {
 		unreachable:    DefaultUnreachableLimit,
 		backoffMin:     DefaultBackoffMin,
 		backoffMax:     DefaultBackoffMax,
+		connectRetries: DefaultConnectRetries,
 		now:            time.Now,
 	}
 	for _, o := range opts {
@@ -132,6 +142,23 @@ func WithCancelTimeout(d time.Duration) Option {
 // decision.
 func WithUnreachableLimit(d time.Duration) Option {
 	return func(c *Client) error { c.unreachable = d; return positive("unreachable limit", d) }
+}
+
+// WithConnectRetries sets the waits before each retry of a submit whose
+// connection failed before any answer: after the last, Do gives up with
+// ErrUnreachable (default DefaultConnectRetries; none: give up at once). A
+// server that answered, even slowly or with a 5xx, is retried under
+// WithUnreachableLimit instead, and a request that exists is waited for.
+func WithConnectRetries(waits ...time.Duration) Option {
+	return func(c *Client) error {
+		for _, d := range waits {
+			if d < 0 {
+				return fmt.Errorf("adapter: connect retry wait must not be negative, got %v", d)
+			}
+		}
+		c.connectRetries = append([]time.Duration{}, waits...)
+		return nil
+	}
 }
 
 // WithBackoff sets the bounds of the jittered retry delay.

@@ -21,7 +21,10 @@ import (
 // otherwise: not running is an outcome, not an error.
 //
 // Waiting: the submit is retried with the same Idempotency-Key until the
-// server answers (a lost response recovers the same request); a poll that
+// server answers (a lost response recovers the same request), except that
+// connections refused before any answer are retried only on the connect
+// schedule (WithConnectRetries, about 10 s) before Do reports
+// ErrUnreachable: a server that is down does not hold the call; a poll that
 // ends pending, a connection error, a 5xx or a 429 is not a decision, and
 // the adapter polls again with a jittered backoff. The wait ends at the
 // adapter's limit (WithWaitLimit, or ctx's deadline): the call does not run,

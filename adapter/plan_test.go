@@ -120,3 +120,23 @@ func TestBackoff(t *testing.T) {
 		})
 	}
 }
+
+// TestDefaultConnectScheduleIsAboutTenSeconds: with nothing listening, the
+// default schedule gives up within about 10 s (refused dials take no time).
+func TestDefaultConnectScheduleIsAboutTenSeconds(t *testing.T) {
+	var total time.Duration
+	for _, d := range DefaultConnectRetries {
+		total += d
+	}
+	if len(DefaultConnectRetries) < 3 || total < 5*time.Second || total > 10*time.Second {
+		t.Errorf("default connect schedule %v: %d retries over %v, want a few retries within 5s..10s",
+			DefaultConnectRetries, len(DefaultConnectRetries), total)
+	}
+	c, err := New("http://127.0.0.1:1", "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.connectRetries) != len(DefaultConnectRetries) {
+		t.Errorf("a new client's schedule %v, want the default", c.connectRetries)
+	}
+}

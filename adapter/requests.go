@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"time"
@@ -14,11 +15,14 @@ import (
 
 // submit posts the call with its Idempotency-Key, retrying transient
 // failures with the same key and body until the server answers, the
-// unreachable limit passes, or ctx ends.
+// unreachable limit passes, or ctx ends. Connections that fail before any
+// answer (refused, no such host) are retried only on the connect schedule:
+// then the server is taken to be down.
 func (w *waiter) submit(ctx context.Context) (*events.Request, error) {
 	sctx, cancel := context.WithTimeout(ctx, w.c.unreachable)
 	defer cancel()
 	bo := w.c.newBackoff()
+	dials := 0 // connection failures in a row
 	for {
 		rec, err := w.trySubmit(sctx)
 		if err == nil || !transient(err) {
@@ -28,7 +32,14 @@ func (w *waiter) submit(ctx context.Context) (*events.Request, error) {
 			break
 		}
 		w.last = err
-		if bo.wait(sctx, retryAfter(err)) != nil {
+		delay, retry := bo.next(retryAfter(err)), true
+		if dials = nextDials(dials, err); dials > 0 {
+			delay, retry = connectWait(w.c.connectRetries, dials)
+		}
+		if !retry {
+			return nil, fmt.Errorf("%w (%d connection attempts): %v", ErrUnreachable, dials, err)
+		}
+		if sleep(sctx, delay) != nil {
 			break
 		}
 	}
@@ -157,4 +168,34 @@ func (w *waiter) cancel(ctx context.Context, id events.RequestID) (*events.Reque
 			return nil, err
 		}
 	}
+}
+
+// nextDials counts connection failures in a row: err failed before any
+// answer, or it did not (0).
+func nextDials(n int, err error) int {
+	if !connectFailed(err) {
+		return 0
+	}
+	return n + 1
+}
+
+// connectWait is the wait before retry after the n-th connection failure
+// in a row; false when the schedule is spent.
+func connectWait(schedule []time.Duration, n int) (time.Duration, bool) {
+	if n > len(schedule) {
+		return 0, false
+	}
+	return schedule[n-1], true
+}
+
+// connectFailed reports whether err is a failure to connect, before any
+// byte of the request reached a server: a refused or unroutable dial, or a
+// name that does not resolve.
+func connectFailed(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }

@@ -1,14 +1,12 @@
 package config
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"go.yaml.in/yaml/v3"
 )
 
 // Config is the whole file. Flags override Listen, DataDir, NATSURL, Roles.
@@ -95,19 +93,18 @@ func Load(path string) (*Config, error) {
 	return c, nil
 }
 
-// Parse decodes and validates YAML.
+// Parse decodes and validates YAML: every key, at any depth, must be one
+// the file's shape names, and every error names a line.
 func Parse(b []byte) (*Config, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(b))
-	dec.KnownFields(true)
-	var c Config
-	if err := dec.Decode(&c); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+	c, root, err := decodeStrict(b)
+	if err != nil {
+		return nil, err
 	}
 	c.setDefaults()
 	if err := c.Validate(); err != nil {
-		return nil, err
+		return nil, atLine(err, root)
 	}
-	return &c, nil
+	return c, nil
 }
 
 func (c *Config) setDefaults() {
@@ -136,6 +133,9 @@ func (c *Config) Validate() error {
 		if _, err := t.Tenant(); err != nil {
 			return err
 		}
+	}
+	if err := c.uniqueTokens(); err != nil {
+		return err
 	}
 	for _, r := range c.Roles {
 		if r != "api" && r != "deciders" {

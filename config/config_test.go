@@ -43,7 +43,7 @@ func TestInvalidConfigsNameTheLine(t *testing.T) {
 		{"token hash", base + "    tokens:\n      - {token_sha256: abc, principal: \"person:u-1\", scopes: [admin]}\n", "line 11: token_sha256"},
 		{"token principal", base + "    tokens:\n      - {token: x, principal: \"agent:nobody\", scopes: [admin]}\n", "line 11: principal"},
 		{"token scope", base + "    tokens:\n      - {token: x, principal: \"person:u-1\", scopes: [root]}\n", "line 11: unknown scope"},
-		{"top-level typo", "tenantz: []\n", "field tenantz not found"},
+		{"top-level typo", "tenantz: []\n", "line 1: unknown field \"tenantz\""},
 		{"model reviewer without judge", base + "      - {id: b, member: u-1, reviewer: model}\n", "line 10: agent \"b\": reviewer model needs"},
 	}
 	for _, tt := range tests {

@@ -1,80 +1,198 @@
 package config
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
 	"reflect"
+	"regexp"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// checkKeys refuses keys of mapping node n that the yaml tags of v (a
-// pointer to a struct) do not name: custom unmarshalers do not inherit the
-// decoder's KnownFields setting.
-func checkKeys(n *yaml.Node, v any) error {
-	if n.Kind != yaml.MappingNode {
-		return lineErr(n.Line, "expected a mapping")
-	}
-	known := map[string]bool{}
-	rt := reflect.TypeOf(v).Elem()
-	for i := 0; i < rt.NumField(); i++ {
-		if tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("yaml"), ","); tag != "" {
-			known[tag] = true
+// decodeStrict decodes one YAML document into a Config after checking every
+// mapping key in it, at any depth, against the yaml tags of the type it
+// decodes into. (yaml's KnownFields does not reach types that decode
+// themselves, such as those below that remember their line.)
+func decodeStrict(b []byte) (*Config, *yaml.Node, error) {
+	var root yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(b)).Decode(&root); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, errors.New("config: line 1: the file is empty (no tenants)")
 		}
+		return nil, nil, yamlErr(b, err)
 	}
-	for i := 0; i < len(n.Content); i += 2 {
-		if k := n.Content[i]; !known[k.Value] {
+	var c Config
+	if err := checkKeys(&root, reflect.TypeOf(c)); err != nil {
+		return nil, nil, err
+	}
+	if err := root.Decode(&c); err != nil {
+		return nil, nil, yamlErr(b, err)
+	}
+	return &c, &root, nil
+}
+
+// namesALine matches an error that names its line.
+var namesALine = regexp.MustCompile(`line \d+`)
+
+// yamlErr names the line of a YAML syntax error. The YAML library leaves
+// the line out when the error is on the first line, and at an unexpected
+// end of the file.
+func yamlErr(b []byte, err error) error {
+	msg := err.Error()
+	switch {
+	case namesALine.MatchString(msg):
+		return fmt.Errorf("config: %w", err)
+	case strings.Contains(msg, "end of stream"):
+		return lineErr(bytes.Count(b, []byte("\n"))+1, "%s", msg)
+	}
+	return lineErr(1, "%s", msg)
+}
+
+// checkKeys refuses any mapping key under n that type t does not name.
+// Nodes whose shape does not fit t are left for the decoder to refuse.
+func checkKeys(n *yaml.Node, t reflect.Type) error {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.DocumentNode:
+		for _, c := range n.Content {
+			if err := checkKeys(c, t); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.SequenceNode && (t.Kind() == reflect.Slice || t.Kind() == reflect.Array):
+		for _, c := range n.Content {
+			if isNull(c) && isStruct(t.Elem()) {
+				return lineErr(c.Line, "empty list entry")
+			}
+			if err := checkKeys(c, t.Elem()); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
+		for i := 1; i < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i], t.Elem()); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct:
+		return checkStruct(n, t)
+	}
+	return nil
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }
+
+func isStruct(t reflect.Type) bool {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Struct
+}
+
+func checkStruct(n *yaml.Node, t reflect.Type) error {
+	fields := yamlFields(t)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		ft, ok := fields[k.Value]
+		if !ok {
 			return lineErr(k.Line, "unknown field %q", k.Value)
+		}
+		if err := checkKeys(n.Content[i+1], ft); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// yamlFields maps the keys a struct type decodes (inline structs' too) to
+// their types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("yaml")
+		name, opts, _ := strings.Cut(tag, ",")
+		switch {
+		case tag == "-" || !f.IsExported():
+		case strings.Contains(opts, "inline") && f.Type.Kind() == reflect.Struct:
+			for k, v := range yamlFields(f.Type) {
+				out[k] = v
+			}
+		case name != "":
+			out[name] = f.Type
+		default:
+			out[strings.ToLower(f.Name)] = f.Type
+		}
+	}
+	return out
+}
+
+// atLine gives a whole-file error from Validate the line of the key it is
+// about; errors that name a line already pass unchanged.
+func atLine(err error, root *yaml.Node) error {
+	msg := err.Error()
+	if namesALine.MatchString(msg) {
+		return err
+	}
+	key := "tenants"
+	if strings.Contains(msg, "role") {
+		key = "roles"
+	}
+	return lineErr(topLine(root, key), "%s", strings.TrimPrefix(msg, "config: "))
+}
+
+// topLine is the line of top-level key in root, or 1.
+func topLine(root *yaml.Node, key string) int {
+	if root != nil && root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		m := root.Content[0]
+		for i := 0; m.Kind == yaml.MappingNode && i+1 < len(m.Content); i += 2 {
+			if m.Content[i].Value == key {
+				return m.Content[i].Line
+			}
+		}
+	}
+	return 1
+}
+
+// UnmarshalYAML remembers the line.
 func (t *TenantConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantConfig
 	t.line = n.Line
-	if err := checkKeys(n, t); err != nil {
-		return err
-	}
 	return n.Decode((*plain)(t))
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// UnmarshalYAML remembers the line.
 func (m *MemberConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain MemberConfig
 	m.line = n.Line
-	if err := checkKeys(n, m); err != nil {
-		return err
-	}
 	return n.Decode((*plain)(m))
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// UnmarshalYAML remembers the line.
 func (a *AgentConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain AgentConfig
 	a.line = n.Line
-	if err := checkKeys(n, a); err != nil {
-		return err
-	}
 	return n.Decode((*plain)(a))
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// UnmarshalYAML remembers the line.
 func (t *TokenConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TokenConfig
 	t.line = n.Line
-	if err := checkKeys(n, t); err != nil {
-		return err
-	}
 	return n.Decode((*plain)(t))
 }
 
-// UnmarshalYAML decodes strictly and remembers the line.
+// UnmarshalYAML remembers the line.
 func (j *JudgeConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain JudgeConfig
 	j.line = n.Line
-	if err := checkKeys(n, j); err != nil {
-		return err
-	}
 	return n.Decode((*plain)(j))
 }

@@ -174,3 +174,24 @@ func (c *Config) PlainTokens() bool {
 	}
 	return false
 }
+
+// uniqueTokens refuses a token, or its hash, that appears twice anywhere in
+// the file: a plain token and its SHA-256 are the same token. (One token in
+// two tenants would authenticate to either.) The error names the second
+// line and never shows the token.
+func (c *Config) uniqueTokens() error {
+	first := map[string]int{}
+	for _, t := range c.Tenants {
+		for _, tk := range t.Tokens {
+			h := tk.TokenSHA256
+			if tk.Token != "" {
+				h = events.HashToken(tk.Token)
+			}
+			if l, ok := first[h]; ok {
+				return lineErr(tk.line, "token appears twice in the file (first at line %d); each token names one principal", l)
+			}
+			first[h] = tk.line
+		}
+	}
+	return nil
+}

@@ -98,6 +98,19 @@ type Endorsement struct {
 	At    time.Time `json:"at"`
 }
 
+// Endorsements lists a request's endorsements. It encodes as [] when empty,
+// never null (SPEC §4: the record's endorsements is always an array), so no
+// transition that copies or clears it can change the wire shape.
+type Endorsements []Endorsement
+
+// MarshalJSON encodes e, nil as [].
+func (e Endorsements) MarshalJSON() ([]byte, error) {
+	if e == nil {
+		return []byte("[]"), nil
+	}
+	return json.Marshal([]Endorsement(e))
+}
+
 // Scopes of an answer and of a grant.
 const (
 	ScopeOnce     = "once"
@@ -149,7 +162,7 @@ type Request struct {
 	Status         Status          `json:"status"`
 	Approver       *Ref            `json:"approver"`
 	Chain          []AgentID       `json:"chain"`
-	Endorsements   []Endorsement   `json:"endorsements"`
+	Endorsements   Endorsements    `json:"endorsements"`
 	Abstentions    []Endorsement   `json:"abstentions,omitempty"`
 	JudgeEscalated bool            `json:"judge_escalated"`
 	ReviewerReason *string         `json:"reviewer_reason"`

@@ -189,13 +189,15 @@ func participantKey(tenant events.TenantID, p events.Ref) string {
 
 // requestIndex indexes a request under its tenant, its approver while it
 // is pending (a cancelled or expired request leaves that inbox), and
-// everyone who answered it.
+// everyone who answered it. A cancel is no answer: the requester's own
+// cancelled requests stay out of its inbox.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
 	if r.Approver != nil && r.Status == events.StatusPending {
 		ix = append(ix, participantKey(r.Tenant, *r.Approver))
 	}
-	if r.Decision != nil && (r.Decision.By.Kind == events.KindPerson || r.Decision.By.Kind == events.KindAgent) {
+	if d := r.Decision; d != nil && d.Status != events.StatusCancelled &&
+		(d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) {
 		ix = append(ix, participantKey(r.Tenant, r.Decision.By))
 	}
 	for _, e := range append(append([]events.Endorsement(nil), r.Endorsements...), r.Abstentions...) {

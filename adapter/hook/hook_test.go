@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/countersign/countersign/adapter"
 )
@@ -98,5 +100,36 @@ func TestRunDeniesOnPanic(t *testing.T) {
 	v := Run(context.Background(), panicGate{}, Claude, strings.NewReader(`{"tool_name":"x"}`), &out)
 	if v.Allow || !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
 		t.Errorf("got %+v, printed %s; want a printed deny", v, out.String())
+	}
+}
+
+// TestRunDeniesSoonWhenServerDown: with nothing listening, the hook answers
+// an explicit deny saying countersign could not be reached, after the
+// connect schedule, not after the wait limit.
+func TestRunDeniesSoonWhenServerDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	c, err := adapter.New(url, "dev-main", adapter.WithWaitLimit(540*time.Second),
+		adapter.WithConnectRetries(10*time.Millisecond, 20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	start := time.Now()
+	v := Run(ctx, c, Claude, strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`), &out)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("the hook took %v, want the connect schedule", took)
+	}
+	if v.Allow || !strings.Contains(v.Reason, "countersign could not be reached") {
+		t.Errorf("verdict %+v, want a deny saying countersign could not be reached", v)
+	}
+	if !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+		t.Errorf("stdout %s, want an explicit deny", out.String())
 	}
 }

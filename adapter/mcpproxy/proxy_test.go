@@ -119,7 +119,7 @@ func TestProxyReexportsToolsWithReasonArgument(t *testing.T) {
 }
 
 // callAsync calls a tool through the proxy in a goroutine.
-func callAsync(cs *mcp.ClientSession, tool string, args map[string]any) <-chan *mcp.CallToolResult {
+func callAsync(cs *mcp.ClientSession, tool string, args any) <-chan *mcp.CallToolResult {
 	ch := make(chan *mcp.CallToolResult, 1)
 	go func() {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: tool, Arguments: args})
@@ -225,5 +225,29 @@ func TestProxyPassesResourcesAndPrompts(t *testing.T) {
 	}
 	if tc, _ := pr.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "Summarize the inbox." {
 		t.Errorf("prompt message %+v, want the upstream's", pr.Messages[0].Content)
+	}
+}
+
+// TestProxyForwardsTheArgumentsAsReceived: the upstream gets the arguments
+// the agent sent, key order and number spelling kept, only
+// countersign_reason removed; the request is bound to the same bytes.
+func TestProxyForwardsTheArgumentsAsReceived(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t)
+	a := srv.API(t)
+	cs, up := connect(t, srv.URL, servertest.TokenMain)
+	sent := json.RawMessage(`{"to":"a@example.com","z":{"b":1,"a":[1.50,2e3]},"countersign_reason":"Asked for it.","body":"hi"}`)
+	const want = `{"to":"a@example.com","z":{"b":1,"a":[1.50,2e3]},"body":"hi"}`
+	ch := callAsync(cs, "send_email", sent)
+	r := a.AwaitPending(servertest.TokenPerson, "send_email")
+	if string(r.Arguments) != want || r.Reason != "Asked for it." {
+		t.Errorf("request arguments %s reason %q, want %s and the reason", r.Arguments, r.Reason, want)
+	}
+	a.Answer(servertest.TokenPerson, r.ID, "allow", "")
+	if got, isErr := text(t, ch); isErr {
+		t.Fatalf("call failed: %s", got)
+	}
+	if got := up.got("send_email"); len(got) != 1 || got[0] != want {
+		t.Errorf("upstream got %q, want exactly %s", got, want)
 	}
 }

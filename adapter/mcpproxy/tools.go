@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 
 	"github.com/countersign/countersign/adapter"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -97,26 +99,79 @@ func (p *Proxy) session(req *mcp.CallToolRequest) string {
 }
 
 // stripReason removes ReasonArg from the arguments object and returns it.
-// Arguments without it are returned byte for byte.
+// Everything else is kept byte for byte (key order, spacing, number
+// spelling): the upstream runs with, and countersign binds the approval
+// to, exactly what the agent sent, minus that one member.
 func stripReason(raw json.RawMessage) (json.RawMessage, string, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return json.RawMessage("{}"), "", nil
 	}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		return nil, "", fmt.Errorf("arguments must be a JSON object")
-	}
-	r, ok := obj[ReasonArg]
-	if !ok {
-		return raw, "", nil
+	from, to, value, err := findMember(raw, ReasonArg)
+	if err != nil || value == nil {
+		return raw, "", err
 	}
 	var reason string
-	if err := json.Unmarshal(r, &reason); err != nil {
+	if err := json.Unmarshal(value, &reason); err != nil {
 		return nil, "", fmt.Errorf("%s must be a string", ReasonArg)
 	}
-	delete(obj, ReasonArg)
-	args, err := json.Marshal(obj)
-	return args, reason, err
+	out := make([]byte, 0, len(raw)-(to-from))
+	out = append(append(out, raw[:from]...), raw[to:]...)
+	return out, reason, nil
+}
+
+// errNotObject: the arguments are not one JSON object.
+var errNotObject = errors.New("arguments must be a JSON object")
+
+// findMember finds the top-level member key of the object raw and returns
+// the byte span to cut to remove it with its comma, and its value; a nil
+// value when raw has no such member. Anything but one object is an error.
+func findMember(raw []byte, key string) (from, to int, value json.RawMessage, err error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return 0, 0, nil, errNotObject
+	}
+	prevEnd, first := int(dec.InputOffset()), true
+	for dec.More() {
+		k, err := dec.Token()
+		var v json.RawMessage
+		if err == nil {
+			err = dec.Decode(&v)
+		}
+		if err != nil {
+			return 0, 0, nil, errNotObject
+		}
+		end := int(dec.InputOffset())
+		if k == key {
+			if value != nil {
+				return 0, 0, nil, fmt.Errorf("%s appears twice", key)
+			}
+			from, to, value = prevEnd, end, v
+			if first {
+				to = afterComma(raw, end)
+			}
+		}
+		prevEnd, first = end, false
+	}
+	if _, err := dec.Token(); err != nil {
+		return 0, 0, nil, errNotObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return 0, 0, nil, errNotObject
+	}
+	return from, to, value, nil
+}
+
+// afterComma is the offset past the comma that follows offset i (past
+// whitespace), or i when none does.
+func afterComma(raw []byte, i int) int {
+	j := i
+	for j < len(raw) && (raw[j] == ' ' || raw[j] == '\t' || raw[j] == '\n' || raw[j] == '\r') {
+		j++
+	}
+	if j < len(raw) && raw[j] == ',' {
+		return j + 1
+	}
+	return i
 }
 
 func errorResult(text string) *mcp.CallToolResult {

@@ -120,6 +120,7 @@ func TestHookFailsClosed(t *testing.T) {
 		want                    string
 	}{
 		{"server down", down, "dev-main", hookInput("Bash", `{"command":"ls"}`), []string{"claude-code", "--wait", "3s"}, "could not be obtained"},
+		{"server down, default wait", down, "dev-main", hookInput("Bash", `{"command":"ls"}`), []string{"claude-code"}, "countersign could not be reached"},
 		{"bad JSON", down, "dev-main", `{"tool_name": `, []string{"claude-code"}, "could not read"},
 		{"no token", down, "", hookInput("Bash", `{}`), []string{"claude-code"}, "misconfigured"},
 		{"bad flag", down, "dev-main", hookInput("Bash", `{}`), []string{"claude-code", "--wait", "soon"}, "misconfigured"},
@@ -127,7 +128,11 @@ func TestHookFailsClosed(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
+			start := time.Now()
 			out := startHook(t, tt.url, tt.token, tt.stdin, tt.args...).finish(t)
+			if took := time.Since(start); took > 15*time.Second {
+				t.Errorf("the hook took %v; a refused connection must deny within about 10s", took)
+			}
 			d, reason := claudeDecision(t, out)
 			if d != "deny" || !strings.Contains(reason, tt.want) {
 				t.Errorf("got %s %q, want deny mentioning %q", d, reason, tt.want)

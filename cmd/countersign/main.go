@@ -8,6 +8,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"sort"
 )
@@ -26,28 +27,42 @@ func register(name, summary string, run func(args []string) int) {
 	commands[name] = command{summary: summary, run: run}
 }
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run dispatches args to their command and returns the exit code. help,
+// -h and --help print the usage to stdout and exit 0; `help CMD` is
+// `CMD -h`.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) < 1 {
+		usage(stderr)
+		return 2
 	}
-	c, ok := commands[os.Args[1]]
+	switch args[0] {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		usage(stdout)
+		return 0
+	}
+	c, ok := commands[args[0]]
 	if !ok {
-		fmt.Fprintf(os.Stderr, "countersign: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		fmt.Fprintf(stderr, "countersign: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
 	}
-	os.Exit(c.run(os.Args[2:]))
+	return c.run(args[1:])
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: countersign <command> [flags]\n\ncommands:")
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: countersign <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(commands))
 	for n := range commands {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", n, commands[n].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", n, commands[n].summary)
 	}
+	fmt.Fprintln(w, "\n`countersign help <command>` shows a command's flags.")
 }
