@@ -9,14 +9,14 @@ import (
 )
 
 // caller authenticates the bearer token (401) and checks scope (403); an
-// empty scope accepts any valid token.
+// empty scope accepts any valid token. It reads headers only, never the
+// body, so handlers call it first.
 func (a *API) caller(r *http.Request, scope string) (approvals.Caller, error) {
-	h := r.Header.Get("Authorization")
-	tok, ok := strings.CutPrefix(h, "Bearer ")
-	if !ok || strings.TrimSpace(tok) == "" {
+	tok, ok := bearerToken(r.Header.Get("Authorization"))
+	if !ok {
 		return approvals.Caller{}, errUnauthenticated
 	}
-	t, token, ok := a.svc.Views().Authenticate(strings.TrimSpace(tok))
+	t, token, ok := a.svc.Views().Authenticate(tok)
 	if !ok {
 		return approvals.Caller{}, errUnauthenticated
 	}
@@ -33,4 +33,15 @@ func (a *API) agentCaller(r *http.Request, scope string) (approvals.Caller, erro
 		return c, forbidden("only agent principals may do this")
 	}
 	return c, err
+}
+
+// bearerToken takes the token of "Bearer <token>"; the scheme's case does
+// not matter (RFC 7235 §2.1).
+func bearerToken(h string) (string, bool) {
+	scheme, tok, ok := strings.Cut(h, " ")
+	tok = strings.TrimSpace(tok)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || tok == "" {
+		return "", false
+	}
+	return tok, true
 }

@@ -62,7 +62,9 @@ var sentinels = []struct {
 	{approvals.ErrUnavailable, http.StatusServiceUnavailable, "Unavailable"},
 }
 
-// problemFor maps any error to its problem.
+// problemFor maps any error to its problem: an error none of the above
+// names is 500 Internal, never 503 (SPEC §5: 503 only when NATS is
+// unreachable, which approvals reports as ErrUnavailable).
 func problemFor(err error) Problem {
 	var se *statusError
 	var inv *approvals.InvalidError
@@ -82,7 +84,8 @@ func problemFor(err error) Problem {
 			return newProblem(s.status, s.code, detailOf(err), "")
 		}
 	}
-	return newProblem(http.StatusServiceUnavailable, "Unavailable", "the server could not complete the request; retry", "")
+	return newProblem(http.StatusInternalServerError, "Internal",
+		"the server failed unexpectedly; the server log has the details under this X-Request-ID", "")
 }
 
 // detailOf drops the package prefixes of joined errors for display.

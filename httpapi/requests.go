@@ -6,7 +6,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
 )
 
 // maxIdempotencyKey bounds an Idempotency-Key header.
@@ -26,11 +25,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if tp := r.Header.Get("traceparent"); tp != "" {
-		ctx = kvstate.WithTraceparent(ctx, tp)
-	}
-	rec, created, err := a.svc.Submit(ctx, c, in, key, digest)
+	rec, created, err := a.svc.Submit(withTrace(r.Context(), r), c, in, key, digest)
 	if err != nil {
 		return err
 	}

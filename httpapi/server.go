@@ -82,17 +82,33 @@ func (a *API) handle(pattern string, h handler) {
 	a.mux.Handle(pattern, a.metrics.instrument(pattern, a.wrap(h)))
 }
 
-// wrap writes a handler's error as problem+json.
+// wrap writes a handler's error as problem+json. A request whose client
+// has gone is not answered: it is counted as abandoned and logged at debug.
 func (a *API) wrap(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			p := problemFor(err)
-			if p.Status == http.StatusServiceUnavailable {
-				a.log.Warn("request failed", "path", r.URL.Path, "err", err)
-			}
-			writeProblem(w, p)
+		err := h(w, r)
+		switch {
+		case err == nil:
+		case r.Context().Err() != nil:
+			abandoned(w)
+			a.log.Debug("client left before the answer", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"))
+		default:
+			a.writeError(w, r, err)
 		}
 	})
+}
+
+// writeError logs what the client cannot retry its way out of, then
+// writes the problem.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemFor(err)
+	switch p.Status {
+	case http.StatusInternalServerError:
+		a.log.Error("request failed", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"), "err", err)
+	case http.StatusServiceUnavailable:
+		a.log.Warn("request failed", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"), "err", err)
+	}
+	writeProblem(w, p)
 }
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
