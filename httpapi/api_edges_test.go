@@ -146,8 +146,8 @@ type logSink struct {
 }
 
 func (l *logSink) Enabled(context.Context, slog.Level) bool { return true }
-func (l *logSink) WithAttrs([]slog.Attr) slog.Handler      { return l }
-func (l *logSink) WithGroup(string) slog.Handler           { return l }
+func (l *logSink) WithAttrs([]slog.Attr) slog.Handler       { return l }
+func (l *logSink) WithGroup(string) slog.Handler            { return l }
 func (l *logSink) Handle(_ context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn {
 		l.mu.Lock()
