@@ -78,8 +78,15 @@ func decodeError(err error) error {
 	return badRequest("body", "malformed JSON: "+strings.TrimPrefix(msg, "json: "))
 }
 
+// writeJSON writes v as the response, not HTML-escaped.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
+	return writeEncoded(w, status, "application/json", v)
+}
+
+func writeEncoded(w http.ResponseWriter, status int, contentType string, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	return enc.Encode(v)
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
@@ -104,7 +103,5 @@ func writeProblem(w http.ResponseWriter, p Problem) {
 	if p.Status == http.StatusServiceUnavailable || p.Status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	_ = writeEncoded(w, p.Status, "application/problem+json", p)
 }

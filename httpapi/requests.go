@@ -78,12 +78,6 @@ func parseWait(s string) (time.Duration, error) {
 	return min(d, approvals.MaxWait), nil
 }
 
-// listPage is the answer of a paged list.
-type listPage[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"next_cursor,omitempty"`
-}
-
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.caller(r, events.ScopeApprovalsRead)
 	if err != nil {
@@ -95,7 +89,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	items, next := a.svc.List(r.Context(), c, f)
-	return writeJSON(w, http.StatusOK, listPage[events.Request]{Items: items, NextCursor: next})
+	return writePage(w, items, next, MaxPageBytes, func(r *events.Request) string { return approvals.CursorAfter(string(r.ID)) })
 }
 
 func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
