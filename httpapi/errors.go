@@ -38,6 +38,7 @@ var (
 	errTooLarge        = &statusError{status: http.StatusRequestEntityTooLarge, code: "PayloadTooLarge", detail: "request bodies are limited to 1 MiB"}
 	errNoRoute         = &statusError{status: http.StatusNotFound, code: "NotFound", detail: "no such endpoint"}
 	errMethod          = &statusError{status: http.StatusMethodNotAllowed, code: "MethodNotAllowed", detail: "method not allowed on this endpoint"}
+	errTooManyConns    = &statusError{status: http.StatusTooManyRequests, code: "RateLimited", detail: "too many connections; retry shortly"}
 )
 
 func forbidden(detail string) error {

@@ -58,8 +58,10 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // wait is the long-poll; it keeps only pointers on its stack while it
-// waits (see approvals.Service.Wait).
+// waits (see approvals.Service.Wait). Its write deadline is the server's
+// write timeout past the wait.
 func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, id events.RequestID, wait time.Duration) error {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + a.timeouts.Write))
 	rec, err := a.svc.Wait(r.Context(), c, id, wait)
 	if err != nil {
 		return err
