@@ -63,6 +63,15 @@ type boundedConn struct {
 	once  sync.Once
 }
 
+// CloseWrite keeps net/http's half-close (it lets a client read a 413
+// before the connection resets).
+func (c *boundedConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
 func (c *boundedConn) Close() error {
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return c.Conn.Close()
