@@ -13,7 +13,7 @@ var (
 	errNotAgent = errors.Join(ErrForbidden, errors.New("only agent principals may do this"))
 )
 
-const bearerPrefix = "Bearer "
+const bearerPrefix = "Bearer"
 
 // Authenticate turns an Authorization header value ("Bearer <token>") into
 // the caller, for every surface alike (HTTP, the bus): an absent, malformed
@@ -43,9 +43,10 @@ func (s *Service) AuthenticateAgent(authorization, scope string) (Caller, error)
 	return c, err
 }
 
-// bearerToken extracts the token of a "Bearer <token>" header value.
+// bearerToken extracts the token of a "Bearer <token>" header value; the
+// scheme's case does not matter (RFC 7235 §2.1).
 func bearerToken(h string) (string, bool) {
-	tok, ok := strings.CutPrefix(h, bearerPrefix)
+	scheme, tok, ok := strings.Cut(h, " ")
 	tok = strings.TrimSpace(tok)
-	return tok, ok && tok != ""
+	return tok, ok && strings.EqualFold(scheme, bearerPrefix) && tok != ""
 }

@@ -72,10 +72,11 @@ func (s *Service) visibleEvent(c Caller, m jetstream.Msg) (Event, bool) {
 			return Event{}, false
 		}
 	}
-	if err := ce.SetData("application/json", json.RawMessage(m.Data())); err != nil {
-		return Event{}, false
-	}
-	b, err := json.Marshal(ce)
+	// The data as stored: SetData and json.Marshal would encode it again,
+	// HTML-escaped.
+	ce.SetDataContentType("application/json")
+	ce.DataEncoded, ce.DataBase64 = m.Data(), false
+	b, err := ce.MarshalJSON()
 	if err != nil {
 		return Event{}, false
 	}

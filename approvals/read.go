@@ -118,6 +118,11 @@ func parseLimit(s string) (int, error) {
 
 func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
 
+// CursorAfter is the cursor of the page that starts after the item with
+// this id (requests and grants alike), for a caller that cuts a page
+// shorter than List or ListGrants did.
+func CursorAfter(id string) string { return encodeCursor(id) }
+
 func decodeCursor(c string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil || !events.ValidGeneratedID(string(b)) {

@@ -22,8 +22,31 @@ type Config struct {
 	// MaxLongPolls bounds the long-polls one process holds at once; more
 	// are answered 429 RateLimited. Default 100000.
 	MaxLongPolls int `yaml:"max_long_polls"`
+	// MaxConnections bounds the HTTP connections one process holds open
+	// (each held long-poll or event stream holds one). Past it a few more
+	// are served /healthz, /readyz and /metrics only, other requests on
+	// them get 429 RateLimited; beyond those, connections are closed at
+	// once. Default max_long_polls + 1000, lowered to what the open-file
+	// limit leaves room for.
+	MaxConnections int `yaml:"max_connections"`
+	// HTTPTimeouts bound each HTTP connection.
+	HTTPTimeouts HTTPTimeouts `yaml:"http_timeouts"`
 	// Tenants. At least one.
 	Tenants []*TenantConfig `yaml:"tenants"`
+}
+
+// HTTPTimeouts are Go durations ("30s"); zero keeps the default.
+type HTTPTimeouts struct {
+	// ReadHeader bounds reading a request's headers. Default 10s.
+	ReadHeader time.Duration `yaml:"read_header"`
+	// Read bounds reading a whole request, body included. Default 30s.
+	Read time.Duration `yaml:"read"`
+	// Write bounds handling a request and writing its answer; a long-poll
+	// adds its wait, and an event stream applies it to each write.
+	// Default 2m.
+	Write time.Duration `yaml:"write"`
+	// Idle closes a kept-alive connection that sends no request. Default 2m.
+	Idle time.Duration `yaml:"idle"`
 }
 
 // TenantConfig is one tenant as written in the file.
@@ -136,6 +159,10 @@ func (c *Config) Validate() error {
 	}
 	if err := c.uniqueTokens(); err != nil {
 		return err
+	}
+	t := c.HTTPTimeouts
+	if c.MaxConnections < 0 || c.MaxLongPolls < 0 || t.ReadHeader < 0 || t.Read < 0 || t.Write < 0 || t.Idle < 0 {
+		return errors.New("config: max_connections, max_long_polls and http_timeouts must not be negative")
 	}
 	for _, r := range c.Roles {
 		if r != "api" && r != "deciders" {

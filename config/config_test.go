@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestDemoParses(t *testing.T) {
@@ -99,5 +100,26 @@ tenants:
 	}
 	if !c.PlainTokens() {
 		t.Fatal("a plain token must be reported (the server warns)")
+	}
+}
+
+func TestHTTPLimitsKeys(t *testing.T) {
+	c, err := Parse([]byte("max_connections: 50\nhttp_timeouts: {read_header: 1s, read: 300ms, write: 2m, idle: 90s}\n" + DemoYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := HTTPTimeouts{ReadHeader: time.Second, Read: 300 * time.Millisecond, Write: 2 * time.Minute, Idle: 90 * time.Second}
+	if c.MaxConnections != 50 || c.HTTPTimeouts != want {
+		t.Errorf("got %d %+v, want 50 %+v", c.MaxConnections, c.HTTPTimeouts, want)
+	}
+	for _, bad := range []string{
+		"http_timeouts: {read: 30}\n",
+		"http_timeouts: {read: -1s}\n",
+		"http_timeouts: {reed: 1s}\n",
+		"max_connections: -1\n",
+	} {
+		if _, err := Parse([]byte(bad + DemoYAML)); err == nil {
+			t.Errorf("%q loaded", bad)
+		}
 	}
 }

@@ -20,15 +20,20 @@ var (
 	ErrDuplicateKey = errors.New("events: duplicate object key")
 	ErrInvalidUTF8  = errors.New("events: invalid UTF-8")
 	ErrNumber       = errors.New("events: number does not round-trip through an IEEE double")
+	ErrSurrogate    = errors.New("events: lone surrogate escape (RFC 8785 and I-JSON forbid it)")
 )
 
 // Canonicalize returns the RFC 8785 (JCS) canonical form of the JSON text
 // raw. It refuses duplicate keys, invalid UTF-8, and numbers that an IEEE
 // double cannot hold exactly as written (ErrDuplicateKey, ErrInvalidUTF8,
-// ErrNumber), and any other malformed JSON.
+// ErrNumber), lone surrogate escapes such as "\ud800" (ErrSurrogate), and
+// any other malformed JSON.
 func Canonicalize(raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, ErrInvalidUTF8
+	}
+	if err := checkSurrogates(raw); err != nil {
+		return nil, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -40,6 +45,57 @@ func Canonicalize(raw []byte) ([]byte, error) {
 		return nil, errors.New("events: trailing data after JSON value")
 	}
 	return buf.Bytes(), nil
+}
+
+// checkSurrogates refuses a \u escape of a UTF-16 surrogate that is not
+// a high surrogate directly followed by an escaped low one: encoding/json
+// would silently turn it into U+FFFD. Raw UTF-8 cannot hold surrogates
+// (utf8.Valid refuses them), so escapes are the only way in.
+func checkSurrogates(raw []byte) error {
+	inString := false
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			n, err := surrogateEscape(raw, i)
+			if err != nil {
+				return err
+			}
+			i += n
+		}
+	}
+	return nil
+}
+
+// surrogateEscape checks the escape at raw[i] (a backslash) and returns
+// how many bytes after the backslash it spans.
+func surrogateEscape(raw []byte, i int) (int, error) {
+	u := escapedUnit(raw, i)
+	switch {
+	case u < 0xD800 || u > 0xDFFF:
+		if u < 0 {
+			return 1, nil // not \u: one escaped character
+		}
+		return 5, nil
+	case u <= 0xDBFF:
+		if lo := escapedUnit(raw, i+6); lo >= 0xDC00 && lo <= 0xDFFF {
+			return 11, nil
+		}
+	}
+	return 0, ErrSurrogate
+}
+
+// escapedUnit returns the code unit of a \uXXXX escape at raw[i], or -1.
+func escapedUnit(raw []byte, i int) int {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return -1
+	}
+	n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+	if err != nil {
+		return -1
+	}
+	return int(n)
 }
 
 func canonValue(dec *json.Decoder, buf *bytes.Buffer) error {

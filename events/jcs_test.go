@@ -37,6 +37,13 @@ func TestCanonicalizeRefuses(t *testing.T) {
 		{`{"n":12345678901234567890}`, ErrNumber},
 		{`{"n":1e400}`, ErrNumber},
 		{"{\"s\":\"\xff\"}", ErrInvalidUTF8},
+		{`{"s":"\ud800"}`, ErrSurrogate},
+		{`{"s":"\udc00"}`, ErrSurrogate},
+		{`{"\uDBFF":1}`, ErrSurrogate},
+		{`{"s":["\ud83d\u0041"]}`, ErrSurrogate},
+		{`{"s":"\ude00\ud83d"}`, ErrSurrogate},
+		{`{"s":"\\\ud800"}`, ErrSurrogate},
+		{`{"s":"\ud83d"}`, ErrSurrogate},
 	}
 	for _, tt := range tests {
 		if _, err := Canonicalize([]byte(tt.in)); !errors.Is(err, tt.want) {
@@ -46,6 +53,25 @@ func TestCanonicalizeRefuses(t *testing.T) {
 	for _, bad := range []string{`{"a":}`, `{"a":1}x`, `{"a":1`, ``} {
 		if _, err := Canonicalize([]byte(bad)); err == nil {
 			t.Errorf("Canonicalize(%q) accepted malformed JSON", bad)
+		}
+	}
+}
+
+func TestCanonicalizeKeepsPairedSurrogates(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"s":"\ud83d\ude00"}`:  "{\"s\":\"\U0001F600\"}",
+		`{"s":"\\ud800"}`:       `{"s":"\\ud800"}`, // an escaped backslash, then text
+		`{"\u00e9":"\"\ud800"}`: "",                // a lone surrogate after an escaped quote
+	} {
+		got, err := Canonicalize([]byte(in))
+		if want == "" {
+			if !errors.Is(err, ErrSurrogate) {
+				t.Errorf("Canonicalize(%s) error = %v, want ErrSurrogate", in, err)
+			}
+			continue
+		}
+		if err != nil || string(got) != want {
+			t.Errorf("Canonicalize(%s) = %s, %v; want %s", in, got, err, want)
 		}
 	}
 }

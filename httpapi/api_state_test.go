@@ -119,6 +119,7 @@ func TestAPIUnavailable(t *testing.T) {
 		{"readyz", "", "GET", "/readyz", ""},
 		{"submit", tokMain, "POST", "/v1/requests", `{"tool":"deploy","arguments":{}}`},
 		{"get", tokMain, "GET", "/v1/requests/" + str(rec["id"]), ""},
+		{"answer", tokPerson, "POST", "/v1/requests/" + str(rec["id"]), `{"expected":0,"decision":"allow"}`},
 	} {
 		var body any
 		if tc.body != "" {

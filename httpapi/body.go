@@ -29,6 +29,32 @@ func readOptionalBody(r *http.Request, v any) error {
 	return approvals.DecodeOptional(raw, v)
 }
 
+// trackedBody is a request body limited to MaxBody that remembers reaching
+// its end. (net/http itself lifts the read timeout once the body is read,
+// so the timeout bounds reading the request, not the handler.)
+type trackedBody struct {
+	io.ReadCloser
+	done bool
+}
+
+func trackBody(w http.ResponseWriter, r *http.Request) io.ReadCloser {
+	return &trackedBody{ReadCloser: http.MaxBytesReader(w, r.Body, MaxBody), done: r.ContentLength == 0}
+}
+
+func (b *trackedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF {
+		b.done = true
+	}
+	return n, err
+}
+
+// bodyRead reports whether r's body was read to its end (or was empty).
+func bodyRead(r *http.Request) bool {
+	b, ok := r.Body.(*trackedBody)
+	return !ok || b.done
+}
+
 func readRaw(r *http.Request) ([]byte, error) {
 	raw, err := io.ReadAll(r.Body)
 	var tooLarge *http.MaxBytesError
@@ -41,8 +67,15 @@ func readRaw(r *http.Request) ([]byte, error) {
 	return raw, nil
 }
 
+// writeJSON writes v as the response, not HTML-escaped.
 func writeJSON(w http.ResponseWriter, status int, v any) error {
-	w.Header().Set("Content-Type", "application/json")
+	return writeEncoded(w, status, "application/json", v)
+}
+
+func writeEncoded(w http.ResponseWriter, status int, contentType string, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	w.Header().Set("Content-Type", contentType)
 	w.WriteHeader(status)
-	return json.NewEncoder(w).Encode(v)
+	return enc.Encode(v)
 }

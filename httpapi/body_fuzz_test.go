@@ -51,7 +51,7 @@ func FuzzSubmitBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var sub events.Submission
-		sum, err := parseBody(raw, &sub)
+		sum, err := approvals.Decode(raw, &sub)
 		if err != nil {
 			return
 		}
@@ -72,7 +72,7 @@ func FuzzAnswerBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, agent bool) {
 		var in approvals.AnswerInput
-		sum, err := parseBody(raw, &in)
+		sum, err := approvals.Decode(raw, &in)
 		if err != nil {
 			return
 		}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/countersign/countersign/approvals"
@@ -13,9 +12,10 @@ type Problem = approvals.Problem
 
 // Refusals this surface makes itself, before any use case.
 var (
-	errTooLarge = approvals.ErrTooLarge
-	errNoRoute  = approvals.NewProblem(http.StatusNotFound, "NotFound", "no such endpoint", "").Err()
-	errMethod   = approvals.NewProblem(http.StatusMethodNotAllowed, "MethodNotAllowed", "method not allowed on this endpoint", "").Err()
+	errTooLarge     = approvals.ErrTooLarge
+	errNoRoute      = approvals.NewProblem(http.StatusNotFound, "NotFound", "no such endpoint", "").Err()
+	errMethod       = approvals.NewProblem(http.StatusMethodNotAllowed, "MethodNotAllowed", "method not allowed on this endpoint", "").Err()
+	errTooManyConns = approvals.NewProblem(http.StatusTooManyRequests, "RateLimited", "too many connections; retry shortly", "").Err()
 )
 
 func badRequest(field, detail string) error { return approvals.Invalid(field, detail).Err() }
@@ -27,7 +27,5 @@ func writeProblem(w http.ResponseWriter, p Problem) {
 	if p.Retryable() {
 		w.Header().Set("Retry-After", "1")
 	}
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(p.Status)
-	_ = json.NewEncoder(w).Encode(p)
+	_ = writeEncoded(w, p.Status, "application/problem+json", p)
 }

@@ -18,7 +18,7 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	items, next := a.svc.ListGrants(r.Context(), c, f)
-	return writeJSON(w, http.StatusOK, approvals.Page[events.Grant]{Items: items, NextCursor: next})
+	return writePage(w, items, next, MaxPageBytes, func(g *events.Grant) string { return approvals.CursorAfter(string(g.ID)) })
 }
 
 func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {

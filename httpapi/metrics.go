@@ -19,7 +19,7 @@ type metrics struct {
 func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_http_requests_total",
-			Help: "HTTP requests by route and status code."}, []string{"route", "code"}),
+			Help: "HTTP requests by route and status code; 499: the client left before the answer."}, []string{"route", "code"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "countersign_http_request_duration_seconds",
 			Help: "HTTP request latency by route (long-polls included).", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"}),
 	}
@@ -42,6 +42,17 @@ func (m *metrics) instrument(route string, h http.Handler) http.Handler {
 		m.requests.WithLabelValues(route, strconv.Itoa(sw.status)).Inc()
 		m.latency.WithLabelValues(route).Observe(time.Since(start).Seconds())
 	})
+}
+
+// statusClientClosed is the code counted for a request whose client left
+// before the answer (nginx's 499); nothing is written for it.
+const statusClientClosed = 499
+
+// abandoned marks w's request as left by its client.
+func abandoned(w http.ResponseWriter) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.status = statusClientClosed
+	}
 }
 
 type statusWriter struct {

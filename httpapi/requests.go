@@ -6,7 +6,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
 )
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
@@ -20,11 +19,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx := r.Context()
-	if tp := r.Header.Get("traceparent"); tp != "" {
-		ctx = kvstate.WithTraceparent(ctx, tp)
-	}
-	rec, created, err := a.svc.Submit(ctx, c, in, key, digest)
+	rec, created, err := a.svc.Submit(withTrace(r.Context(), r), c, in, key, digest)
 	if err != nil {
 		return err
 	}
@@ -56,8 +51,10 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 }
 
 // wait is the long-poll; it keeps only pointers on its stack while it
-// waits (see approvals.Service.Wait).
+// waits (see approvals.Service.Wait). Its write deadline is the server's
+// write timeout past the wait.
 func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, id events.RequestID, wait time.Duration) error {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + a.timeouts.Write))
 	rec, err := a.svc.Wait(r.Context(), c, id, wait)
 	if err != nil {
 		return err
@@ -76,7 +73,7 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	items, next := a.svc.List(r.Context(), c, f)
-	return writeJSON(w, http.StatusOK, approvals.Page[events.Request]{Items: items, NextCursor: next})
+	return writePage(w, items, next, MaxPageBytes, func(r *events.Request) string { return approvals.CursorAfter(string(r.ID)) })
 }
 
 func (a *API) answer(w http.ResponseWriter, r *http.Request) error {

@@ -25,16 +25,24 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// Timeouts bound each connection; see Timeouts for the defaults.
+	Timeouts Timeouts
+	// MaxConnections bounds the connections NewServer's listener holds
+	// open. Default DefaultMaxLongPolls + ConnHeadroom; always lowered to
+	// what the open-file limit leaves room for.
+	MaxConnections int
 }
 
 // API is the HTTP handler.
 type API struct {
-	svc     *approvals.Service
-	ready   func(ctx context.Context) error
-	log     *slog.Logger
-	mux     *http.ServeMux
-	metrics *metrics
-	closing chan struct{}
+	svc      *approvals.Service
+	ready    func(ctx context.Context) error
+	log      *slog.Logger
+	mux      *http.ServeMux
+	metrics  *metrics
+	closing  chan struct{}
+	timeouts Timeouts
+	maxConns int
 }
 
 // New builds the API handler.
@@ -45,7 +53,12 @@ func New(cfg Config) *API {
 	if cfg.Registry == nil {
 		cfg.Registry = prometheus.NewRegistry()
 	}
-	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{})}
+	cfg.Timeouts.setDefaults()
+	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
+		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit())}
+	if cfg.MaxConnections > a.maxConns {
+		a.log.Warn("max_connections lowered to fit the open-file limit", "max_connections", a.maxConns)
+	}
 	a.metrics = newMetrics(cfg.Registry, cfg.Service)
 	a.routes(cfg.Registry)
 	return a
@@ -82,30 +95,53 @@ func (a *API) handle(pattern string, h handler) {
 	a.mux.Handle(pattern, a.metrics.instrument(pattern, a.wrap(h)))
 }
 
-// wrap writes a handler's error as problem+json.
+// wrap writes a handler's error as problem+json. A request whose client
+// has gone is not answered: it is counted as abandoned and logged at debug.
 func (a *API) wrap(h handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := h(w, r); err != nil {
-			p := problemFor(err)
-			if p.Status >= http.StatusInternalServerError {
-				a.log.Warn("request failed", "path", r.URL.Path, "err", err)
-			}
-			writeProblem(w, p)
+		err := h(w, r)
+		switch {
+		case err == nil:
+		case r.Context().Err() != nil:
+			abandoned(w)
+			a.log.Debug("client left before the answer", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"))
+		default:
+			a.writeError(w, r, err)
 		}
 	})
 }
 
+// writeError logs what the client cannot retry its way out of, then
+// writes the problem.
+func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	p := problemFor(err)
+	if !bodyRead(r) { // never wait for a body nobody reads
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
+	switch p.Status {
+	case http.StatusInternalServerError:
+		a.log.Error("request failed", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"), "err", err)
+	case http.StatusServiceUnavailable:
+		a.log.Warn("request failed", "path", r.URL.Path, "request_id", w.Header().Get("X-Request-ID"), "err", err)
+	}
+	writeProblem(w, p)
+}
+
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
-// ServeHTTP sets X-Request-ID, limits bodies, and answers unknown routes
-// and methods with problems.
+// ServeHTTP sets X-Request-ID, limits bodies, serves only the probes on
+// spare connections, and answers unknown routes and methods with problems.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("X-Request-ID")
 	if !validRequestID.MatchString(id) {
 		id = newRequestID()
 	}
 	w.Header().Set("X-Request-ID", id)
-	r.Body = http.MaxBytesReader(w, r.Body, MaxBody)
+	if onSpare(r) && serveSpare(w, r) {
+		return
+	}
+	r.Body = trackBody(w, r)
 	if _, pattern := a.mux.Handler(r); pattern == "" {
 		a.noRoute(w, r)
 		return

@@ -28,6 +28,7 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rc := http.NewResponseController(w)
+	w = &deadlineWriter{ResponseWriter: w, rc: rc, timeout: a.timeouts.Write}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
@@ -91,4 +92,17 @@ func heartbeat(ctx context.Context, mu *sync.Mutex, w http.ResponseWriter, rc *h
 			}
 		}
 	}
+}
+
+// deadlineWriter gives each write of an event stream the server's write
+// timeout afresh: the stream lasts as long as the client reads it.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(p)
 }

@@ -159,9 +159,16 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 		}
 	}
 	a.ln = ln
-	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.Broker.Ready})
+	cfg := o.Config
+	maxConns := cfg.MaxConnections
+	if maxConns == 0 && cfg.MaxLongPolls > 0 {
+		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
+	}
+	t := cfg.HTTPTimeouts
+	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.Broker.Ready, MaxConnections: maxConns,
+		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle}})
 	a.api = api
-	a.http = &http.Server{Handler: api, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()
 	return nil
 }

@@ -1,0 +1,52 @@
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// An error nobody named is 500 Internal, never a retryable 503; NATS
+// unavailability, as approvals reports it, stays 503 Unavailable.
+func TestProblemForUnknownIsInternal(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		code   string
+	}{
+		{errors.New("nats: header too large"), http.StatusInternalServerError, "Internal"},
+		{fmt.Errorf("approvals: submit: %w", errors.New("boom")), http.StatusInternalServerError, "Internal"},
+		{errors.Join(approvals.ErrUnavailable, kvstate.ErrUnavailable), http.StatusServiceUnavailable, "Unavailable"},
+		{errors.Join(approvals.ErrUnavailable, context.DeadlineExceeded), http.StatusServiceUnavailable, "Unavailable"},
+		{approvals.ErrRateLimited, http.StatusTooManyRequests, "RateLimited"},
+	} {
+		p := problemFor(tc.err)
+		if p.Status != tc.status || p.Error != tc.code {
+			t.Errorf("problemFor(%v) = %d %s, want %d %s", tc.err, p.Status, p.Error, tc.status, tc.code)
+		}
+	}
+}
+
+func TestValidTraceparent(t *testing.T) {
+	for tp, want := range map[string]bool{
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": true,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00": true,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0":  false,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-0g": false,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-00F067AA0BA902B7-01": false,
+		"00-00000000000000000000000000000000-00f067aa0ba902b7-01": false,
+		"00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01": false,
+		"00_4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": false,
+		"01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01": false,
+		"": false,
+	} {
+		if got := validTraceparent(tp); got != want {
+			t.Errorf("validTraceparent(%q) = %v, want %v", tp, got, want)
+		}
+	}
+}
