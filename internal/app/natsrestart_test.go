@@ -252,19 +252,7 @@ func TestExternalNATSRestartHeals(t *testing.T) {
 
 	nproc.kill()
 	testutil.Eventually(t, 10*time.Second, func() bool { return readyz(urlA) == 503 && readyz(urlB) == 503 }, "/readyz 503 while NATS is down")
-
-	// NATS returns without room for the in-memory streams: the outbox
-	// cannot heal, and /readyz says so although NATS answers.
-	nproc.start(t, "max_memory_store: 1MB")
-	for range 2 {
-		time.Sleep(500 * time.Millisecond)
-		for _, u := range []string{urlA, urlB} {
-			if code, body := readyzBody(u); code != 503 || !strings.Contains(body, events.EventsStream) {
-				t.Fatalf("/readyz while the events stream cannot be re-created: %d %s", code, body)
-			}
-		}
-	}
-	nproc.kill()
+	time.Sleep(500 * time.Millisecond)
 	workMu.Lock()
 	clear(work)
 	workMu.Unlock()
@@ -290,17 +278,7 @@ func TestExternalNATSRestartHeals(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("a's long-poll did not wake on b's answer")
 	}
-	var notReady string
-	testutil.Eventually(t, 15*time.Second, func() bool {
-		codeA, bodyA := readyzBody(urlA)
-		codeB, bodyB := readyzBody(urlB)
-		if codeA != 200 || codeB != 200 {
-			notReady = bodyA + " " + bodyB
-		}
-		return codeA == 200 && codeB == 200
-	}, "/readyz 200 once healed")
-	t.Logf("last not ready: %s", notReady)
-	t.Logf("NATS back → both ready: %v", time.Since(back).Round(time.Millisecond))
+	waitReady(t, back, urlA, urlB)
 
 	// The pending request's work is re-derived into the new work stream.
 	testutil.Eventually(t, 15*time.Second, func() bool { return workSeen(r0.ID+":0") >= 1 }, "r0's work re-derived after the restart")
@@ -334,4 +312,41 @@ func TestExternalNATSRestartHeals(t *testing.T) {
 			t.Errorf("resumed stream repeats %s", id)
 		}
 	}
+
+	// NATS returns without room for the in-memory streams: the outbox
+	// cannot heal, and /readyz says so although NATS answers; once NATS
+	// has room again, it heals.
+	nproc.kill()
+	nproc.start(t, "max_memory_store: 1MB")
+	for _, u := range []string{urlA, urlB} {
+		testutil.Eventually(t, 10*time.Second, func() bool {
+			code, body := readyzBody(u)
+			return code == 503 && strings.Contains(body, events.EventsStream)
+		}, "/readyz names the events stream that cannot be re-created")
+	}
+	time.Sleep(500 * time.Millisecond)
+	for _, u := range []string{urlA, urlB} {
+		if code, body := readyzBody(u); code != 503 {
+			t.Fatalf("/readyz while the events stream cannot be re-created: %d %s", code, body)
+		}
+	}
+	nproc.kill()
+	waitReady(t, nproc.start(t, ""), urlA, urlB)
+}
+
+// waitReady waits for /readyz 200 on every url and logs how long it took
+// from back, and the last reason it was not ready.
+func waitReady(t *testing.T, back time.Time, urls ...string) {
+	t.Helper()
+	var notReady string
+	testutil.Eventually(t, 15*time.Second, func() bool {
+		for _, u := range urls {
+			if code, body := readyzBody(u); code != 200 {
+				notReady = body
+				return false
+			}
+		}
+		return true
+	}, "/readyz 200 once healed")
+	t.Logf("NATS back → ready: %v (last not ready: %s)", time.Since(back).Round(time.Millisecond), notReady)
 }
