@@ -3,87 +3,87 @@ package approvals
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 
 	"github.com/countersign/countersign/events"
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/countersign/countersign/kvstate"
 )
 
-// Event is one CloudEvent from the events stream, with the stream
-// sequence that resumes after it.
+// Event is one CloudEvent of a change, with the change's own id: its
+// Nats-Msg-Id, <request id>:<revision> or <grant id>:created|revoked.
+// The id stays valid across restarts of countersign and of NATS, and
+// resumes a stream right after the change (EventsAfter).
 type Event struct {
-	Seq  uint64
+	ID   string
 	Type string
 	// JSON is the event in structured mode: the attributes and the data.
 	JSON []byte
 }
 
-// Events streams the tenant's events that c may see, after stream
-// sequence after (0: only new ones), calling fn for each until ctx ends
-// or fn fails. One ordered consumer per call.
-func (s *Service) Events(ctx context.Context, c Caller, after uint64, fn func(Event) error) error {
-	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.TenantEventsFilter(c.Tenant.ID)},
-		DeliverPolicy: jetstream.DeliverNewPolicy}
-	if after > 0 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, after+1
-	}
-	cons, err := s.store.JetStream().OrderedConsumer(ctx, events.EventsStream, cfg)
-	if err != nil {
-		return stateErr(fmt.Errorf("approvals: events: %w", err), ErrUnavailable)
-	}
-	it, err := cons.Messages()
-	if err != nil {
-		return stateErr(err, ErrUnavailable)
-	}
-	defer it.Stop()
-	go func() { <-ctx.Done(); it.Stop() }()
-	for {
-		m, err := it.Next()
-		if err != nil {
-			return nil // stopped: ctx ended or the stream went away
+// EventsFrom is where a stream of events starts.
+type EventsFrom struct{ cur kvstate.ChangeCursor }
+
+// EventsAfter returns where c's events resume after the event with id
+// lastID, and whether that event was found among those c may see. When
+// it was not (empty, unparsable, never made, removed after its retention,
+// or not c's to see), the events start from now.
+func (s *Service) EventsAfter(ctx context.Context, c Caller, lastID string) (EventsFrom, bool, error) {
+	if id, ok := events.ParseMsgID(lastID); ok {
+		cur, ch, err := s.store.CursorAfter(ctx, c.Tenant.ID, id)
+		if err == nil {
+			if _, ok := s.visibleEvent(c, ch); ok {
+				return EventsFrom{cur}, true, nil
+			}
+		} else if !errors.Is(err, kvstate.ErrNotFound) {
+			return EventsFrom{}, false, stateErr(err, ErrUnavailable)
 		}
-		ev, ok := s.visibleEvent(c, m)
+	}
+	cur, err := s.store.CursorNow(ctx)
+	return EventsFrom{cur}, false, stateErr(err, ErrUnavailable)
+}
+
+// Events streams the tenant's events that c may see, from from, calling
+// fn for each until ctx ends or fn fails. The events are read from the
+// state's own durable streams (the writes that carried them), not from the
+// in-memory events stream, so a NATS restart pauses them and loses none.
+func (s *Service) Events(ctx context.Context, c Caller, from EventsFrom, fn func(Event) error) error {
+	err := s.store.Changes(ctx, c.Tenant.ID, from.cur, func(ch kvstate.Change) error {
+		ev, ok := s.visibleEvent(c, ch)
 		if !ok {
-			continue
+			return nil
 		}
-		if err := fn(ev); err != nil {
-			return err
-		}
-	}
+		return fn(ev)
+	})
+	return stateErr(err, ErrUnavailable)
 }
 
 // visibleEvent decodes a stored event and reports whether c may see it:
 // a request event if c may see the request, a grant event if c may see
 // the grant.
-func (s *Service) visibleEvent(c Caller, m jetstream.Msg) (Event, bool) {
-	ce, err := events.DecodeHeaders(m.Headers())
+func (s *Service) visibleEvent(c Caller, m kvstate.Change) (Event, bool) {
+	ce, err := events.DecodeHeaders(m.Header)
 	if err != nil {
 		return Event{}, false
 	}
 	switch ce.Type() {
 	case events.TypeGrantCreated, events.TypeGrantRevoked:
 		var g events.Grant
-		if json.Unmarshal(m.Data(), &g) != nil || !s.grantVisible(c, &g) {
+		if json.Unmarshal(m.Data, &g) != nil || !s.grantVisible(c, &g) {
 			return Event{}, false
 		}
 	default:
 		var r events.Request
-		if json.Unmarshal(m.Data(), &r) != nil || !s.visible(c, &r) {
+		if json.Unmarshal(m.Data, &r) != nil || !s.visible(c, &r) {
 			return Event{}, false
 		}
 	}
 	// The data as stored: SetData and json.Marshal would encode it again,
 	// HTML-escaped.
 	ce.SetDataContentType("application/json")
-	ce.DataEncoded, ce.DataBase64 = m.Data(), false
+	ce.DataEncoded, ce.DataBase64 = m.Data, false
 	b, err := ce.MarshalJSON()
 	if err != nil {
 		return Event{}, false
 	}
-	meta, _ := m.Metadata()
-	seq := uint64(0)
-	if meta != nil {
-		seq = meta.Sequence.Stream
-	}
-	return Event{Seq: seq, Type: ce.Type(), JSON: b}, true
+	return Event{ID: changeMsgID(m.Header), Type: ce.Type(), JSON: b}, true
 }

@@ -3,10 +3,11 @@ package approvals
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -25,10 +26,24 @@ const OutboxConsumer = "outbox"
 // Nats-Msg-Id <id>:<revision>. It acks a state message only after the
 // streams acknowledged the republish, so a crash redelivers and the dedup
 // window drops the repeat: no event lost, none doubled.
+//
+// A republish that fails is published again in place, in order, until it
+// is acknowledged (the outbox never acks past it). The derived streams
+// live in memory, so a NATS restart loses them: on every reconnect and
+// after every failed republish the outbox re-creates the missing streams
+// (Streams) and, when one had to be re-created, re-derives the work
+// messages of every pending request. Healthy reports its state for
+// readiness.
 type Outbox struct {
 	JS      jetstream.JetStream
 	Service *Service
 	Log     *slog.Logger
+	// Streams are the derived streams to keep (events.StreamConfigs).
+	Streams []jetstream.StreamConfig
+
+	healMu  sync.Mutex
+	created map[string]time.Time // each stream's creation time when last seen
+	trouble atomic.Pointer[error]
 }
 
 // Run republishes until ctx ends. Any number of processes may run it; they
@@ -40,19 +55,17 @@ func (o *Outbox) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	if err := o.rederiveWork(ctx); err != nil {
+	if err := o.heal(ctx, true); err != nil {
 		o.Log.Warn("outbox: re-deriving work messages", "err", err)
 	}
+	go o.followConnection(ctx)
 	errc := make(chan error, 2)
 	for _, bucket := range []string{kvstate.BucketRequests, kvstate.BucketGrants} {
-		cons, err := o.JS.CreateOrUpdateConsumer(ctx, kvstate.StreamOf(bucket), jetstream.ConsumerConfig{
-			Durable: OutboxConsumer, AckPolicy: jetstream.AckAllPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
-			MaxAckPending: 8192, AckWait: 10 * time.Second, Description: "republishes state changes as CloudEvents",
-		})
+		cons, err := o.consumer(ctx, bucket)
 		if err != nil {
-			return fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
+			return err
 		}
-		go func() { errc <- o.keep(ctx, cons) }()
+		go func() { errc <- o.keep(ctx, bucket, cons) }()
 	}
 	err := <-errc
 	if err2 := <-errc; err == nil {
@@ -61,29 +74,46 @@ func (o *Outbox) Run(ctx context.Context) error {
 	return err
 }
 
+// consumer creates (or binds) the durable consumer on a state stream.
+func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consumer, error) {
+	cons, err := o.JS.CreateOrUpdateConsumer(ctx, kvstate.StreamOf(bucket), jetstream.ConsumerConfig{
+		Durable: OutboxConsumer, AckPolicy: jetstream.AckAllPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 8192, AckWait: 10 * time.Second, Description: "republishes state changes as CloudEvents",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
+	}
+	return cons, nil
+}
+
 type inflight struct {
 	src  jetstream.Msg
 	acks []jetstream.PubAckFuture
 }
 
-// keep runs loop again after a failure: the messages it had not acked are
-// redelivered once their ack wait passes, and republished (deduplicated).
-func (o *Outbox) keep(ctx context.Context, cons jetstream.Consumer) error {
+// keep runs loop again after its iterator failed, binding the consumer
+// again first: the messages it had not read are redelivered once their
+// ack wait passes, and republished (deduplicated).
+func (o *Outbox) keep(ctx context.Context, bucket string, cons jetstream.Consumer) error {
 	for ctx.Err() == nil {
-		if err := o.loop(ctx, cons); err != nil && ctx.Err() == nil {
-			o.Log.Warn("outbox: restarting after failure", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+		err := o.loop(ctx, cons)
+		if ctx.Err() != nil {
+			return nil
 		}
+		o.Log.Warn("outbox: restarting after failure", "err", err)
+		_ = o.retry(ctx, func() (err error) {
+			cons, err = o.consumer(ctx, bucket)
+			return err
+		})
 	}
 	return nil
 }
 
-// loop republishes in order and hands each message to the acker; it stops
-// at the first failure (acking past a failed message would lose it, since
-// acks are cumulative).
+// loop republishes in order and hands each message to the acker. A
+// message read is always handed on (its republish is retried until
+// acknowledged), because acks are cumulative: acking a later message
+// would ack it too. loop returns when the iterator fails or ctx ends,
+// after the acker has settled everything handed to it.
 func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
 	if err != nil {
@@ -92,83 +122,86 @@ func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 	lctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	pending := make(chan inflight, 4096)
-	failed := make(chan error, 1)
-	go func() { failed <- o.acker(lctx, pending) }()
+	settled := make(chan struct{})
+	go func() { o.acker(ctx, pending); close(settled) }()
+	defer func() { close(pending); <-settled }()
 	go func() { <-lctx.Done(); it.Stop() }()
 	for {
 		m, err := it.Next()
 		if err != nil {
-			close(pending)
-			if ctx.Err() != nil || errors.Is(err, jetstream.ErrMsgIteratorClosed) {
-				return <-failed
+			if ctx.Err() != nil {
+				return nil
 			}
 			return err
 		}
 		acks, err := o.republish(ctx, m)
 		if err != nil {
-			close(pending)
-			return err
+			return nil // ctx ended
 		}
 		select {
 		case pending <- inflight{src: m, acks: acks}:
-		case err := <-failed:
-			return err
+		case <-ctx.Done():
+			return nil
 		}
 	}
 }
 
-// acker acks each state message once its republishes are acknowledged;
-// with AckAll it acks only when it has caught up (or every 256). It returns
-// at the first republish that failed, or when pending closes.
-func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) error {
+// acker acks each state message once its republishes are acknowledged,
+// publishing again any that failed; with AckAll it acks only when it has
+// caught up (or every 256). It returns when pending closes or ctx ends.
+func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
 	n := 0
 	for f := range pending {
 		for _, a := range f.acks {
-			select {
-			case <-a.Ok():
-			case err := <-a.Err():
-				return fmt.Errorf("publish not acknowledged: %w", err)
-			case <-ctx.Done():
-				return nil
+			if o.confirm(ctx, a) != nil {
+				return
 			}
 		}
 		if n++; len(pending) == 0 || n%256 == 0 {
 			_ = f.src.Ack()
 		}
 	}
-	return nil
 }
 
+// republish publishes the event (and the work message) a state message
+// carries; it returns an error only when ctx ends.
 func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
 	h := m.Headers()
 	typ, subject, tenant := h.Get("ce-type"), h.Get("ce-subject"), events.TenantID(h.Get("ce-tenant"))
 	if typ == "" || subject == "" || tenant == "" {
 		return nil, nil // a write without an event (e.g. a purge marker): nothing to derive
 	}
-	msgID := subject + ":" + h.Get("ce-revision")
+	msgID := changeMsgID(h)
 	subjects := []string{events.EventSubject(tenant, typ)}
-	switch typ {
-	case events.TypeGrantCreated, events.TypeGrantRevoked:
-		msgID = events.GrantMsgID(events.GrantID(subject), typ == events.TypeGrantRevoked)
-	default:
+	if typ != events.TypeGrantCreated && typ != events.TypeGrantRevoked {
 		if to, ok := events.ParseWorkTo(h.Get(events.HeaderWorkTo)); ok {
 			subjects = append(subjects, events.DecideSubject(tenant, to))
 		}
 		if h.Get(events.HeaderGrants) != "" {
-			if err := o.repairGrants(ctx, m.Data()); err != nil {
+			if err := o.retry(ctx, func() error { return o.repairGrants(ctx, m.Data()) }); err != nil {
 				return nil, err
 			}
 		}
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
 	for _, subj := range subjects {
-		f, err := o.JS.PublishMsgAsync(workMsg(subj, m.Data(), h, msgID))
+		f, err := o.publishAsync(ctx, workMsg(subj, m.Data(), h, msgID))
 		if err != nil {
 			return nil, err
 		}
 		acks = append(acks, f)
 	}
 	return acks, nil
+}
+
+// changeMsgID is the Nats-Msg-Id of the change whose event headers are h:
+// <request id>:<revision>, or <grant id>:created|revoked.
+func changeMsgID(h nats.Header) string {
+	switch typ := h.Get("ce-type"); typ {
+	case events.TypeGrantCreated, events.TypeGrantRevoked:
+		return events.GrantMsgID(events.GrantID(h.Get("ce-subject")), typ == events.TypeGrantRevoked)
+	}
+	return h.Get("ce-subject") + ":" + h.Get("ce-revision")
 }
 
 // repairGrants writes the grants a decision leaves, if a crash stopped the
@@ -184,6 +217,7 @@ func (o *Outbox) repairGrants(ctx context.Context, data []byte) error {
 // rederiveWork republishes the work message of every pending request from
 // the stored write of its latest change (the same headers, the same
 // Nats-Msg-Id), so work survives a restart of an in-memory work stream.
+// It returns once every one is acknowledged, or the first failure.
 func (o *Outbox) rederiveWork(ctx context.Context) error {
 	var pending []kvstate.Record
 	o.Service.views.Requests().Each(func(_ string, r kvstate.Record) {
@@ -191,13 +225,21 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 			pending = append(pending, r)
 		}
 	})
+	acks := make([]jetstream.PubAckFuture, 0, len(pending))
 	for _, r := range pending {
 		m, err := o.Service.store.LastWrite(ctx, r.Tenant, r.ID)
 		if err != nil {
 			return err
 		}
 		out := workMsg(events.DecideSubject(r.Tenant, *r.Approver), m.Data, m.Header, events.MsgID(r.ID, r.Revision))
-		if _, err := o.JS.PublishMsgAsync(out); err != nil {
+		f, err := o.JS.PublishMsgAsync(out)
+		if err != nil {
+			return err
+		}
+		acks = append(acks, f)
+	}
+	for _, a := range acks {
+		if err := awaitAck(ctx, a); err != nil {
 			return err
 		}
 	}

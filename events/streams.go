@@ -10,15 +10,17 @@ import (
 // Nats-Msg-Id, so the same change may be republished safely.
 const (
 	// EventsStream holds recent CloudEvents, countersign.<tenant>.events.>,
-	// for subscribers and for resuming event streams. It is a derived view
-	// kept in memory: the durable record of every event is the state write
-	// that carried it (the KV streams keep each request's revisions with
-	// their CloudEvent headers), so it costs no fsync of its own.
+	// for subscribers. It is a derived view kept in memory: the durable
+	// record of every event is the state write that carried it (the KV
+	// streams keep each request's revisions with their CloudEvent headers),
+	// so it costs no fsync of its own. A NATS restart empties it (the
+	// outbox re-creates it); GET /v1/events reads the KV streams instead.
 	EventsStream = "COUNTERSIGN_EVENTS"
 	// WorkStream holds decider work messages, countersign.<tenant>.decide.>,
 	// each removed once a worker acks it. It is kept in memory: every work
 	// message is re-derived from the pending records when a decider process
-	// starts, so it needs no fsync of its own.
+	// starts, and after a NATS restart lost the stream, so it needs no
+	// fsync of its own.
 	WorkStream = "COUNTERSIGN_WORK"
 )
 

@@ -53,6 +53,34 @@ func GrantMsgID(id GrantID, revoked bool) string {
 	return string(id) + ":created"
 }
 
+// ChangeID names one change: a request's revision, or a grant's creation
+// or revocation. Its text is the change's Nats-Msg-Id.
+type ChangeID struct {
+	Request  RequestID // set for a request's change
+	Revision uint64
+	Grant    GrantID // set for a grant's change
+	Revoked  bool
+}
+
+// ParseMsgID parses a Nats-Msg-Id made by MsgID or GrantMsgID.
+func ParseMsgID(s string) (ChangeID, bool) {
+	id, suffix, ok := strings.Cut(s, ":")
+	if !ok || !ValidGeneratedID(id) {
+		return ChangeID{}, false
+	}
+	switch {
+	case strings.HasPrefix(id, "req_"):
+		rev, err := strconv.ParseUint(suffix, 10, 64)
+		if err != nil || strconv.FormatUint(rev, 10) != suffix {
+			return ChangeID{}, false
+		}
+		return ChangeID{Request: RequestID(id), Revision: rev}, true
+	case strings.HasPrefix(id, "grt_") && (suffix == "created" || suffix == "revoked"):
+		return ChangeID{Grant: GrantID(id), Revoked: suffix == "revoked"}, true
+	}
+	return ChangeID{}, false
+}
+
 // Source is the CloudEvent source of a tenant's events.
 func Source(tenant TenantID) string { return "/countersign/" + string(tenant) }
 

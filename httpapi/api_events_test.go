@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bufio"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -103,5 +104,94 @@ func TestAPIEvents(t *testing.T) {
 	again := nextAbout(t, ch2, str(rec["id"]))
 	if again.id != decided.id {
 		t.Errorf("resumed stream's first event about the request = %q, want the decided event %q", again.id, decided.id)
+	}
+}
+
+// nextWith waits for the next event whose id matches re.
+func nextWith(t *testing.T, ch <-chan sseEvent, re *regexp.Regexp) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("the event stream ended before an event with id %s", re)
+			}
+			if re.MatchString(ev.id) {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("no event with id %s within 10s", re)
+		}
+	}
+}
+
+// TestAPIEventIDs: an event's id is its change's own id (the Nats-Msg-Id:
+// <request id>:<revision>, <grant id>:created|revoked), and Last-Event-ID
+// resumes right after that change, whichever kind it is.
+func TestAPIEventIDs(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	ch, _ := openEvents(t, url, tokPerson, "")
+	rec := main.pending()
+	id := str(rec["id"])
+	if ev := nextAbout(t, ch, id); ev.id != id+":0" || ev.event != "dev.countersign.request.created" {
+		t.Fatalf("created event: id %q type %q, want %s:0", ev.id, ev.event, id)
+	}
+	person.answer(rec, "allow", "lifetime").want(t, "allow for good", http.StatusOK)
+	if ev := nextAbout(t, ch, id); ev.id != id+":1" || ev.event != "dev.countersign.request.decided" {
+		t.Fatalf("decided event: id %q type %q, want %s:1", ev.id, ev.event, id)
+	}
+	grant := nextWith(t, ch, regexp.MustCompile(`^grt_[0-9A-Z]{26}:created$`))
+
+	// After the request's created event: its decided event comes next.
+	resumed, _ := openEvents(t, url, tokPerson, id+":0")
+	if ev := nextAbout(t, resumed, id); ev.id != id+":1" {
+		t.Errorf("resumed after %s:0: first event about it %q, want %s:1", id, ev.id, id)
+	}
+	// After the grant's created event: the grant is not repeated, and the
+	// next change arrives.
+	afterGrant, _ := openEvents(t, url, tokPerson, grant.id)
+	next := str(main.pending("tool", "release")["id"])
+	for ev := range afterGrant {
+		if ev.id == grant.id {
+			t.Fatalf("resumed after %s: it is repeated", grant.id)
+		}
+		if ev.id == next+":0" {
+			break
+		}
+	}
+}
+
+// TestAPIEventsUnknownLastEventID: a Last-Event-ID that names no change
+// the caller may see (garbage, an old numeric position, an unknown id,
+// another member's request) starts the stream from now, says so in a
+// comment, and never replays older events.
+func TestAPIEventsUnknownLastEventID(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main := newClient(t, url, tokMain)
+	old := str(main.pending()["id"])
+	hidden := str(newClient(t, url, tokOther).pending()["id"])
+	for _, last := range []string{"garbage", "42", "req_01JC0000000000000000000000:0", old + ":7", hidden + ":0", "grt_01JC0000000000000000000000:created", old + ":00"} {
+		req, _ := http.NewRequest("GET", url+"/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+tokPerson)
+		req.Header.Set("Last-Event-ID", last)
+		hr, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		br := bufio.NewReader(hr.Body)
+		line, _ := br.ReadString('\n')
+		if hr.StatusCode != http.StatusOK || !strings.HasPrefix(line, ": Last-Event-ID not found") {
+			t.Errorf("Last-Event-ID %q: status %d, first line %q; want 200 and the not-found comment", last, hr.StatusCode, line)
+		}
+		hr.Body.Close()
+	}
+	ch, _ := openEvents(t, url, tokPerson, "req_01JC0000000000000000000000:0")
+	fresh := str(main.pending()["id"])
+	if ev := nextWith(t, ch, regexp.MustCompile(`:0$`)); ev.id != fresh+":0" {
+		t.Errorf("first event after an unknown id: %q, want the new request's %s:0 (nothing older)", ev.id, fresh)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
@@ -16,14 +15,19 @@ import (
 const sseHeartbeat = 15 * time.Second
 
 // events serves GET /v1/events: Server-Sent Events of the approval events
-// the caller may see. Each event's id is its position in the events stream;
-// a client that reconnects with Last-Event-ID resumes right after it.
+// the caller may see. Each event's id is the change's own id (its
+// Nats-Msg-Id: <request id>:<revision>, <grant id>:created|revoked); a
+// client that reconnects with Last-Event-ID (or ?last_event_id=) resumes
+// right after it, across restarts of countersign and of NATS. An id that
+// names no change the caller may see starts the stream from now, and the
+// stream says so in a comment line first.
 func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	c, err := a.caller(r, events.ScopeApprovalsRead)
 	if err != nil {
 		return err
 	}
-	after, err := lastEventID(r)
+	last := lastEventID(r)
+	from, found, err := a.svc.EventsAfter(r.Context(), c, last)
 	if err != nil {
 		return err
 	}
@@ -33,16 +37,19 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
+	if last != "" && !found {
+		_, _ = fmt.Fprint(w, ": Last-Event-ID not found; events from now\n\n")
+	}
 	_ = rc.Flush()
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	go a.closeOnShutdown(ctx, cancel)
 	var mu sync.Mutex // the heartbeat and the events share the writer
 	go heartbeat(ctx, &mu, w, rc)
-	_ = a.svc.Events(ctx, c, after, func(ev approvals.Event) error {
+	_ = a.svc.Events(ctx, c, from, func(ev approvals.Event) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if _, err := fmt.Fprintf(w, "id: %d\nevent: %s\ndata: %s\n\n", ev.Seq, ev.Type, ev.JSON); err != nil {
+		if _, err := fmt.Fprintf(w, "id: %s\nevent: %s\ndata: %s\n\n", ev.ID, ev.Type, ev.JSON); err != nil {
 			return err
 		}
 		return rc.Flush()
@@ -50,19 +57,11 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func lastEventID(r *http.Request) (uint64, error) {
-	s := r.Header.Get("Last-Event-ID")
-	if s == "" {
-		s = r.URL.Query().Get("last_event_id")
+func lastEventID(r *http.Request) string {
+	if s := r.Header.Get("Last-Event-ID"); s != "" {
+		return s
 	}
-	if s == "" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, badRequest("Last-Event-ID", "not an event id this server sent")
-	}
-	return n, nil
+	return r.URL.Query().Get("last_event_id")
 }
 
 func (a *API) closeOnShutdown(ctx context.Context, cancel context.CancelFunc) {

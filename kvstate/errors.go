@@ -17,6 +17,9 @@ var (
 	ErrExists = errors.New("kvstate: already exists")
 	// ErrIllegal: the change is not in the table of legal moves.
 	ErrIllegal = errors.New("kvstate: illegal transition")
+	// ErrStale: a mirror's watcher is down or has not caught up (after a
+	// reconnect, until its new watcher has delivered what it missed).
+	ErrStale = errors.New("kvstate: watcher not current")
 	// ErrUnavailable: NATS or JetStream did not answer.
 	ErrUnavailable = errors.New("kvstate: NATS unavailable")
 )

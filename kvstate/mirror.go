@@ -3,8 +3,10 @@ package kvstate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,10 +17,17 @@ import (
 // right after a write so that they read their own writes at once; the
 // watcher brings every other process's writes a moment later. A revision
 // never goes backwards.
+//
+// The watcher survives NATS restarts: Restart (called when the connection
+// comes back) or a watch that ends replaces it with a new one that resumes
+// right after the last revision it delivered, so no write is missed and
+// nothing waits for the old watcher's heartbeats to lapse.
 type Mirror[T any] struct {
 	kv      jetstream.KeyValue
 	index   func(T) []string
 	changed []func(key string, v T, deleted bool)
+	restart chan struct{}
+	current atomic.Bool // the watcher has delivered everything stored when it (re)started
 
 	mu    sync.RWMutex
 	items map[string]mirrored[T]
@@ -32,10 +41,16 @@ type mirrored[T any] struct {
 	ix  []string
 }
 
+// errRestart ends a watch that Restart replaces.
+var errRestart = errors.New("kvstate: watcher restart")
+
+// watchRetry bounds the wait between attempts to start a watcher again.
+const watchRetry = time.Second
+
 // NewMirror mirrors the bucket kv; index (may be nil) names the index keys
 // of a value.
 func NewMirror[T any](kv jetstream.KeyValue, index func(T) []string) *Mirror[T] {
-	return &Mirror[T]{kv: kv, index: index, items: map[string]mirrored[T]{},
+	return &Mirror[T]{kv: kv, index: index, items: map[string]mirrored[T]{}, restart: make(chan struct{}, 1),
 		byIdx: map[string]map[string]struct{}{}, ready: make(chan struct{})}
 }
 
@@ -48,28 +63,85 @@ func (m *Mirror[T]) OnChange(fn func(key string, v T, deleted bool)) {
 // Ready is closed once the mirror holds every key that existed at start.
 func (m *Mirror[T]) Ready() <-chan struct{} { return m.ready }
 
+// Current reports whether the watcher is live and has delivered every
+// write stored when it last (re)started. It is false from Stale (the
+// connection dropped) until a new watcher has caught up.
+func (m *Mirror[T]) Current() bool { return m.current.Load() }
+
+// Stale marks the mirror as not current (the connection dropped).
+func (m *Mirror[T]) Stale() { m.current.Store(false) }
+
+// Restart replaces the watcher with one that resumes after the last
+// revision delivered (after a reconnect, the old one may be bound to a
+// consumer the server no longer has).
+func (m *Mirror[T]) Restart() {
+	m.current.Store(false)
+	select {
+	case m.restart <- struct{}{}:
+	default:
+	}
+}
+
 // Run watches the bucket until ctx ends; it returns nil then, or the error
-// that stopped the watch.
+// that stopped the first watch before it caught up. Later failures start a
+// new watcher, resuming after the last revision delivered.
 func (m *Mirror[T]) Run(ctx context.Context) error {
-	w, err := m.kv.WatchAll(ctx)
+	readyOnce := sync.OnceFunc(func() { close(m.ready) })
+	defer readyOnce()
+	var next uint64 // the stream sequence to resume from; 0: every current value
+	wait := 50 * time.Millisecond
+	for {
+		err := m.watch(ctx, &next, readyOnce)
+		if ctx.Err() != nil {
+			return nil
+		}
+		m.current.Store(false)
+		if errors.Is(err, errRestart) {
+			wait = 50 * time.Millisecond
+			continue
+		}
+		select {
+		case <-m.ready:
+		default:
+			return err // the first watch failed: the process cannot start
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-m.restart:
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, watchRetry)
+	}
+}
+
+// watch runs one watcher from *next, advancing *next past each revision.
+func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error {
+	var opts []jetstream.WatchOpt
+	if *next > 0 {
+		opts = append(opts, jetstream.ResumeFromRevision(*next))
+	}
+	w, err := m.kv.WatchAll(ctx, opts...)
 	if err != nil {
 		return fmt.Errorf("kvstate: watch %s: %w", m.kv.Bucket(), mapErr(err))
 	}
-	defer w.Stop()
-	readyOnce := sync.OnceFunc(func() { close(m.ready) })
-	defer readyOnce()
+	defer func() { go func() { _ = w.Stop() }() }() // may wait on a server that is gone
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-m.restart:
+			return errRestart
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil
+				return fmt.Errorf("kvstate: watch %s ended", m.kv.Bucket())
 			}
 			if e == nil {
-				readyOnce()
+				m.current.Store(true)
+				ready()
 				continue
 			}
+			*next = e.Revision() + 1
 			m.take(e)
 		}
 	}

@@ -3,9 +3,11 @@ package kvstate
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"sort"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -13,6 +15,7 @@ import (
 // of registered agents, grants, rules and requests. Lookups never touch
 // the network.
 type Views struct {
+	conn     *nats.Conn // the watchers' connection
 	tenants  map[events.TenantID]*events.Tenant
 	agents   *Mirror[events.Agent]
 	grants   *Mirror[events.Grant]
@@ -22,7 +25,7 @@ type Views struct {
 
 // NewViews builds the views over store for the configured tenants.
 func NewViews(store *Store, tenants []*events.Tenant) *Views {
-	v := &Views{tenants: map[events.TenantID]*events.Tenant{}}
+	v := &Views{conn: store.js.Conn(), tenants: map[events.TenantID]*events.Tenant{}}
 	for _, t := range tenants {
 		v.tenants[t.ID] = t
 	}
@@ -52,14 +55,64 @@ func (v *Views) AgentMirror() *Mirror[events.Agent] { return v.agents }
 // RuleMirror is the mirror of rules kept through the API.
 func (v *Views) RuleMirror() *Mirror[events.Rule] { return v.rules }
 
-// Run keeps every mirror current until ctx ends.
+// Run keeps every mirror current until ctx ends. When the connection
+// drops, the mirrors are marked stale; when it comes back, their watchers
+// restart at once from where they stopped.
 func (v *Views) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return v.agents.Run(ctx) })
 	g.Go(func() error { return v.grants.Run(ctx) })
 	g.Go(func() error { return v.rules.Run(ctx) })
 	g.Go(func() error { return v.requests.Run(ctx) })
+	g.Go(func() error { v.followConnection(ctx); return nil })
 	return g.Wait()
+}
+
+// watched is what Views needs of a mirror of any type.
+type watched interface {
+	Stale()
+	Restart()
+	Current() bool
+}
+
+type namedMirror struct {
+	bucket string
+	watched
+}
+
+func (v *Views) mirrors() []namedMirror {
+	return []namedMirror{{BucketAgents, v.agents}, {BucketGrants, v.grants}, {BucketRules, v.rules}, {BucketRequests, v.requests}}
+}
+
+// followConnection restarts the watchers on every reconnect.
+func (v *Views) followConnection(ctx context.Context) {
+	status := v.conn.StatusChanged(nats.CONNECTED, nats.DISCONNECTED, nats.RECONNECTING)
+	defer v.conn.RemoveStatusListener(status)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-status:
+			for _, m := range v.mirrors() {
+				if s == nats.CONNECTED {
+					m.Restart()
+				} else {
+					m.Stale()
+				}
+			}
+		}
+	}
+}
+
+// Current returns nil when every watcher is live and caught up, or
+// ErrStale naming the first that is not. It costs no I/O (for /readyz).
+func (v *Views) Current() error {
+	for _, m := range v.mirrors() {
+		if !m.Current() {
+			return fmt.Errorf("%w: %s", ErrStale, m.bucket)
+		}
+	}
+	return nil
 }
 
 // WaitReady blocks until every mirror holds the state that existed at start.

@@ -40,6 +40,7 @@ type App struct {
 	http     *http.Server
 	api      *httpapi.API
 	ln       net.Listener
+	checks   []func() error // readiness beyond NATS answering; no I/O
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
 	served   chan error
@@ -91,7 +92,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
 	checker.Rules = svc.RulesFor
 	wireJudges(checker, tenants, reg, o.Logger)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1)}
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.workers, wctx = errgroup.WithContext(wctx)
@@ -125,15 +126,17 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) {
 	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log}
 	views.Requests().OnChange(timers.Observe)
-	outbox := &approvals.Outbox{JS: js, Service: svc, Log: a.log}
+	outbox := &approvals.Outbox{JS: js, Service: svc, Log: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)}
 	worker := &deciders.Worker{JS: js, Views: views, Log: a.log, Reviewer: newModelReviewer(svc, views, a.Registry, a.log)}
+	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
 }
 
 // declareStreams creates the derived streams idempotently, retrying while
-// a cluster that has just started elects its leaders.
+// a cluster that has just started elects its leaders. They live in memory:
+// after a NATS restart the outbox re-creates them (approvals.Outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range events.StreamConfigs(b.Replicas) {
 		var err error
@@ -165,7 +168,7 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
 	}
 	t := cfg.HTTPTimeouts
-	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.Broker.Ready, MaxConnections: maxConns,
+	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle}})
 	a.api = api
 	a.http, ln = api.NewServer(ln)
@@ -188,6 +191,21 @@ func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approva
 		return err
 	}
 	a.workers.Go(func() error { return bus.Run(wctx) })
+	return nil
+}
+
+// ready answers /readyz: NATS and JetStream answer, every mirror's watcher
+// is live and caught up, and (with the deciders role) the outbox and the
+// work consumer run. Only the first costs a round trip.
+func (a *App) ready(ctx context.Context) error {
+	if err := a.Broker.Ready(ctx); err != nil {
+		return err
+	}
+	for _, check := range a.checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -33,6 +33,24 @@ type Broker struct {
 	Replicas int            // 1 embedded, 3 on a cluster
 	urls     string
 	extra    []*nats.Conn
+	log      *slog.Logger
+}
+
+// reconnectWait is the pause between reconnect attempts to an external
+// NATS: short, so that a restarted server is back in use (watchers
+// restarted, streams healed) well within a second.
+const reconnectWait = 250 * time.Millisecond
+
+// asyncErrors logs what NATS reports outside any call (a slow consumer, a
+// consumer a restarted server no longer has) instead of printing it.
+func asyncErrors(log *slog.Logger) nats.Option {
+	return nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+		subject := ""
+		if sub != nil {
+			subject = sub.Subject
+		}
+		log.Info("nats async error", "err", err, "subject", subject)
+	})
 }
 
 // Connect opens one more connection (and its JetStream context) to the same
@@ -45,7 +63,7 @@ func (b *Broker) Connect(name string) (jetstream.JetStream, error) {
 	if b.Server != nil {
 		opts, url = append(opts, nats.InProcessServer(b.Server)), ""
 	} else {
-		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(time.Second))
+		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(reconnectWait), asyncErrors(b.log))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -106,7 +124,7 @@ func startEmbedded(cfg Config) (*Broker, error) {
 func connectExternal(cfg Config) (*Broker, error) {
 	log := cfg.Logger
 	nc, err := nats.Connect(strings.TrimSpace(cfg.URLs), nats.Name("countersign"), nats.MaxReconnects(-1),
-		nats.RetryOnFailedConnect(true), nats.ReconnectWait(time.Second),
+		nats.RetryOnFailedConnect(true), nats.ReconnectWait(reconnectWait), asyncErrors(log),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { log.Warn("nats disconnected", "err", err) }),
 		nats.ReconnectHandler(func(c *nats.Conn) { log.Info("nats reconnected", "url", c.ConnectedUrl()) }))
 	if err != nil {
@@ -118,7 +136,7 @@ func connectExternal(cfg Config) (*Broker, error) {
 	}
 	b, err := newBroker(nc, nil, replicas)
 	if b != nil {
-		b.urls = strings.TrimSpace(cfg.URLs)
+		b.urls, b.log = strings.TrimSpace(cfg.URLs), log
 	}
 	return b, err
 }

@@ -1,0 +1,179 @@
+package approvals
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// ackWait bounds the wait for one republish's acknowledgement: a publish
+// sent to a server that then died is never acknowledged.
+const ackWait = 5 * time.Second
+
+// maxRetryWait caps the pause between attempts to republish or heal.
+const maxRetryWait = 500 * time.Millisecond
+
+var (
+	errDisconnected = errors.New("approvals: outbox: NATS disconnected")
+	errAckTimeout   = errors.New("approvals: outbox: publish not acknowledged in time")
+)
+
+// Healthy returns nil while the outbox works, or the failure it is
+// recovering from. It costs no I/O (for /readyz).
+func (o *Outbox) Healthy() error {
+	if p := o.trouble.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (o *Outbox) fail(err error) {
+	if o.trouble.Swap(&err) == nil {
+		o.Log.Warn("outbox: failing; retrying", "err", err)
+	}
+}
+
+func (o *Outbox) recovered() {
+	if o.trouble.Swap(nil) != nil {
+		o.Log.Info("outbox: healed")
+	}
+}
+
+// followConnection heals the derived streams each time the connection
+// comes back (a restarted NATS server has lost the in-memory ones).
+func (o *Outbox) followConnection(ctx context.Context) {
+	nc := o.JS.Conn()
+	status := nc.StatusChanged(nats.CONNECTED, nats.DISCONNECTED, nats.RECONNECTING)
+	defer nc.RemoveStatusListener(status)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case s := <-status:
+			if s != nats.CONNECTED {
+				if !nc.IsConnected() { // not a drop that is already over
+					o.fail(errDisconnected)
+				}
+				continue
+			}
+			_ = o.retry(ctx, func() error { return o.heal(ctx, false) })
+		}
+	}
+}
+
+// heal makes sure every derived stream exists, re-creating any NATS lost,
+// and re-derives the pending requests' work when one had to be re-created
+// (by this process or another) since it last looked, or always with force.
+// Safe for concurrent use.
+func (o *Outbox) heal(ctx context.Context, force bool) error {
+	o.healMu.Lock()
+	defer o.healMu.Unlock()
+	seen := make(map[string]time.Time, len(o.Streams))
+	rederive := force
+	for _, sc := range o.Streams {
+		created, err := o.ensureStream(ctx, sc)
+		if err != nil {
+			return err
+		}
+		if was, ok := o.created[sc.Name]; ok && !was.Equal(created) {
+			rederive = true
+		}
+		seen[sc.Name] = created
+	}
+	if rederive {
+		if !o.Service.views.Requests().Current() {
+			return fmt.Errorf("approvals: outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
+		}
+		if err := o.rederiveWork(ctx); err != nil {
+			return err
+		}
+	}
+	o.created = seen
+	return nil
+}
+
+func (o *Outbox) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (time.Time, error) {
+	ctx, cancel := context.WithTimeout(ctx, ackWait)
+	defer cancel()
+	s, err := o.JS.Stream(ctx, sc.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		o.Log.Warn("outbox: re-creating a derived stream that NATS lost", "stream", sc.Name)
+		s, err = o.JS.CreateOrUpdateStream(ctx, sc)
+	}
+	if err != nil {
+		return time.Time{}, fmt.Errorf("approvals: stream %s: %w", sc.Name, err)
+	}
+	return s.CachedInfo().Created, nil
+}
+
+// retry runs op until it succeeds; it returns an error only when ctx ends.
+func (o *Outbox) retry(ctx context.Context, op func() error) error {
+	wait := 100 * time.Millisecond
+	for {
+		err := op()
+		if err == nil {
+			o.recovered()
+			return nil
+		}
+		o.fail(err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, maxRetryWait)
+	}
+}
+
+// publishAsync starts a republish, retrying (and healing the streams)
+// until NATS takes it; it returns an error only when ctx ends.
+func (o *Outbox) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error) {
+	var f jetstream.PubAckFuture
+	err := o.retry(ctx, func() (err error) {
+		if f, err = o.JS.PublishMsgAsync(m); err != nil {
+			_ = o.heal(ctx, false)
+		}
+		return err
+	})
+	return f, err
+}
+
+// confirm waits for a republish's acknowledgement and, if it fails or does
+// not come, publishes the message again (healing the streams between
+// attempts) until one is acknowledged. It returns an error only when ctx
+// ends.
+func (o *Outbox) confirm(ctx context.Context, a jetstream.PubAckFuture) error {
+	err := awaitAck(ctx, a)
+	if err == nil || ctx.Err() != nil {
+		return ctx.Err()
+	}
+	o.fail(err)
+	return o.retry(ctx, func() error {
+		if err := o.heal(ctx, false); err != nil {
+			return err
+		}
+		_, err := o.JS.PublishMsg(ctx, a.Msg())
+		return err
+	})
+}
+
+// awaitAck waits up to ackWait for a's acknowledgement.
+func awaitAck(ctx context.Context, a jetstream.PubAckFuture) error {
+	t := time.NewTimer(ackWait)
+	defer t.Stop()
+	select {
+	case <-a.Ok():
+		return nil
+	case err := <-a.Err():
+		return fmt.Errorf("approvals: outbox: publish not acknowledged: %w", err)
+	case <-t.C:
+		return errAckTimeout
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
