@@ -104,7 +104,7 @@ func (o *Offers) Observe(key string, r kvstate.Record, deleted bool) {
 // not wait on an agent, or an offer of r at this or a later revision runs
 // already. It returns at once; the offers stop when ctx ends.
 func (o *Offers) Offer(ctx context.Context, r *events.Request) {
-	if r.Approver == nil || r.Approver.Kind != events.KindAgent || r.Status != events.StatusPending {
+	if ctx.Err() != nil || r.Approver == nil || r.Approver.Kind != events.KindAgent || r.Status != events.StatusPending {
 		return
 	}
 	key := kvstate.RequestKey(r.Tenant, r.ID)

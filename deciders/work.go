@@ -36,6 +36,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	<-ctx.Done()
 	cc.Drain()
+	<-cc.Closed() // no handler runs any more: no offer starts after Wait
 	if w.Offers != nil {
 		w.Offers.Wait()
 	}
