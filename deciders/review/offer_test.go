@@ -194,3 +194,17 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 		t.Fatalf("agt_main got %d offers of a taken review, want 1", mainOffers.count())
 	}
 }
+
+// Offers live in a process, yet survive its restart: a review nobody took
+// before the restart is offered again after it (the work messages are
+// re-derived at start).
+func TestOffersResumeAfterARestart(t *testing.T) {
+	srv := servertest.Start(t)
+	r := submit(t, srv.API(t), servertest.TokenSub, 1)
+	srv.Restart(t)
+	got := listen(t, connect(t, srv), "countersign.demo.review.agt_programmer", always)
+	testutil.Eventually(t, 20*time.Second, func() bool { return got.count() > 0 }, "the review is offered after the restart")
+	if id := got.get(0).Header.Get("ce-subject"); id != string(r.ID) {
+		t.Fatalf("offer about %s, want %s", id, r.ID)
+	}
+}
