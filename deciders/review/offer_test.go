@@ -196,8 +196,8 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 }
 
 // Offers live in a process, yet survive its restart: a review nobody took
-// before the restart is offered again after it (the work messages are
-// re-derived at start).
+// before the restart is offered again after it (its work message comes
+// back at start, re-derived from the pending record by the outbox).
 func TestOffersResumeAfterARestart(t *testing.T) {
 	srv := servertest.Start(t)
 	r := submit(t, srv.API(t), servertest.TokenSub, 1)
