@@ -102,8 +102,9 @@ func (o *Offers) Observe(key string, r kvstate.Record, deleted bool) {
 
 // Offer starts offering r to its agent decider's runtimes, unless r does
 // not wait on an agent, or an offer of r at this or a later revision runs
-// already. It returns at once; the offers stop when ctx ends.
-func (o *Offers) Offer(ctx context.Context, r *events.Request) {
+// already. traceparent (may be empty) is carried into the offer's event.
+// It returns at once; the offers stop when ctx ends.
+func (o *Offers) Offer(ctx context.Context, r *events.Request, traceparent string) {
 	if ctx.Err() != nil || r.Approver == nil || r.Approver.Kind != events.KindAgent || r.Status != events.StatusPending {
 		return
 	}
@@ -122,7 +123,7 @@ func (o *Offers) Offer(ctx context.Context, r *events.Request) {
 	o.wg.Add(1)
 	go func() {
 		defer o.wg.Done()
-		o.run(lctx, key, r)
+		o.run(lctx, key, r, traceparent)
 		o.done(key, l)
 	}()
 }
@@ -140,8 +141,8 @@ func (o *Offers) done(key string, l *offerLoop) {
 }
 
 // run offers r until a runtime takes it, r moves on, or ctx ends.
-func (o *Offers) run(ctx context.Context, key string, r *events.Request) {
-	msg, err := o.message(r)
+func (o *Offers) run(ctx context.Context, key string, r *events.Request, traceparent string) {
+	msg, err := o.message(r, traceparent)
 	if err != nil {
 		o.cfg.Logger.Warn("deciders: cannot offer review", "request", r.ID, "err", err)
 		return
@@ -179,7 +180,7 @@ func (o *Offers) current(key string, r *events.Request) bool {
 
 // message builds the offer: the bundle as data, the CloudEvent in headers.
 // Offers of one review at one revision share one event id.
-func (o *Offers) message(r *events.Request) (*nats.Msg, error) {
+func (o *Offers) message(r *events.Request, traceparent string) (*nats.Msg, error) {
 	decider, ok := o.cfg.Views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
 	if !ok {
 		return nil, fmt.Errorf("unknown agent decider %s", r.Approver.ID)
@@ -189,7 +190,7 @@ func (o *Offers) message(r *events.Request) (*nats.Msg, error) {
 		return nil, err
 	}
 	msg := &nats.Msg{Subject: events.ReviewSubject(r.Tenant, decider.ID), Data: data, Header: nats.Header{}}
-	e := events.NewEvent(events.TypeReviewRequested, r.Tenant, string(r.ID), r.Revision, time.Now(), "")
+	e := events.NewEvent(events.TypeReviewRequested, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
 	return msg, events.EncodeHeaders(e, msg.Header)
 }
 

@@ -50,7 +50,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		return
 	}
 	if w.Offers != nil {
-		w.Offers.Offer(ctx, &r)
+		w.Offers.Offer(ctx, &r, m.Headers().Get("ce-traceparent"))
 	}
 	_ = m.Ack()
 }
