@@ -89,6 +89,7 @@ func submit(t *testing.T, api servertest.API, token string, i int) events.Reques
 // bundle: the record and agt_main's id, role, memory and the brief it gave
 // agt_programmer — and nothing else.
 func TestOfferIsACloudEventWithTheBundle(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	nc := connect(t, srv)
 	got := listen(t, nc, "countersign.demo.review.*", always)
@@ -126,6 +127,7 @@ func TestOfferIsACloudEventWithTheBundle(t *testing.T) {
 // Two runtimes of one agent in the queue group: each offer reaches one of
 // them, once (both take every offer).
 func TestOffersReachOneRuntimeOfTheGroup(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	a, b := listen(t, connect(t, srv), "countersign.demo.review.agt_programmer", always),
 		listen(t, connect(t, srv), "countersign.demo.review.agt_programmer", always)
@@ -159,6 +161,7 @@ func TestOffersReachOneRuntimeOfTheGroup(t *testing.T) {
 // on the next decider's subject); r2 is cancelled (no new work message: the
 // request mirror alone stops its offers).
 func TestReofferUntilTheApproverChanges(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	nc := connect(t, srv)
 	prog := listen(t, nc, "countersign.demo.review.agt_programmer", never)
@@ -199,6 +202,7 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 // before the restart is offered again after it (its work message comes
 // back at start, re-derived from the pending record by the outbox).
 func TestOffersResumeAfterARestart(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	r := submit(t, srv.API(t), servertest.TokenSub, 1)
 	srv.Restart(t)

@@ -42,6 +42,7 @@ func pairsConfig(n int) string {
 // stream still has its one shared consumer and the account only
 // countersign's own handful.
 func TestAgentsCostSubscriptionsNotConsumers(t *testing.T) {
+	t.Parallel()
 	const pairs, requests = 1000, 100
 	srv := servertest.Start(t, servertest.WithConfig(pairsConfig(pairs)))
 	js := srv.App.Broker.JS

@@ -64,6 +64,7 @@ func bus(t *testing.T, nc *nats.Conn, token, op string, body any, out any) {
 // and answer on api.answer with agt_programmer's token; the requester sees
 // the decision on api.get.
 func TestServeDecidesOverTheBus(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	var mu sync.Mutex
 	reviewed := map[events.RequestID]int{}
@@ -116,6 +117,7 @@ func programmerTimeout() string {
 // A review nobody takes, or one taken by a runtime that never answers,
 // waits no longer than the agent's review_timeout: the request goes up.
 func TestReviewTimeoutPassesUp(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		runtime bool
@@ -148,6 +150,7 @@ func TestReviewTimeoutPassesUp(t *testing.T) {
 // with a fixed reason: the request goes up without waiting for the review
 // timeout (2m in the demo).
 func TestFailedReviewAbstains(t *testing.T) {
+	t.Parallel()
 	for name, fn := range map[string]review.Func{
 		"error": func(context.Context, review.Bundle) (review.Answer, error) {
 			return review.Answer{}, errors.New("model unreachable: secret detail")
@@ -178,6 +181,7 @@ func TestFailedReviewAbstains(t *testing.T) {
 // An answer of a revision that moved on is ErrConflict over the bus (and
 // changes nothing): a duplicate offer's answer is harmless.
 func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
+	t.Parallel()
 	srv := servertest.Start(t)
 	api := srv.API(t)
 	r := submit(t, api, servertest.TokenSub, 1)
