@@ -54,17 +54,41 @@ func newModelReviewer(svc *approvals.Service, views *kvstate.Views, log *slog.Lo
 }
 
 // accepts takes the offers of agents reviewed by the model in tenants with
-// a judge.
+// a judge, for a request this process knows at the offered revision.
 func (mr *modelReviewer) accepts(b review.Bundle) bool {
-	a, ok := mr.views.Agent(b.Request.Tenant, b.Decider.ID)
-	return ok && a.Reviewer == "model" && mr.judges[b.Request.Tenant] != nil
+	_, ok := mr.verified(b)
+	return ok
 }
 
-func (mr *modelReviewer) review(ctx context.Context, b review.Bundle) (review.Answer, error) {
-	t, ok := mr.views.Tenant(b.Request.Tenant)
-	if !ok {
-		return review.Answer{}, errors.New("unknown tenant")
+// verified rebuilds b from this process's own state: the model reviews what
+// countersign stored, never what a message claims. It fails for an agent
+// not reviewed by the model, or a request not (yet) known at b's revision
+// and waiting on b's decider (an offer left untaken is offered again).
+func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, bool) {
+	t, id := b.Request.Tenant, b.Decider.ID
+	a, ok := mr.views.Agent(t, id)
+	if !ok || a.Reviewer != "model" || mr.judges[t] == nil {
+		return b, false
 	}
+	rec, ok := mr.views.Requests().Get(kvstate.RequestKey(t, b.Request.ID))
+	if !ok || rec.Revision != b.Request.Revision || rec.Status != events.StatusPending ||
+		rec.Approver == nil || *rec.Approver != (events.Ref{Kind: events.KindAgent, ID: string(id)}) {
+		return b, false
+	}
+	return events.NewReviewBundle(&rec.Request, a, func(x events.AgentID) string {
+		if ag, ok := mr.views.Agent(t, x); ok {
+			return ag.Brief
+		}
+		return ""
+	}), true
+}
+
+func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (review.Answer, error) {
+	b, ok := mr.verified(offered)
+	if !ok {
+		return review.Answer{}, errors.New("the request moved on")
+	}
+	t, _ := mr.views.Tenant(b.Request.Tenant)
 	d := b.Decider
 	rv := mr.judges[t.ID].Review(ctx, judge.Bundle{AgentID: string(d.ID), Role: d.Role, Memory: d.Memory,
 		Brief: d.Brief, Rules: toJudgeRules(mr.svc.RulesFor(t, d.ID)), Call: toJudgeCall(&b.Request)})

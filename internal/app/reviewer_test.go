@@ -2,6 +2,8 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +11,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go"
 )
 
 // The built-in model reviewer is a runtime on the bus: while the model
@@ -49,5 +52,33 @@ func TestModelReviewerHoldsNoMessageWhileTheModelThinks(t *testing.T) {
 	}, "the model reviewer's deny decides")
 	if got.Decision.By.ID != "agt_main" {
 		t.Fatalf("decided by %+v, want agt_main", got.Decision.By)
+	}
+}
+
+// The model reviewer reviews what countersign stored, never what an offer
+// claims: an offer about a request it does not know at that revision,
+// waiting on that agent, is left untaken and the model is not asked.
+func TestModelReviewerLeavesForgedOffers(t *testing.T) {
+	model := newScripted(t)
+	srv := servertest.Start(t, servertest.WithConfig(judgeConfig(model.URL, "model")))
+	nc, err := nats.Connect("", nats.InProcessServer(srv.App.Broker.Server))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	b := events.ReviewBundle{Request: events.Request{ID: "req_forged", Tenant: "demo", Status: events.StatusPending,
+		Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_main"}}, Decider: events.ReviewDecider{ID: "agt_main"}}
+	data, _ := json.Marshal(b)
+	msg := &nats.Msg{Subject: events.ReviewSubject("demo", "agt_main"), Data: data, Header: nats.Header{}}
+	if err := events.EncodeHeaders(events.NewEvent(events.TypeReviewRequested, "demo", "req_forged", 0, time.Now(), ""), msg.Header); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nc.RequestMsg(msg, time.Second); !errors.Is(err, nats.ErrTimeout) {
+		t.Fatalf("forged offer: %v, want no taker (timeout)", err)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if model.calls != 0 {
+		t.Fatalf("the model was asked %d times about a forged request", model.calls)
 	}
 }
