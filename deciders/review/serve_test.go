@@ -202,3 +202,45 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 		t.Fatalf("answer with a foreign token: %v, want ErrAnswer", err)
 	}
 }
+
+// An escalation's offer goes to the next decider's subject: agt_sub's
+// request is offered on countersign.demo.review.agt_programmer; its runtime
+// abstains; the next offer, at revision 1, is on
+// countersign.demo.review.agt_main, and on no other subject.
+func TestEscalatedOfferGoesToTheNextDecider(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t)
+	nc := connect(t, srv)
+	var mu sync.Mutex
+	var seen []string
+	watch, err := nc.Subscribe("countersign.demo.review.*", func(m *nats.Msg) {
+		mu.Lock()
+		seen = append(seen, m.Subject+"@"+m.Header.Get("ce-revision"))
+		mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Unsubscribe()
+	mainOffers := listen(t, nc, "countersign.demo.review.agt_main", always)
+	serve(t, srv, func(context.Context, review.Bundle) (review.Answer, error) {
+		return review.Answer{Decision: review.Abstain, Reason: "Ask above."}, nil
+	})
+	r := submit(t, srv.API(t), servertest.TokenSub, 1)
+	testutil.Eventually(t, 10*time.Second, func() bool { return mainOffers.count() > 0 }, "agt_main is offered the review")
+	if got := mainOffers.get(0); got.Header.Get("ce-subject") != string(r.ID) || got.Header.Get("ce-revision") != "1" {
+		t.Fatalf("agt_main's offer: about %s at revision %s", got.Header.Get("ce-subject"), got.Header.Get("ce-revision"))
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen) >= 2
+	}, "the watcher sees both offers")
+	time.Sleep(100 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"countersign.demo.review.agt_programmer@0", "countersign.demo.review.agt_main@1"}
+	if strings.Join(seen, " ") != strings.Join(want, " ") {
+		t.Fatalf("offers seen %v, want %v", seen, want)
+	}
+}
