@@ -89,12 +89,14 @@ func NewOffers(cfg OffersConfig) (*Offers, error) {
 }
 
 // Observe is the request mirror's OnChange hook: a request that moved past
-// the revision being offered (escalated, decided, cancelled, expired,
-// removed) stops its offers.
+// the revision being offered (escalated, decided, cancelled, expired: every
+// change bumps the revision) or was removed stops its offers.
 func (o *Offers) Observe(key string, r kvstate.Record, deleted bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if l := o.loops[key]; l != nil && (deleted || r.Revision != l.rev || r.Status != events.StatusPending) {
+	// Only a later revision counts: a mirror that lags behind the work
+	// message may still deliver older ones.
+	if l := o.loops[key]; l != nil && (deleted || r.Revision > l.rev) {
 		l.cancel()
 		delete(o.loops, key)
 	}
