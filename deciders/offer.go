@@ -130,6 +130,30 @@ func (o *Offers) Offer(ctx context.Context, r *events.Request, traceparent strin
 	}()
 }
 
+// Resume offers every review this process's request mirror holds pending
+// on an agent, once the mirror is ready: the offer loops of a stopped
+// process die with it, and the work message that started them was acked
+// (and a re-derived copy within the work stream's dedup window is
+// dropped). With several deciders processes each start re-offers them all;
+// offers are at least once, and the offered revision makes a repeat
+// harmless. It returns when every loop has started, or when ctx ends.
+func (o *Offers) Resume(ctx context.Context) {
+	select {
+	case <-o.cfg.Views.Requests().Ready():
+	case <-ctx.Done():
+		return
+	}
+	var pending []kvstate.Record
+	o.cfg.Views.Requests().Each(func(_ string, r kvstate.Record) {
+		if r.Status == events.StatusPending && r.Approver != nil && r.Approver.Kind == events.KindAgent {
+			pending = append(pending, r)
+		}
+	})
+	for i := range pending {
+		o.Offer(ctx, &pending[i].Request, "")
+	}
+}
+
 // Wait blocks until every offer loop has stopped (after their ctx ended).
 func (o *Offers) Wait() { o.wg.Wait() }
 

@@ -22,10 +22,14 @@ type Worker struct {
 	Log    *slog.Logger
 }
 
-// Run consumes until ctx ends, then waits for the offers it started. Every
+// Run resumes the offers of reviews pending on agents, consumes until ctx
+// ends, then waits for the offers it started. Every
 // message is acked at once (offering never fails in a way a redelivery
 // would fix); an undecodable payload → TermWithReason.
 func (w *Worker) Run(ctx context.Context) error {
+	if w.Offers != nil {
+		w.Offers.Resume(ctx)
+	}
 	cons, err := w.JS.CreateOrUpdateConsumer(ctx, events.WorkStream, events.DeciderConsumerConfig())
 	if err != nil {
 		return fmt.Errorf("deciders: work consumer: %w", err)
