@@ -38,7 +38,7 @@ func BusAnswer(nc *nats.Conn, tenant events.TenantID, token string, wait time.Du
 		if err != nil {
 			return err
 		}
-		msg := &nats.Msg{Subject: events.APISubject(tenant, "answer"), Data: body, Header: nats.Header{}}
+		msg := &nats.Msg{Subject: events.APISubject(tenant, events.OpAnswer), Data: body, Header: nats.Header{}}
 		msg.Header.Set("Authorization", "Bearer "+token)
 		return retry(ctx, func() (bool, error) { return sendAnswer(ctx, nc, msg, wait) })
 	}
