@@ -10,38 +10,36 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Reviewer reviews a request as an agent decider, in the agent's short
-// review (SPEC §3), and answers through the same answer path a person
-// uses. It returns an error only for a transient failure.
-type Reviewer interface {
-	Review(ctx context.Context, t *events.Tenant, decider *events.Agent, r *events.Request) error
-}
-
 // Worker consumes decider work subjects through the one shared durable
-// consumer. A person's work needs nothing here (the request waits in their
-// inbox, and the record already says whom it waits on); an agent decider
-// whose reviewer is "model" is reviewed by Reviewer. The worker never holds
-// a message while anyone thinks: it acks once the review has answered.
+// consumer, so each work message reaches one process. A person's work needs
+// nothing here (the request waits in their inbox, and the record already
+// says whom it waits on); an agent decider's review is offered to its
+// runtimes by Offers. The worker never holds a message while anyone
+// thinks: it starts the offers and acks at once.
 type Worker struct {
-	JS       jetstream.JetStream
-	Views    *kvstate.Views
-	Reviewer Reviewer // nil: agents review in their own runtime
-	Log      *slog.Logger
+	JS     jetstream.JetStream
+	Offers *Offers // nil: no offers (tests of the consumer alone)
+	Log    *slog.Logger
 
 	lost atomic.Pointer[error] // why the consumer is not running, nil while it is
 }
 
-// Run consumes until ctx ends. Handler nil → Ack; transient error →
-// NakWithDelay; undecodable payload → TermWithReason. The work stream
-// lives in memory and a NATS restart loses it with the consumer: after
-// every reconnect, and whenever the consumer is gone, Run creates it again
-// (retrying until the outbox has re-created the stream).
+// Run resumes the offers of reviews pending on agents, then consumes until
+// ctx ends and waits for the offers it started. Every message is acked at
+// once (offering never fails in a way a redelivery would fix); an
+// undecodable payload → TermWithReason. The work stream lives in memory
+// and a NATS restart loses it with the consumer: after every reconnect, and
+// whenever the consumer is gone, Run creates it again (retrying until the
+// outbox has re-created the stream).
 func (w *Worker) Run(ctx context.Context) error {
+	if w.Offers != nil {
+		w.Offers.Resume(ctx)
+		defer w.Offers.Wait()
+	}
 	nc := w.JS.Conn()
 	reconnected := nc.StatusChanged(nats.CONNECTED)
 	defer nc.RemoveStatusListener(reconnected)
@@ -77,7 +75,8 @@ func (w *Worker) Healthy() error {
 }
 
 // consume runs the shared consumer until ctx ends (nil), the connection
-// comes back from a drop, or the consumer is gone.
+// comes back from a drop, or the consumer is gone. It returns only once no
+// handler runs any more, so no offer starts after Offers.Wait.
 func (w *Worker) consume(ctx context.Context, reconnected <-chan nats.Status) error {
 	for len(reconnected) > 0 { // reconnects before this attempt need no new one
 		<-reconnected
@@ -104,12 +103,15 @@ func (w *Worker) consume(ctx context.Context, reconnected <-chan nats.Status) er
 	select {
 	case <-ctx.Done():
 		cc.Drain()
+		<-cc.Closed()
 		return nil
 	case <-reconnected:
 		cc.Stop()
+		<-cc.Closed()
 		return errReconnected
 	case err := <-gone:
 		cc.Stop()
+		<-cc.Closed()
 		return fmt.Errorf("deciders: work consumer: %w", err)
 	}
 }
@@ -120,25 +122,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.TermWithReason("undecodable request record")
 		return
 	}
-	if err := w.review(ctx, &r); err != nil {
-		w.Log.Warn("decider review failed; redelivering", "request", r.ID, "err", err)
-		_ = m.NakWithDelay(5 * time.Second)
-		return
+	if w.Offers != nil {
+		w.Offers.Offer(ctx, &r, m.Headers().Get("ce-traceparent"))
 	}
 	_ = m.Ack()
-}
-
-func (w *Worker) review(ctx context.Context, r *events.Request) error {
-	if w.Reviewer == nil || r.Approver == nil || r.Approver.Kind != events.KindAgent || r.Status != events.StatusPending {
-		return nil
-	}
-	t, ok := w.Views.Tenant(r.Tenant)
-	if !ok {
-		return nil
-	}
-	a, ok := w.Views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
-	if !ok || a.Reviewer != "model" {
-		return nil
-	}
-	return w.Reviewer.Review(ctx, t, a, r)
 }

@@ -146,3 +146,21 @@ func TenantOfAPISubject(subj string) (TenantID, bool) {
 	}
 	return TenantID(parts[1]), true
 }
+
+// TypeReviewRequested is the type of an offer of a review to an agent
+// decider's runtime (SPEC §9, "Agent deciders on the bus"). It is sent as a
+// core NATS request, never stored in a stream.
+const TypeReviewRequested = "dev.countersign.review.requested"
+
+// ReviewSubject is where agent's runtimes take review offers:
+// countersign.<tenant>.review.<agent>.
+func ReviewSubject(tenant TenantID, agent AgentID) string {
+	return SubjectRoot + "." + string(tenant) + ".review." + string(agent)
+}
+
+// ReviewFilter matches every review subject of every tenant.
+const ReviewFilter = SubjectRoot + ".*.review.*"
+
+// ReviewQueue is the queue group in which every runtime of one agent
+// subscribes its review subject, so each offer reaches one of them.
+const ReviewQueue = "countersign-review"

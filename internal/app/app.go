@@ -101,7 +101,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		if err != nil {
 			return nil, err
 		}
-		a.startDeciders(wctx, workJS, views, svc) // registers its mirror hooks first
+		if err := a.startDeciders(wctx, workJS, views, svc); err != nil { // registers its mirror hooks first
+			a.stopWorkers()
+			return nil, err
+		}
 	}
 	a.workers.Go(func() error { return views.Run(wctx) })
 	if err := views.WaitReady(ctx); err != nil {
@@ -123,15 +126,24 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	return a, nil
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) {
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) error {
 	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log}
 	views.Requests().OnChange(timers.Observe)
+	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	views.Requests().OnChange(offers.Observe)
 	outbox := &approvals.Outbox{JS: js, Service: svc, Log: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)}
-	worker := &deciders.Worker{JS: js, Views: views, Log: a.log, Reviewer: newModelReviewer(svc, views, a.Registry, a.log)}
+	worker := &deciders.Worker{JS: js, Offers: offers, Log: a.log}
 	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
+	if mr := newModelReviewer(svc, views, a.log); mr != nil {
+		a.workers.Go(func() error { return mr.Run(ctx, js.Conn()) })
+	}
+	return nil
 }
 
 // declareStreams creates the derived streams idempotently, retrying while

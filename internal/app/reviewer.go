@@ -6,30 +6,38 @@ import (
 	"log/slog"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/judge"
 	"github.com/countersign/countersign/kvstate"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
+// modelReviewerQueue is the queue group of the built-in model reviewer in
+// every deciders process. It differs from events.ReviewQueue: an agent's
+// own runtimes and the model reviewer are separate groups, so an offer the
+// model reviewer leaves (not its agent) still reaches the agent's runtimes.
+const modelReviewerQueue = "countersign-model-reviewer"
+
 // modelReviewer is the built-in model reviewer for agent deciders with
-// reviewer: model (SPEC §3): the tenant's judge model reviews as the agent,
-// given only its role, memory, brief, rules and the request, and its
-// verified verdict is answered through the same path a person uses — so an
-// allow by an agent who does not hold the capability is an endorsement, and
-// abstain or any failure passes the request up.
+// reviewer: model (SPEC §3). It is one agent runtime on the bus: one
+// wildcard queue subscription per deciders process takes the review offers
+// of every such agent (one subscription, however many agents), the
+// tenant's judge model reviews as the agent given only its role, memory,
+// the brief it gave, its rules and the request, and its verified verdict is
+// answered through the same path a person uses — so an allow by an agent
+// who does not hold the capability is an endorsement, and abstain or any
+// failure passes the request up. No JetStream message is held while the
+// model thinks.
 type modelReviewer struct {
 	svc    *approvals.Service
 	views  *kvstate.Views
 	judges map[events.TenantID]*judge.Judge
-	log    *slog.Logger
 }
 
-var _ deciders.Reviewer = (*modelReviewer)(nil)
-
-func newModelReviewer(svc *approvals.Service, views *kvstate.Views, reg *prometheus.Registry, log *slog.Logger) deciders.Reviewer {
-	mr := &modelReviewer{svc: svc, views: views, judges: map[events.TenantID]*judge.Judge{}, log: log}
+// newModelReviewer returns the model reviewer's runtime, or nil when no
+// tenant has a judge.
+func newModelReviewer(svc *approvals.Service, views *kvstate.Views, log *slog.Logger) *review.Runtime {
+	mr := &modelReviewer{svc: svc, views: views, judges: map[events.TenantID]*judge.Judge{}}
 	for _, t := range views.Tenants() {
 		if t.Judge == nil {
 			continue
@@ -41,30 +49,71 @@ func newModelReviewer(svc *approvals.Service, views *kvstate.Views, reg *prometh
 	if len(mr.judges) == 0 {
 		return nil
 	}
-	return mr
+	return &review.Runtime{Subject: events.ReviewFilter, Queue: modelReviewerQueue,
+		Accept: mr.accepts, Review: mr.review, Answer: mr.answer, Concurrency: 256, Logger: log}
 }
 
-// Review implements deciders.Reviewer.
-func (mr *modelReviewer) Review(ctx context.Context, t *events.Tenant, decider *events.Agent, r *events.Request) error {
-	j := mr.judges[t.ID]
-	if j == nil {
-		return nil
+// accepts takes the offers of agents reviewed by the model in tenants with
+// a judge, for a request this process knows at the offered revision.
+func (mr *modelReviewer) accepts(b review.Bundle) bool {
+	_, ok := mr.verified(b)
+	return ok
+}
+
+// verified rebuilds b from this process's own state: the model reviews what
+// countersign stored, never what a message claims. It fails for an agent
+// not reviewed by the model, or a request not (yet) known at b's revision
+// and waiting on b's decider (an offer left untaken is offered again).
+func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, bool) {
+	t, id := b.Request.Tenant, b.Decider.ID
+	a, ok := mr.views.Agent(t, id)
+	if !ok || a.Reviewer != "model" || mr.judges[t] == nil {
+		return b, false
 	}
-	rules := toJudgeRules(mr.svc.RulesFor(t, decider.ID))
-	rv := j.Review(ctx, judge.Bundle{AgentID: string(decider.ID), Role: decider.Role, Memory: decider.Memory,
-		Brief: decider.Brief, Rules: rules, Call: toJudgeCall(r)})
-	in := approvals.AnswerInput{Expected: &r.Revision, Decision: approvals.DecisionAbstain, Reason: rv.Note}
+	rec, ok := mr.views.Requests().Get(kvstate.RequestKey(t, b.Request.ID))
+	if !ok || rec.Revision != b.Request.Revision || rec.Status != events.StatusPending ||
+		rec.Approver == nil || *rec.Approver != (events.Ref{Kind: events.KindAgent, ID: string(id)}) {
+		return b, false
+	}
+	return events.NewReviewBundle(&rec.Request, a, func(x events.AgentID) string {
+		if ag, ok := mr.views.Agent(t, x); ok {
+			return ag.Brief
+		}
+		return ""
+	}), true
+}
+
+func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (review.Answer, error) {
+	b, ok := mr.verified(offered)
+	if !ok {
+		return review.Answer{}, errors.New("the request moved on")
+	}
+	t, _ := mr.views.Tenant(b.Request.Tenant)
+	d := b.Decider
+	rv := mr.judges[t.ID].Review(ctx, judge.Bundle{AgentID: string(d.ID), Role: d.Role, Memory: d.Memory,
+		Brief: d.Brief, Rules: toJudgeRules(mr.svc.RulesFor(t, d.ID)), Call: toJudgeCall(&b.Request)})
+	a := review.Answer{Decision: review.Abstain, Reason: rv.Note}
 	switch rv.Verdict {
 	case judge.Allow:
-		in.Decision = approvals.DecisionAllow
+		a.Decision = review.Allow
 	case judge.Deny:
-		in.Decision = approvals.DecisionDeny
+		a.Decision = review.Deny
 	}
-	me := events.Ref{Kind: events.KindAgent, ID: string(decider.ID)}
+	return a, nil
+}
+
+// answer answers in-process, as the agent, through approvals.Answer.
+func (mr *modelReviewer) answer(ctx context.Context, b review.Bundle, a review.Answer) error {
+	t, ok := mr.views.Tenant(b.Request.Tenant)
+	if !ok {
+		return errors.New("unknown tenant")
+	}
+	me := events.Ref{Kind: events.KindAgent, ID: string(b.Decider.ID)}
 	caller := approvals.Caller{Tenant: t, Principal: me, Token: events.Token{Principal: me, Scopes: []string{events.ScopeApprovalsWrite}}}
-	_, err := mr.svc.Answer(ctx, caller, r.ID, in)
+	rev := b.Request.Revision
+	_, err := mr.svc.Answer(ctx, caller, b.Request.ID, approvals.AnswerInput{Expected: &rev, Decision: a.Decision, Scope: a.Scope, Reason: a.Reason})
 	if errors.Is(err, approvals.ErrConflict) || errors.Is(err, approvals.ErrNotFound) {
-		return nil // the request moved on (answered, cancelled, expired): nothing left to review
+		return review.ErrConflict // the request moved on (answered, cancelled, expired)
 	}
 	return err
 }

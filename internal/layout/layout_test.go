@@ -88,11 +88,17 @@ func TestImportsPointDown(t *testing.T) {
 			if strings.HasPrefix(rel, "adapter") && irel != "events" && !strings.HasPrefix(irel, "adapter") {
 				t.Errorf("adapter imports %s: it may import only events", irel)
 			}
+			if rel == "deciders/review" && irel != "events" {
+				t.Errorf("deciders/review imports %s: a library for agent runtimes may import only events", irel)
+			}
 		}
 	}
 }
 
 func checkExternal(t *testing.T, rel, imp string) {
+	if rel == "deciders/review" && strings.Contains(imp, ".") && imp != "github.com/nats-io/nats.go" {
+		t.Errorf("deciders/review imports %s: besides events it may import only nats.go", imp)
+	}
 	if strings.HasPrefix(rel, "judge") && strings.Contains(imp, "nats-io") {
 		t.Errorf("judge imports %s: the judge has no NATS and no state", imp)
 	}
