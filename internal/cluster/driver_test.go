@@ -173,7 +173,7 @@ func (d *driver) pendingOnPerson(kind string, i int, want string) (string, bool)
 		return "", false
 	}
 	d.l.add(&tracked{id: r.ID, kind: kind, want: want, wantBy: "person"})
-	api := rand.IntN(2)
+	api := rand.IntN(len(d.clients))
 	if !d.sees(api, r.ID, 0) {
 		return "", false
 	}
@@ -190,7 +190,7 @@ func (d *driver) personFlow(i int) {
 	if !ok {
 		return
 	}
-	api := rand.IntN(2)
+	api := rand.IntN(len(d.clients))
 	if !d.sees(api, id, 1) {
 		return
 	}
@@ -205,7 +205,7 @@ func (d *driver) denyFlow(i int) {
 		return
 	}
 	d.l.add(&tracked{id: r.ID, kind: "deny", want: "denied", wantBy: "agent"})
-	api := rand.IntN(2)
+	api := rand.IntN(len(d.clients))
 	if !d.sees(api, r.ID, 0) {
 		return
 	}
