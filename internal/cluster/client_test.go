@@ -18,7 +18,7 @@ type client struct {
 
 func newClient(addr, token string) *client {
 	return &client{url: "http://" + addr, token: token,
-		http: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}}
+		http: &http.Client{Timeout: 45 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 32}}}
 }
 
 // do sends body as JSON and decodes the answer into out (if not nil). It

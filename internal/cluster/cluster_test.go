@@ -4,6 +4,8 @@ package cluster
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"sync"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -29,7 +32,7 @@ var requestsStream = kvstate.StreamOf(kvstate.BucketRequests)
 // terminal event; a stale answer is 409 on the replicated bucket.
 func TestClusterUnderFaults(t *testing.T) {
 	c := startCluster(t)
-	_, js := c.connect(t)
+	nc, js := c.connect(t)
 	api1, api2 := startCountersign(t, c, "api-1", "api"), startCountersign(t, c, "api-2", "api")
 	dec1 := startCountersign(t, c, "deciders-1", "deciders")
 	startCountersign(t, c, "deciders-2", "deciders")
@@ -51,7 +54,7 @@ func TestClusterUnderFaults(t *testing.T) {
 	ranFor := time.Since(began)
 
 	staleAnswers(t, d)
-	checkOutcomes(t, d)
+	checkOutcomes(t, nc, d)
 	checkEvents(t, js, l)
 	checkReplicated(t, js)
 	for _, p := range l.problems {
@@ -78,12 +81,17 @@ func grantDeploys(t *testing.T, d *driver) {
 	if !ok {
 		t.Fatal("setup submit not acknowledged")
 	}
+	if !d.sees(0, r.ID, 0) {
+		t.Fatal("setup: api-1 does not show the request")
+	}
 	if code, _ := d.answer(0, tokMain, r.ID, 0, "allow"); code != 200 {
 		t.Fatalf("setup endorsement: %d", code)
 	}
 	body := map[string]any{"expected": 1, "decision": "allow", "scope": "lifetime"}
-	var got record
-	if code := d.clients[1][tokPerson].do("POST", "/v1/requests/"+r.ID, body, nil, &got); code != 200 || got.Status != "approved" {
+	if !d.sees(1, r.ID, 1) {
+		t.Fatal("setup: api-2 does not show the endorsement")
+	}
+	if code, got := d.answerWith(1, tokPerson, r.ID, body); code != 200 || got.Status != "approved" {
 		t.Fatalf("setup lifetime approval: %d %s", code, got.Status)
 	}
 }
@@ -186,17 +194,24 @@ func staleAnswers(t *testing.T, d *driver) {
 	}
 }
 
-// checkOutcomes reads every acknowledged request once more: it is there,
-// terminal, as driven, and no poll ever saw it in another terminal state.
-func checkOutcomes(t *testing.T, d *driver) {
+// checkOutcomes reads every acknowledged request once more, through the
+// API and from the requests bucket's leader: it is there, terminal, as
+// driven, and no poll ever saw it in another terminal state.
+func checkOutcomes(t *testing.T, nc *nats.Conn, d *driver) {
 	t.Helper()
 	for _, id := range d.l.ids() {
+		tr := d.l.reqs[id]
+		stored, err := leaderRecord(nc, id)
+		if err != nil {
+			t.Errorf("%s %s: acknowledged, but the requests bucket's leader says: %v", tr.kind, id, err)
+		} else if stored.Status != tr.want {
+			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s", tr.kind, id, stored.Status, stored.Revision, tr.want)
+		}
 		r, ok := d.get(id, "?wait=30s")
 		if !ok {
-			t.Errorf("%s: acknowledged but not readable", id)
+			t.Errorf("%s %s: acknowledged but not readable through the API", tr.kind, id)
 			continue
 		}
-		tr := d.l.reqs[id]
 		if r.Status != tr.want || r.by() != tr.wantBy {
 			t.Errorf("%s %s: %s by %q, want %s by %s", tr.kind, id, r.Status, r.by(), tr.want, tr.wantBy)
 		}
@@ -204,6 +219,35 @@ func checkOutcomes(t *testing.T, d *driver) {
 			t.Errorf("%s %s: terminal states seen %v, want exactly one", tr.kind, id, seen)
 		}
 	}
+}
+
+// leaderRecord reads a request's record with the stream's own message get,
+// which its leader answers (a KV get is a direct get, which any replica,
+// current or not, may answer).
+func leaderRecord(nc *nats.Conn, id string) (record, error) {
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + kvstate.BucketRequests + "." + kvstate.RequestKey("demo", events.RequestID(id))})
+	m, err := nc.Request("$JS.API.STREAM.MSG.GET."+requestsStream, req, 10*time.Second)
+	if err != nil {
+		return record{}, err
+	}
+	var resp struct {
+		Message *struct {
+			Data []byte `json:"data"`
+		} `json:"message"`
+		Error *struct {
+			Code        int    `json:"code"`
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(m.Data, &resp); err != nil {
+		return record{}, err
+	}
+	if resp.Error != nil || resp.Message == nil {
+		return record{}, fmt.Errorf("message get: %+v", resp.Error)
+	}
+	var r record
+	err = json.Unmarshal(resp.Message.Data, &r)
+	return r, err
 }
 
 // checkEvents reads the tenant's events from the events stream: one

@@ -73,7 +73,11 @@ func (d *driver) submit(token string, body map[string]any) (record, bool) {
 // effect is 200, SPEC §5 rule 2). It returns 200 or 409 (or what else the
 // server said).
 func (d *driver) answer(api int, token, id string, expected uint64, decision string) (int, record) {
-	body := map[string]any{"expected": expected, "decision": decision}
+	return d.answerWith(api, token, id, map[string]any{"expected": expected, "decision": decision})
+}
+
+// answerWith is answer with the whole body given.
+func (d *driver) answerWith(api int, token, id string, body map[string]any) (int, record) {
 	start := time.Now()
 	for time.Since(start) < d.patient {
 		var r record

@@ -17,7 +17,7 @@ import (
 // be answered. Each gets exactly one terminal event.
 func TestClusterRederivesPendingWork(t *testing.T) {
 	c := startCluster(t)
-	_, js := c.connect(t)
+	nc, js := c.connect(t)
 	api := startCountersign(t, c, "api-1", "api")
 	decs := []*csProcess{startCountersign(t, c, "deciders-1", "deciders"), startCountersign(t, c, "deciders-2", "deciders")}
 	l := newLedger()
@@ -71,7 +71,7 @@ func TestClusterRederivesPendingWork(t *testing.T) {
 			t.Errorf("%s after the restart: answer %d %s, want 200 approved", id, code, r.Status)
 		}
 	}
-	checkOutcomes(t, d)
+	checkOutcomes(t, nc, d)
 	checkEvents(t, js, l)
 	for _, p := range l.problems {
 		t.Error(p)
