@@ -203,9 +203,9 @@ func checkOutcomes(t *testing.T, nc *nats.Conn, d *driver) {
 		tr := d.l.reqs[id]
 		stored, err := leaderRecord(nc, id)
 		if err != nil {
-			t.Errorf("%s %s: acknowledged, but the requests bucket's leader says: %v", tr.kind, id, err)
+			t.Errorf("%s %s: acknowledged, but the requests bucket's leader says: %v; its writes in the stream: %s", tr.kind, id, err, history(t, nc, id))
 		} else if stored.Status != tr.want {
-			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s", tr.kind, id, stored.Status, stored.Revision, tr.want)
+			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s; its writes in the stream: %s", tr.kind, id, stored.Status, stored.Revision, tr.want, history(t, nc, id))
 		}
 		r, ok := d.get(id, "?wait=30s")
 		if !ok {
@@ -248,6 +248,37 @@ func leaderRecord(nc *nats.Conn, id string) (record, error) {
 	var r record
 	err = json.Unmarshal(resp.Message.Data, &r)
 	return r, err
+}
+
+// history lists a request's writes in the requests stream, for a failure's
+// message: "seq:status@revision ...".
+func history(t *testing.T, nc *nats.Conn, id string) string {
+	js, _ := jetstream.New(nc)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, requestsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{"$KV." + kvstate.BucketRequests + "." + kvstate.RequestKey("demo", events.RequestID(id))}})
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for {
+		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			return err.Error()
+		}
+		n := 0
+		for m := range batch.Messages() {
+			var r record
+			_ = json.Unmarshal(m.Data(), &r)
+			md, _ := m.Metadata()
+			out = append(out, fmt.Sprintf("%d:%s@%d(%s)", md.Sequence.Stream, r.Status, r.Revision, m.Headers().Get("ce-type")))
+			n++
+		}
+		if n == 0 {
+			return fmt.Sprint(out)
+		}
+	}
 }
 
 // checkEvents reads the tenant's events from the events stream: one
