@@ -139,6 +139,11 @@ func observe(d *driver, stop *atomic.Bool) *sync.WaitGroup {
 type faultFigures struct {
 	node                          string
 	natsRecovery, deciderRecovery time.Duration
+	log                           []string // what happened when, for a failure's reading
+}
+
+func (f *faultFigures) note(what string) {
+	f.log = append(f.log, time.Now().UTC().Format("15:04:05.000")+" "+what)
 }
 
 // injectFaults kills the node leading the requests bucket and a deciders
@@ -149,18 +154,23 @@ func injectFaults(t *testing.T, c *natsCluster, js jetstream.JetStream, dec *csP
 	f := faultFigures{node: leaderOf(t, js, requestsStream)}
 	node := c.node(t, f.node)
 	time.Sleep(step)
+	f.note("kill -9 " + f.node)
 	node.Kill()
 	time.Sleep(step)
+	f.note("kill -9 deciders-1")
 	dec.Kill()
 	time.Sleep(step)
 	start := time.Now()
+	f.note("start " + f.node)
 	node.Start()
 	node.WaitHealthy(t, 60*time.Second)
 	f.natsRecovery = time.Since(start)
+	f.note(f.node + " healthy")
 	time.Sleep(step)
 	start = time.Now()
 	dec.restart()
 	f.deciderRecovery = time.Since(start)
+	f.note("deciders-1 ready")
 	return f
 }
 
