@@ -71,6 +71,7 @@ func TestClusterUnderFaults(t *testing.T) {
 	t.Logf("faults: killed %s (leader of %s) and deciders-1; %s healthy %v after its restart, deciders-1 ready %v after its restart; longest submit (with retries) %v, longest time without an acknowledged submit %v; longest wait for the other API process to show a write %v",
 		f.node, requestsStream, f.node, f.natsRecovery.Round(time.Millisecond), f.deciderRecovery.Round(time.Millisecond),
 		time.Duration(l.maxSubmit.Load()).Round(time.Millisecond), time.Duration(l.maxGap.Load()).Round(time.Millisecond), time.Duration(l.maxLag.Load()).Round(time.Millisecond))
+	t.Logf("fault times (UTC): %v", f.log)
 }
 
 // grantDeploys leaves agt_programmer (and agt_main) a lifetime allow grant
@@ -217,7 +218,7 @@ func checkOutcomes(t *testing.T, nc *nats.Conn, d *driver) {
 		} else if stored.Status != tr.want {
 			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s; its writes in the stream: %s", tr.kind, id, stored.Status, stored.Revision, tr.want, history(t, nc, id))
 		}
-		r, ok := d.get(id, "?wait=30s")
+		r, ok := d.get(id, "?wait=10s")
 		if !ok {
 			t.Errorf("%s %s: acknowledged but not readable through the API", tr.kind, id)
 			continue
