@@ -378,5 +378,5 @@ func checkReplicated(t *testing.T, js jetstream.JetStream) {
 		peers = append(peers, p.Name)
 	}
 	sort.Strings(peers)
-	t.Logf("%s: leader %s, replicas %v", requestsStream, info.Cluster.Leader, peers)
+	t.Logf("%s: leader %s, replicas %v, allow_direct %v", requestsStream, info.Cluster.Leader, peers, info.Config.AllowDirect)
 }
