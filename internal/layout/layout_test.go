@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"internal/app":        5,
 	"internal/servertest": 6,
 	"internal/bench":      6,
+	"internal/cluster":    6,
 	"cmd/countersign":     7,
 }
 
