@@ -3,13 +3,16 @@ package config
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/countersign/countersign/events"
 )
 
-// Config is the whole file. Flags override Listen, DataDir, NATSURL, Roles.
+// Config is the whole file. Flags override Listen, DataDir, NATSURL,
+// NATSListen, Roles.
 type Config struct {
 	// Listen is the HTTP address. Default 127.0.0.1:8080.
 	Listen string `yaml:"listen"`
@@ -17,6 +20,16 @@ type Config struct {
 	DataDir string `yaml:"data_dir"`
 	// NATSURL, when set, is an external cluster; empty runs embedded NATS.
 	NATSURL string `yaml:"nats_url"`
+	// NATSListen is the embedded server's client port, where bus clients
+	// connect with their token. Default 127.0.0.1:4222; "off" disables it.
+	NATSListen string `yaml:"nats_listen"`
+	// Replicas of streams and buckets. Default 1 on the embedded server, 3
+	// with nats_url; never guessed from the URL.
+	Replicas int `yaml:"replicas"`
+	// AuthCalloutSeedEnv names the variable holding the account nkey seed
+	// (SA…) that signs auth callout answers on an external cluster whose
+	// auth_callout issuer is that account. Empty: no callout service.
+	AuthCalloutSeedEnv string `yaml:"auth_callout_seed_env"`
 	// Roles this process runs: api, deciders. Default both.
 	Roles []string `yaml:"roles"`
 	// MaxLongPolls bounds the long-polls one process holds at once; more
@@ -137,6 +150,9 @@ func (c *Config) setDefaults() {
 	if c.DataDir == "" {
 		c.DataDir = "./data"
 	}
+	if c.NATSListen == "" {
+		c.NATSListen = DefaultNATSListen
+	}
 	if len(c.Roles) == 0 {
 		c.Roles = []string{"api", "deciders"}
 	}
@@ -164,10 +180,31 @@ func (c *Config) Validate() error {
 	if c.MaxConnections < 0 || c.MaxLongPolls < 0 || t.ReadHeader < 0 || t.Read < 0 || t.Write < 0 || t.Idle < 0 {
 		return errors.New("config: max_connections, max_long_polls and http_timeouts must not be negative")
 	}
+	if err := c.validateNATS(); err != nil {
+		return err
+	}
 	for _, r := range c.Roles {
 		if r != "api" && r != "deciders" {
 			return fmt.Errorf("config: unknown role %q (api, deciders)", r)
 		}
+	}
+	return nil
+}
+
+// DefaultNATSListen is the embedded server's client port unless
+// nats_listen says otherwise.
+const DefaultNATSListen = "127.0.0.1:4222"
+
+func (c *Config) validateNATS() error {
+	if c.Replicas < 0 || c.Replicas > 5 {
+		return fmt.Errorf("config: replicas: %d is not 1 to 5", c.Replicas)
+	}
+	if c.NATSListen == "" || c.NATSListen == "off" {
+		return nil
+	}
+	_, port, err := net.SplitHostPort(c.NATSListen)
+	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+		return fmt.Errorf("config: nats_listen: %q is not host:port or off", c.NATSListen)
 	}
 	return nil
 }

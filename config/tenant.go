@@ -138,7 +138,7 @@ func (tk *TokenConfig) token(t *events.Tenant) (events.Token, error) {
 	}
 	for _, s := range tk.Scopes {
 		switch s {
-		case events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite, events.ScopeAdmin:
+		case events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite, events.ScopeAdmin, events.ScopeEventsRead:
 		default:
 			return events.Token{}, lineErr(tk.line, "unknown scope %q", s)
 		}

@@ -147,6 +147,12 @@ func TenantOfAPISubject(subj string) (TenantID, bool) {
 	return TenantID(parts[1]), true
 }
 
+// TenantAPIFilter matches every bus API subject of one tenant:
+// countersign.<tenant>.api.>.
+func TenantAPIFilter(tenant TenantID) string {
+	return SubjectRoot + "." + string(tenant) + ".api.>"
+}
+
 // TypeReviewRequested is the type of an offer of a review to an agent
 // decider's runtime (SPEC §9, "Agent deciders on the bus"). It is sent as a
 // core NATS request, never stored in a stream.
@@ -164,3 +170,28 @@ const ReviewFilter = SubjectRoot + ".*.review.*"
 // ReviewQueue is the queue group in which every runtime of one agent
 // subscribes its review subject, so each offer reaches one of them.
 const ReviewQueue = "countersign-review"
+
+// InboxPrefix is the reply-inbox prefix of one principal of a tenant on
+// the bus: _INBOX.<tenant>.<kind>.<id>, e.g. _INBOX.acme.agent.agt_main.
+// A client sets it (nats.go nats.CustomInboxPrefix, the Node client's
+// inboxPrefix, natscli --inbox-prefix) because its token may subscribe
+// only below it. An id outside [A-Za-z0-9_-] (a service name may be
+// anything) is written "~" and the first 32 hex digits of its SHA-256, so
+// the prefix is always four plain subject tokens and never a wildcard.
+func InboxPrefix(tenant TenantID, principal Ref) string {
+	return "_INBOX." + string(tenant) + "." + principal.Kind + "." + subjectToken(principal.ID)
+}
+
+// InboxFilter matches every reply subject under InboxPrefix.
+func InboxFilter(tenant TenantID, principal Ref) string {
+	return InboxPrefix(tenant, principal) + ".>"
+}
+
+// subjectToken returns id when it is a configured or generated id (both
+// plain subject tokens), else "~" and a hash of it.
+func subjectToken(id string) string {
+	if ConfigIDPattern.MatchString(id) {
+		return id
+	}
+	return "~" + HashToken(id)[:32]
+}

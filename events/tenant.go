@@ -12,6 +12,9 @@ const (
 	ScopeApprovalsRead  = "approvals:read"
 	ScopeApprovalsWrite = "approvals:write"
 	ScopeAdmin          = "admin"
+	// ScopeEventsRead lets a service: principal subscribe to the tenant's
+	// raw events on the bus (SPEC §9).
+	ScopeEventsRead = "events:read"
 )
 
 // Tenant is an organization and everything configured in it.

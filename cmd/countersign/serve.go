@@ -30,6 +30,7 @@ func runServe(args []string) int {
 	listen := fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080)")
 	data := fl.String("data", "", "data directory for the embedded NATS server (default ./data)")
 	natsURL := fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)")
+	natsListen := fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)")
 	roles := fl.String("roles", "", "roles to run: api,deciders (default both)")
 	if err := fl.Parse(args); err != nil {
 		return 2
@@ -41,6 +42,9 @@ func runServe(args []string) int {
 		return 1
 	}
 	override(cfg, *listen, *data, *natsURL, *roles)
+	if *natsListen != "" {
+		cfg.NATSListen = *natsListen
+	}
 	if err := cfg.Validate(); err != nil {
 		log.Error("config", "err", err)
 		return 1
@@ -88,6 +92,9 @@ func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 	}
 	if demo {
 		printDemo()
+	}
+	if u := a.Broker.ClientURL(); u != "" {
+		log.Info("nats listening on " + u)
 	}
 	if a.Addr() != "" {
 		log.Info("listening on " + a.Addr())

@@ -57,7 +57,8 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger})
+	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger,
+		Listen: cfg.NATSListen, Replicas: cfg.Replicas})
 	if err != nil {
 		return nil, err
 	}
@@ -111,6 +112,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		a.stopWorkers()
 		return nil, err
 	}
+	b.SetAuthenticator(views) // tenant tokens on the bus, checked like HTTP's
 	if has(o.Config.Roles, "api") {
 		err := a.serve(o, svc, reg)
 		if err == nil {

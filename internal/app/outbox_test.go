@@ -18,7 +18,7 @@ import (
 func startApp(t *testing.T, dir string, roles ...string) *app.App {
 	t.Helper()
 	cfg := config.Demo()
-	cfg.DataDir, cfg.Roles = dir, roles
+	cfg.DataDir, cfg.Roles, cfg.NATSListen = dir, roles, "off"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func startExternalNATS(t *testing.T) string {
 func startRole(t *testing.T, natsURL string, roles ...string) *app.App {
 	t.Helper()
 	cfg := config.Demo()
-	cfg.NATSURL, cfg.Roles = natsURL, roles
+	cfg.NATSURL, cfg.Roles, cfg.Replicas = natsURL, roles, 1 // one test server
 	var ln net.Listener
 	if len(roles) == 1 && roles[0] == "deciders" {
 		cfg.Listen = ""

@@ -42,7 +42,7 @@ func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	cfg.DataDir = dir
+	cfg.DataDir, cfg.NATSListen = dir, "off"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, dir, err

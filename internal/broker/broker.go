@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,6 +25,15 @@ type Config struct {
 	DataDir string
 	// Logger receives connection events. Default slog.Default().
 	Logger *slog.Logger
+	// Listen is the embedded server's client address ("host:port", port 0
+	// for a random one). "" or "off": in-process connections only.
+	Listen string
+	// Replicas of streams and buckets. Default 1 embedded, 3 with URLs.
+	Replicas int
+	// Auth authenticates tenant tokens on the embedded server's client
+	// port. It may be set later with SetAuthenticator; until then tenant
+	// tokens are refused.
+	Auth Authenticator
 }
 
 // Broker is a live NATS connection and, when embedded, its server.
@@ -30,10 +41,11 @@ type Broker struct {
 	Conn     *nats.Conn
 	JS       jetstream.JetStream
 	Server   *server.Server // nil when external
-	Replicas int            // 1 embedded, 3 on a cluster
+	Replicas int            // Config.Replicas
 	urls     string
 	extra    []*nats.Conn
 	log      *slog.Logger
+	gate     *gate // nil when external
 }
 
 // reconnectWait is the pause between reconnect attempts to an external
@@ -61,7 +73,7 @@ func (b *Broker) Connect(name string) (jetstream.JetStream, error) {
 	opts := []nats.Option{nats.Name("countersign-" + name), nats.MaxReconnects(-1)}
 	url := b.urls
 	if b.Server != nil {
-		opts, url = append(opts, nats.InProcessServer(b.Server)), ""
+		opts, url = append(opts, nats.InProcessServer(b.Server), nats.UserInfo(InternalUser, b.gate.password)), ""
 	} else {
 		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(reconnectWait), asyncErrors(b.log))
 	}
@@ -74,7 +86,8 @@ func (b *Broker) Connect(name string) (jetstream.JetStream, error) {
 }
 
 // EmbeddedOptions returns the embedded server's options for dataDir:
-// JetStream on, SyncAlways on, no client port (in-process connections only).
+// JetStream on, SyncAlways on, no client port (in-process connections
+// only; Start opens the port Config.Listen names).
 func EmbeddedOptions(dataDir string) *server.Options {
 	return &server.Options{
 		ServerName: "countersign-embedded",
@@ -98,13 +111,28 @@ func Start(ctx context.Context, cfg Config) (*Broker, error) {
 		cfg.DataDir = "./data"
 	}
 	if cfg.URLs != "" {
+		if cfg.Replicas == 0 {
+			cfg.Replicas = 3
+		}
 		return connectExternal(cfg)
+	}
+	if cfg.Replicas == 0 {
+		cfg.Replicas = 1
 	}
 	return startEmbedded(cfg)
 }
 
 func startEmbedded(cfg Config) (*Broker, error) {
-	s, err := server.NewServer(EmbeddedOptions(cfg.DataDir))
+	opts := EmbeddedOptions(cfg.DataDir)
+	if err := setListen(opts, cfg.Listen); err != nil {
+		return nil, err
+	}
+	g := newGate()
+	if cfg.Auth != nil {
+		g.auth.Store(&cfg.Auth)
+	}
+	opts.CustomClientAuthentication = g
+	s, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("broker: embedded server: %w", err)
 	}
@@ -113,12 +141,58 @@ func startEmbedded(cfg Config) (*Broker, error) {
 		s.Shutdown()
 		return nil, errors.New("broker: embedded server did not become ready")
 	}
-	nc, err := nats.Connect("", nats.InProcessServer(s), nats.Name("countersign"), nats.MaxReconnects(-1))
+	nc, err := nats.Connect("", nats.InProcessServer(s), nats.UserInfo(InternalUser, g.password),
+		nats.Name("countersign"), nats.MaxReconnects(-1))
 	if err != nil {
 		s.Shutdown()
 		return nil, fmt.Errorf("broker: connect embedded: %w", err)
 	}
-	return newBroker(nc, s, 1)
+	b, err := newBroker(nc, s, cfg.Replicas)
+	if b != nil {
+		b.gate = g
+	}
+	return b, err
+}
+
+// setListen opens the client port listen names on opts ("" or "off":
+// none; port 0: a random one).
+func setListen(opts *server.Options, listen string) error {
+	if listen == "" || listen == ListenOff {
+		return nil
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("broker: nats listen %q: %w", listen, err)
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("broker: nats listen %q: bad port", listen)
+	}
+	if p == 0 {
+		p = server.RANDOM_PORT
+	}
+	opts.DontListen, opts.Host, opts.Port = false, host, p
+	return nil
+}
+
+// ListenOff as Config.Listen turns the embedded server's client port off.
+const ListenOff = "off"
+
+// SetAuthenticator sets (or replaces) the lookup tenant tokens are
+// checked against on the embedded server. No-op on an external cluster.
+func (b *Broker) SetAuthenticator(a Authenticator) {
+	if b.gate != nil && a != nil {
+		b.gate.auth.Store(&a)
+	}
+}
+
+// ClientURL is the embedded server's client URL (nats://host:port), or ""
+// when it has no client port or NATS is external.
+func (b *Broker) ClientURL() string {
+	if b.Server == nil || b.Server.Addr() == nil {
+		return ""
+	}
+	return "nats://" + b.Server.Addr().String()
 }
 
 func connectExternal(cfg Config) (*Broker, error) {
@@ -130,11 +204,7 @@ func connectExternal(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: connect %s: %w", cfg.URLs, err)
 	}
-	replicas := 1
-	if strings.Contains(cfg.URLs, ",") {
-		replicas = 3
-	}
-	b, err := newBroker(nc, nil, replicas)
+	b, err := newBroker(nc, nil, cfg.Replicas)
 	if b != nil {
 		b.urls, b.log = strings.TrimSpace(cfg.URLs), log
 	}

@@ -59,6 +59,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 		}
 	}
 	cfg.DataDir = t.TempDir()
+	cfg.NATSListen = "127.0.0.1:0" // bus clients: App.Broker.ClientURL()
 	s := &Server{Dir: cfg.DataDir, cfg: cfg}
 	s.start(t, o.log, "127.0.0.1:0")
 	t.Cleanup(s.Stop)

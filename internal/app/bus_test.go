@@ -1,0 +1,300 @@
+package app_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/servertest"
+	"github.com/nats-io/nats.go"
+)
+
+// Two tenants on one bus: acme's people, agents and services, and globex.
+const busTenants = `tenants:
+  - id: acme
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents: [{id: agt_a, member: u-1}, {id: agt_b, member: u-1}]
+    tokens: [{token: acme-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]},
+             {token: acme-a, principal: "agent:agt_a", scopes: [requests:write, approvals:read, approvals:write]},
+             {token: acme-b, principal: "agent:agt_b", scopes: [requests:write, approvals:read, approvals:write]},
+             {token: acme-audit, principal: "service:audit", scopes: [events:read]},
+             {token: acme-ops, principal: "service:ops", scopes: [approvals:read]}]
+  - id: globex
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents: [{id: agt_a, member: u-1}]
+    tokens: [{token: globex-a, principal: "agent:agt_a", scopes: [requests:write]},
+             {token: globex-audit, principal: "service:audit", scopes: [events:read]}]
+`
+
+var (
+	acme      = events.TenantID("acme")
+	globex    = events.TenantID("globex")
+	agentA    = events.Ref{Kind: events.KindAgent, ID: "agt_a"}
+	agentB    = events.Ref{Kind: events.KindAgent, ID: "agt_b"}
+	personU1  = events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	audit     = events.Ref{Kind: events.KindService, ID: "audit"}
+	opsNoRead = events.Ref{Kind: events.KindService, ID: "ops"}
+)
+
+// busClient is a real nats.go client on the embedded server's client port;
+// errs receives its asynchronous errors (permission violations).
+type busClient struct {
+	nc   *nats.Conn
+	errs chan error
+}
+
+func startBus(t *testing.T) *servertest.Server {
+	t.Helper()
+	srv := servertest.Start(t, servertest.WithConfig(busTenants))
+	if srv.App.Broker.ClientURL() == "" {
+		t.Fatal("embedded server has no client URL")
+	}
+	return srv
+}
+
+func dialBus(srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) (*busClient, error) {
+	c := &busClient{errs: make(chan error, 16)}
+	nc, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token(token), nats.MaxReconnects(0),
+		nats.CustomInboxPrefix(events.InboxPrefix(tenant, p)),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err }))
+	if err != nil {
+		return nil, err
+	}
+	c.nc = nc
+	return c, nil
+}
+
+func mustDial(t *testing.T, srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) *busClient {
+	t.Helper()
+	c, err := dialBus(srv, token, tenant, p)
+	if err != nil {
+		t.Fatalf("connect with %s: %v", token, err)
+	}
+	t.Cleanup(c.nc.Close)
+	return c
+}
+
+// violation waits for the server's "Permissions Violation for <op> to
+// "<subject>"" on c.
+func (c *busClient) violation(t *testing.T, op, subject string) {
+	t.Helper()
+	want := `Permissions Violation for ` + op + ` to "` + subject + `"`
+	timeout := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-c.errs:
+			if strings.Contains(err.Error(), want) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %q", want)
+		}
+	}
+}
+
+func (c *busClient) refusedSub(t *testing.T, subject string) {
+	t.Helper()
+	if _, err := c.nc.SubscribeSync(subject); err != nil {
+		t.Fatalf("subscribe %s: %v", subject, err)
+	}
+	_ = c.nc.Flush()
+	c.violation(t, "Subscription", subject)
+}
+
+func (c *busClient) refusedPub(t *testing.T, subject string) {
+	t.Helper()
+	if err := c.nc.Publish(subject, []byte("{}")); err != nil {
+		t.Fatalf("publish %s: %v", subject, err)
+	}
+	_ = c.nc.Flush()
+	c.violation(t, "Publish", subject)
+}
+
+// clean asserts that no violation arrived.
+func (c *busClient) clean(t *testing.T) {
+	t.Helper()
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-c.errs:
+		t.Fatalf("unexpected async error: %v", err)
+	default:
+	}
+}
+
+func TestBusWrongTokenRefusedAtConnect(t *testing.T) {
+	srv := startBus(t)
+	for _, tok := range []string{"", "nope", "acme-a "} {
+		if _, err := dialBus(srv, tok, acme, agentA); !errors.Is(err, nats.ErrAuthorization) {
+			t.Errorf("token %q: %v, want %v", tok, err, nats.ErrAuthorization)
+		}
+	}
+	// Guessing the internal user's password does not work either.
+	_, err := nats.Connect(srv.App.Broker.ClientURL(), nats.UserInfo("countersign", "countersign"), nats.MaxReconnects(0))
+	if !errors.Is(err, nats.ErrAuthorization) {
+		t.Errorf("internal user with a guessed password: %v, want %v", err, nats.ErrAuthorization)
+	}
+}
+
+// A token reaches what SPEC §9 gives it: the tenant's API with replies to
+// its own inbox, and for an agent its review subject in a queue group,
+// answering an offer.
+func TestBusTokenReachesItsOwn(t *testing.T) {
+	srv := startBus(t)
+	internal := srv.App.Broker.Conn
+	api, err := internal.Subscribe("countersign.acme.api.ping", func(m *nats.Msg) { _ = m.Respond([]byte("pong")) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer api.Unsubscribe()
+	_ = internal.Flush()
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	if m, err := a.nc.Request("countersign.acme.api.ping", nil, 5*time.Second); err != nil || string(m.Data) != "pong" {
+		t.Fatalf("api request: %v", err)
+	}
+	if _, err := a.nc.QueueSubscribe(events.ReviewSubject(acme, "agt_a"), "runtime", func(m *nats.Msg) { _ = m.Respond(nil) }); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.nc.Flush()
+	if _, err := internal.Request(events.ReviewSubject(acme, "agt_a"), []byte("offer"), 5*time.Second); err != nil {
+		t.Fatalf("offer not taken: %v", err)
+	}
+	a.clean(t)
+}
+
+func TestBusOtherTenantUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	a.refusedPub(t, "countersign.globex.api.submit")
+	a.refusedSub(t, "countersign.globex.api.>")
+	a.refusedSub(t, events.ReviewSubject(globex, "agt_a"))
+	audit := mustDial(t, srv, "acme-audit", acme, audit)
+	audit.refusedSub(t, events.TenantEventsFilter(globex))
+	audit.refusedSub(t, events.EventsFilter)
+}
+
+func TestBusKVUnreachable(t *testing.T) {
+	srv := startBus(t)
+	mustDial(t, srv, "acme-a", acme, agentA).refusedSub(t, "$KV.>")
+	mustDial(t, srv, "acme-person", acme, personU1).refusedPub(t, "$KV.requests.acme.x")
+}
+
+func TestBusJetStreamAPIUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	a.refusedSub(t, "$JS.API.>")
+	a.refusedPub(t, "$JS.API.STREAM.INFO.KV_requests")
+	a.refusedSub(t, "$SYS.>")
+}
+
+func TestBusWorkStreamUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	a.refusedSub(t, "countersign.acme.decide.>")
+	a.refusedSub(t, events.DecideSubject(acme, agentA))
+	a.refusedPub(t, events.DecideSubject(acme, agentA))
+}
+
+func TestBusOtherInboxUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	a.refusedSub(t, "_INBOX.>")
+	a.refusedSub(t, events.InboxFilter(acme, agentB))
+	a.refusedSub(t, events.InboxFilter(globex, agentA))
+	// nats.go's default inbox is under _INBOX.<nuid>: refused too.
+	plain, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token("acme-a"), nats.MaxReconnects(0),
+		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, err := plain.Request("countersign.acme.api.ping", nil, time.Second); err == nil {
+		t.Fatal("a request with the default inbox got a reply")
+	}
+}
+
+func TestBusOtherAgentsReviewUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	a.refusedSub(t, events.ReviewSubject(acme, "agt_b"))
+	a.refusedSub(t, "countersign.acme.review.>")
+	mustDial(t, srv, "acme-person", acme, personU1).refusedSub(t, events.ReviewSubject(acme, "agt_a"))
+}
+
+// Events are for service: principals with events:read only.
+func TestBusEventsOnlyForReadingServices(t *testing.T) {
+	srv := startBus(t)
+	filter := events.TenantEventsFilter(acme)
+	mustDial(t, srv, "acme-person", acme, personU1).refusedSub(t, filter)
+	mustDial(t, srv, "acme-a", acme, agentA).refusedSub(t, filter)
+	mustDial(t, srv, "acme-ops", acme, opsNoRead).refusedSub(t, filter)
+
+	svc := mustDial(t, srv, "acme-audit", acme, audit)
+	sub, err := svc.nc.SubscribeSync(filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.clean(t)
+	subject := events.EventSubject(acme, events.TypeRequestCreated)
+	if err := srv.App.Broker.Conn.Publish(subject, []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := sub.NextMsg(5 * time.Second); err != nil || m.Subject != subject {
+		t.Fatalf("event not received: %v", err)
+	}
+}
+
+// A registered subagent's token lives in the agents bucket: it connects
+// while registered and is refused once the entry is gone.
+func TestBusRegisteredAgentTokenLateBound(t *testing.T) {
+	srv := servertest.Start(t)
+	token, id := registerSubagent(t, srv)
+	c := mustDial(t, srv, token, "demo", events.Ref{Kind: events.KindAgent, ID: id})
+	c.nc.Close()
+
+	kv, err := srv.App.Broker.JS.KeyValue(t.Context(), "agents")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Delete(t.Context(), "demo."+id); err != nil {
+		t.Fatal(err)
+	}
+	var last error
+	ok := func() bool {
+		var nc *busClient
+		if nc, last = dialBus(srv, token, "demo", events.Ref{Kind: events.KindAgent, ID: id}); last == nil {
+			nc.nc.Close()
+		}
+		return errors.Is(last, nats.ErrAuthorization)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("retired subagent token: %v, want %v", last, nats.ErrAuthorization)
+		}
+	}
+}
+
+// registerSubagent has agt_programmer spawn a subagent, approved by the
+// chain, and returns its token and id.
+func registerSubagent(t *testing.T, srv *servertest.Server) (token, id string) {
+	t.Helper()
+	prog := newClient(srv.URL, servertest.TokenProgrammer)
+	var rec record
+	prog.do(t, "POST", "/v1/requests", map[string]any{"capability": map[string]any{"action": "agents.spawn", "target": "*"}, "arguments": map[string]any{}}, nil, &rec)
+	for _, tok := range []string{servertest.TokenMain, servertest.TokenPerson} {
+		if code := newClient(srv.URL, tok).do(t, "POST", "/v1/requests/"+rec.ID, map[string]any{"expected": rec.Revision, "decision": "allow"}, nil, &rec); code != 200 {
+			t.Fatalf("%s allows the spawn: %d", tok, code)
+		}
+	}
+	var out struct {
+		Agent struct{ ID string }
+		Token string
+	}
+	if code := prog.do(t, "POST", "/v1/agents", map[string]any{"request_id": rec.ID}, nil, &out); code != 201 {
+		t.Fatalf("register: %d", code)
+	}
+	return out.Token, out.Agent.ID
+}

@@ -1,0 +1,67 @@
+package broker
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"sync/atomic"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Authenticator maps a client's token to its tenant and token entry, the
+// same lookup the HTTP API makes (kvstate.Views satisfies it). It is
+// consulted on every connect, so a token registered or removed since start
+// counts at once.
+type Authenticator interface {
+	Authenticate(token string) (*events.Tenant, events.Token, bool)
+}
+
+// InternalUser is the NATS user of countersign's own connections. It has
+// every permission; its password is random per start of the embedded
+// server and never leaves the process.
+const InternalUser = "countersign"
+
+// gate authenticates clients of the embedded server (server.Authentication).
+// Until an Authenticator is set every tenant token is refused.
+type gate struct {
+	password string
+	auth     atomic.Pointer[Authenticator]
+}
+
+var _ server.Authentication = (*gate)(nil)
+
+func newGate() *gate {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return &gate{password: base64.RawURLEncoding.EncodeToString(b)}
+}
+
+// Check admits the internal user, or a tenant token with its principal's
+// permissions; anything else (no credentials, an unknown token, nkeys,
+// JWTs) is refused at connect.
+func (g *gate) Check(c server.ClientAuthentication) bool {
+	o := c.GetOpts()
+	if o.Username != "" || o.Password != "" {
+		if o.Username != InternalUser || subtle.ConstantTimeCompare([]byte(o.Password), []byte(g.password)) != 1 {
+			return false
+		}
+		c.RegisterUser(&server.User{Username: InternalUser})
+		return true
+	}
+	t, tok, ok := g.authenticate(o.Token)
+	if !ok {
+		return false
+	}
+	c.RegisterUser(&server.User{Username: userName(t.ID, tok.Principal), Permissions: GrantFor(t.ID, tok).serverPermissions()})
+	return true
+}
+
+func (g *gate) authenticate(token string) (*events.Tenant, events.Token, bool) {
+	a := g.auth.Load()
+	if a == nil || token == "" {
+		return nil, events.Token{}, false
+	}
+	return (*a).Authenticate(token)
+}

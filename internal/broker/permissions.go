@@ -1,0 +1,59 @@
+package broker
+
+import (
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// Grant is what one tenant connection may do on the bus (SPEC §9): publish
+// to the tenant's API, subscribe below its own reply inbox, an agent its
+// own review subject (replying to the offers it receives), and a service:
+// principal holding events:read the tenant's events. Everything else —
+// another tenant, the work subjects, $KV, $JS, $SYS, _INBOX.> — is denied
+// by not being allowed.
+type Grant struct {
+	Publish   []string
+	Subscribe []string
+	// Responses: may reply to messages it received (NATS allow_responses).
+	Responses bool
+}
+
+// ResponseWindow bounds an offer's reply permission: one reply within it.
+const ResponseWindow = 2 * time.Minute
+
+// GrantFor returns the permissions of token in tenant.
+func GrantFor(tenant events.TenantID, tok events.Token) Grant {
+	g := Grant{
+		Publish:   []string{events.TenantAPIFilter(tenant)},
+		Subscribe: []string{events.InboxFilter(tenant, tok.Principal)},
+	}
+	switch tok.Principal.Kind {
+	case events.KindAgent:
+		g.Subscribe = append(g.Subscribe, events.ReviewSubject(tenant, events.AgentID(tok.Principal.ID)))
+		g.Responses = true
+	case events.KindService:
+		if tok.Has(events.ScopeEventsRead) {
+			g.Subscribe = append(g.Subscribe, events.TenantEventsFilter(tenant))
+		}
+	}
+	return g
+}
+
+// serverPermissions is g for the embedded server.
+func (g Grant) serverPermissions() *server.Permissions {
+	p := &server.Permissions{
+		Publish:   &server.SubjectPermission{Allow: g.Publish},
+		Subscribe: &server.SubjectPermission{Allow: g.Subscribe},
+	}
+	if g.Responses {
+		p.Response = &server.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
+	}
+	return p
+}
+
+// userName names a tenant connection in the server's logs and events.
+func userName(tenant events.TenantID, p events.Ref) string {
+	return string(tenant) + "/" + p.Kind + ":" + p.ID
+}
