@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"time"
 
@@ -57,8 +58,12 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	seed, err := calloutSeed(cfg)
+	if err != nil {
+		return nil, err
+	}
 	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger,
-		Listen: cfg.NATSListen, Replicas: cfg.Replicas})
+		Listen: cfg.NATSListen, Replicas: cfg.Replicas, CalloutSeed: seed})
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +73,19 @@ func Start(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	return a, nil
+}
+
+// calloutSeed reads the auth callout issuer seed from the variable
+// auth_callout_seed_env names; it counts only with nats_url.
+func calloutSeed(cfg *config.Config) (string, error) {
+	if cfg.AuthCalloutSeedEnv == "" || cfg.NATSURL == "" {
+		return "", nil
+	}
+	seed := os.Getenv(cfg.AuthCalloutSeedEnv)
+	if seed == "" {
+		return "", fmt.Errorf("app: auth_callout_seed_env: %s is not set", cfg.AuthCalloutSeedEnv)
+	}
+	return seed, nil
 }
 
 func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {

@@ -55,8 +55,12 @@ func startBus(t *testing.T) *servertest.Server {
 }
 
 func dialBus(srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) (*busClient, error) {
+	return dialURL(srv.App.Broker.ClientURL(), token, tenant, p)
+}
+
+func dialURL(url, token string, tenant events.TenantID, p events.Ref) (*busClient, error) {
 	c := &busClient{errs: make(chan error, 16)}
-	nc, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token(token), nats.MaxReconnects(0),
+	nc, err := nats.Connect(url, nats.Token(token), nats.MaxReconnects(0),
 		nats.CustomInboxPrefix(events.InboxPrefix(tenant, p)),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { c.errs <- err }))
 	if err != nil {
@@ -68,7 +72,12 @@ func dialBus(srv *servertest.Server, token string, tenant events.TenantID, p eve
 
 func mustDial(t *testing.T, srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) *busClient {
 	t.Helper()
-	c, err := dialBus(srv, token, tenant, p)
+	return mustDialURL(t, srv.App.Broker.ClientURL(), token, tenant, p)
+}
+
+func mustDialURL(t *testing.T, url, token string, tenant events.TenantID, p events.Ref) *busClient {
+	t.Helper()
+	c, err := dialURL(url, token, tenant, p)
 	if err != nil {
 		t.Fatalf("connect with %s: %v", token, err)
 	}

@@ -23,8 +23,9 @@ type Authenticator interface {
 // server and never leaves the process.
 const InternalUser = "countersign"
 
-// gate authenticates clients of the embedded server (server.Authentication).
-// Until an Authenticator is set every tenant token is refused.
+// gate holds the token lookup for the embedded server's client check
+// (server.Authentication) and the auth callout, and the internal user's
+// password. Until an Authenticator is set every tenant token is refused.
 type gate struct {
 	password string
 	auth     atomic.Pointer[Authenticator]
@@ -32,10 +33,14 @@ type gate struct {
 
 var _ server.Authentication = (*gate)(nil)
 
-func newGate() *gate {
+func newGate(a Authenticator) *gate {
 	b := make([]byte, 32)
 	_, _ = rand.Read(b)
-	return &gate{password: base64.RawURLEncoding.EncodeToString(b)}
+	g := &gate{password: base64.RawURLEncoding.EncodeToString(b)}
+	if a != nil {
+		g.auth.Store(&a)
+	}
+	return g
 }
 
 // Check admits the internal user, or a tenant token with its principal's

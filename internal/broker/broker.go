@@ -34,6 +34,10 @@ type Config struct {
 	// port. It may be set later with SetAuthenticator; until then tenant
 	// tokens are refused.
 	Auth Authenticator
+	// CalloutSeed, with URLs, makes this process an auth callout service
+	// of the external cluster: the seed (SA…) of the account nkey that
+	// the cluster's auth_callout names as issuer. Empty: no callout.
+	CalloutSeed string
 }
 
 // Broker is a live NATS connection and, when embedded, its server.
@@ -45,7 +49,7 @@ type Broker struct {
 	urls     string
 	extra    []*nats.Conn
 	log      *slog.Logger
-	gate     *gate // nil when external
+	gate     *gate
 }
 
 // reconnectWait is the pause between reconnect attempts to an external
@@ -127,10 +131,7 @@ func startEmbedded(cfg Config) (*Broker, error) {
 	if err := setListen(opts, cfg.Listen); err != nil {
 		return nil, err
 	}
-	g := newGate()
-	if cfg.Auth != nil {
-		g.auth.Store(&cfg.Auth)
-	}
+	g := newGate(cfg.Auth)
 	opts.CustomClientAuthentication = g
 	s, err := server.NewServer(opts)
 	if err != nil {
@@ -147,11 +148,7 @@ func startEmbedded(cfg Config) (*Broker, error) {
 		s.Shutdown()
 		return nil, fmt.Errorf("broker: connect embedded: %w", err)
 	}
-	b, err := newBroker(nc, s, cfg.Replicas)
-	if b != nil {
-		b.gate = g
-	}
-	return b, err
+	return newBroker(nc, s, g, cfg.Replicas)
 }
 
 // setListen opens the client port listen names on opts ("" or "off":
@@ -179,9 +176,9 @@ func setListen(opts *server.Options, listen string) error {
 const ListenOff = "off"
 
 // SetAuthenticator sets (or replaces) the lookup tenant tokens are
-// checked against on the embedded server. No-op on an external cluster.
+// checked against, on the embedded server and by the auth callout.
 func (b *Broker) SetAuthenticator(a Authenticator) {
-	if b.gate != nil && a != nil {
+	if a != nil {
 		b.gate.auth.Store(&a)
 	}
 }
@@ -204,20 +201,35 @@ func connectExternal(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: connect %s: %w", cfg.URLs, err)
 	}
-	b, err := newBroker(nc, nil, cfg.Replicas)
+	g := newGate(cfg.Auth)
+	if cfg.CalloutSeed != "" {
+		if err := startCallout(nc, cfg.CalloutSeed, g, log); err != nil {
+			nc.Close()
+			return nil, err
+		}
+	}
+	b, err := newBroker(nc, nil, g, cfg.Replicas)
 	if b != nil {
 		b.urls, b.log = strings.TrimSpace(cfg.URLs), log
 	}
 	return b, err
 }
 
-func newBroker(nc *nats.Conn, s *server.Server, replicas int) (*Broker, error) {
+func startCallout(nc *nats.Conn, seed string, g *gate, log *slog.Logger) error {
+	c, err := newCallout(seed, g, log)
+	if err != nil {
+		return err
+	}
+	return c.subscribe(nc)
+}
+
+func newBroker(nc *nats.Conn, s *server.Server, g *gate, replicas int) (*Broker, error) {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("broker: jetstream: %w", err)
 	}
-	return &Broker{Conn: nc, JS: js, Server: s, Replicas: replicas}, nil
+	return &Broker{Conn: nc, JS: js, Server: s, Replicas: replicas, gate: g}, nil
 }
 
 // Ready reports whether NATS and JetStream answer within ctx.
