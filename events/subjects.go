@@ -195,3 +195,19 @@ func subjectToken(id string) string {
 	}
 	return "~" + HashToken(id)[:32]
 }
+
+// BusService is the nats.go micro service name of the bus API.
+const BusService = "countersign"
+
+// DiscoverySubjects are the micro discovery subjects a tenant token may
+// publish to, so that `nats micro ls` and `nats micro info countersign`
+// find the bus API: $SRV.PING and $SRV.INFO, bare, for the service and for
+// one instance. $SRV.STATS is not among them: its counters and last error
+// span every tenant.
+func DiscoverySubjects() []string {
+	var out []string
+	for _, verb := range []string{"PING", "INFO"} {
+		out = append(out, "$SRV."+verb, "$SRV."+verb+"."+BusService, "$SRV."+verb+"."+BusService+".*")
+	}
+	return out
+}

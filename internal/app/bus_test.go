@@ -121,16 +121,23 @@ func (c *busClient) refusedPub(t *testing.T, subject string) {
 	c.violation(t, "Publish", subject)
 }
 
-// clean asserts that no violation arrived.
+// clean asserts that no violation arrived: it publishes to a subject no
+// token may use and expects that violation to be the first error, since
+// the server answers in order and nats.go reports async errors in order.
 func (c *busClient) clean(t *testing.T) {
 	t.Helper()
-	if err := c.nc.Flush(); err != nil {
+	const sentinel = "countersign_sentinel"
+	if err := c.nc.Publish(sentinel, nil); err != nil {
 		t.Fatal(err)
 	}
+	_ = c.nc.Flush()
 	select {
 	case err := <-c.errs:
-		t.Fatalf("unexpected async error: %v", err)
-	default:
+		if !strings.Contains(err.Error(), `"`+sentinel+`"`) {
+			t.Fatalf("unexpected async error: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no violation for the sentinel publish")
 	}
 }
 
@@ -197,6 +204,21 @@ func TestBusJetStreamAPIUnreachable(t *testing.T) {
 	a.refusedSub(t, "$JS.API.>")
 	a.refusedPub(t, "$JS.API.STREAM.INFO.KV_requests")
 	a.refusedSub(t, "$SYS.>")
+}
+
+// Discovery (nats micro ls / info) is open to every token; the stats,
+// whose counters and last error span tenants, are not.
+func TestBusServiceStatsUnreachable(t *testing.T) {
+	srv := startBus(t)
+	a := mustDial(t, srv, "acme-a", acme, agentA)
+	for _, s := range events.DiscoverySubjects() {
+		if err := a.nc.Publish(s, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.clean(t)
+	a.refusedPub(t, "$SRV.STATS")
+	a.refusedPub(t, "$SRV.STATS.countersign")
 }
 
 func TestBusWorkStreamUnreachable(t *testing.T) {

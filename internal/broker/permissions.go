@@ -8,7 +8,7 @@ import (
 )
 
 // Grant is what one tenant connection may do on the bus (SPEC §9): publish
-// to the tenant's API, subscribe below its own reply inbox, an agent its
+// to the tenant's API (and micro's discovery of it), subscribe below its own reply inbox, an agent its
 // own review subject (replying to the offers it receives), and a service:
 // principal holding events:read the tenant's events. Everything else —
 // another tenant, the work subjects, $KV, $JS, $SYS, _INBOX.> — is denied
@@ -26,7 +26,7 @@ const ResponseWindow = 2 * time.Minute
 // GrantFor returns the permissions of token in tenant.
 func GrantFor(tenant events.TenantID, tok events.Token) Grant {
 	g := Grant{
-		Publish:   []string{events.TenantAPIFilter(tenant)},
+		Publish:   append([]string{events.TenantAPIFilter(tenant)}, events.DiscoverySubjects()...),
 		Subscribe: []string{events.InboxFilter(tenant, tok.Principal)},
 	}
 	switch tok.Principal.Kind {
