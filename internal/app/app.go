@@ -130,7 +130,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		a.stopWorkers()
 		return nil, err
 	}
-	b.SetAuthenticator(views) // tenant tokens on the bus, checked like HTTP's
+	if err := b.SetAuthenticator(views); err != nil { // tenant tokens on the bus, checked like HTTP's
+		a.stopWorkers()
+		return nil, err
+	}
 	if has(o.Config.Roles, "api") {
 		err := a.serve(o, svc, reg)
 		if err == nil {

@@ -50,6 +50,7 @@ type Broker struct {
 	extra    []*nats.Conn
 	log      *slog.Logger
 	gate     *gate
+	callout  *callout // nil unless Config.CalloutSeed
 }
 
 // reconnectWait is the pause between reconnect attempts to an external
@@ -176,11 +177,18 @@ func setListen(opts *server.Options, listen string) error {
 const ListenOff = "off"
 
 // SetAuthenticator sets (or replaces) the lookup tenant tokens are
-// checked against, on the embedded server and by the auth callout.
-func (b *Broker) SetAuthenticator(a Authenticator) {
-	if a != nil {
-		b.gate.auth.Store(&a)
+// checked against, on the embedded server and by the auth callout. The
+// callout service starts answering only now, so a process still loading
+// its views never refuses a good token on the cluster's behalf.
+func (b *Broker) SetAuthenticator(a Authenticator) error {
+	if a == nil {
+		return errors.New("broker: nil authenticator")
 	}
+	first := b.gate.auth.Swap(&a) == nil
+	if b.callout != nil && first {
+		return b.callout.subscribe(b.Conn)
+	}
+	return nil
 }
 
 // ClientURL is the embedded server's client URL (nats://host:port), or ""
@@ -201,26 +209,24 @@ func connectExternal(cfg Config) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("broker: connect %s: %w", cfg.URLs, err)
 	}
-	g := newGate(cfg.Auth)
+	b, err := newBroker(nc, nil, newGate(nil), cfg.Replicas)
+	if err != nil {
+		return nil, err
+	}
+	b.urls, b.log = strings.TrimSpace(cfg.URLs), log
 	if cfg.CalloutSeed != "" {
-		if err := startCallout(nc, cfg.CalloutSeed, g, log); err != nil {
-			nc.Close()
+		if b.callout, err = newCallout(cfg.CalloutSeed, b.gate, log); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
-	b, err := newBroker(nc, nil, g, cfg.Replicas)
-	if b != nil {
-		b.urls, b.log = strings.TrimSpace(cfg.URLs), log
+	if cfg.Auth != nil {
+		if err := b.SetAuthenticator(cfg.Auth); err != nil {
+			b.Close()
+			return nil, err
+		}
 	}
-	return b, err
-}
-
-func startCallout(nc *nats.Conn, seed string, g *gate, log *slog.Logger) error {
-	c, err := newCallout(seed, g, log)
-	if err != nil {
-		return err
-	}
-	return c.subscribe(nc)
+	return b, nil
 }
 
 func newBroker(nc *nats.Conn, s *server.Server, g *gate, replicas int) (*Broker, error) {
