@@ -106,6 +106,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	views := kvstate.NewViews(watchStore, tenants)
+	dropRetired(b, views)
 	reg := prometheus.NewRegistry()
 	checker := &deciders.Checker{Views: views}
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
@@ -147,6 +148,30 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		}
 	}
 	return a, nil
+}
+
+// dropRetired closes the bus connections of agents retired (or removed)
+// after they connected: their tokens are refused from then on, on the bus
+// as over HTTP.
+func dropRetired(b *broker.Broker, views *kvstate.Views) {
+	mirror := views.AgentMirror()
+	gone := func(t events.TenantID, p events.Ref) bool {
+		if p.Kind != events.KindAgent {
+			return false
+		}
+		_, ok := views.Agent(t, events.AgentID(p.ID))
+		return !ok || views.Retired(t, events.AgentID(p.ID))
+	}
+	mirror.OnChange(func(_ string, a events.Agent, deleted bool) {
+		select {
+		case <-mirror.Ready(): // not while replaying at start: nobody is connected yet
+		default:
+			return
+		}
+		if deleted || a.RetiredAt != nil {
+			b.Disconnect(gone)
+		}
+	})
 }
 
 func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) error {

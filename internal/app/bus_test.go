@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
 )
 
@@ -279,32 +280,24 @@ func TestBusEventsOnlyForReadingServices(t *testing.T) {
 }
 
 // A registered subagent's token lives in the agents bucket: it connects
-// while registered and is refused once the entry is gone.
-func TestBusRegisteredAgentTokenLateBound(t *testing.T) {
+// once registered; when the subagent is retired its live connection is
+// closed and the token is refused at connect.
+func TestBusRetiredAgentTokenRefused(t *testing.T) {
 	srv := servertest.Start(t)
 	token, id := registerSubagent(t, srv)
-	c := mustDial(t, srv, token, "demo", events.Ref{Kind: events.KindAgent, ID: id})
-	c.nc.Close()
+	sub := events.Ref{Kind: events.KindAgent, ID: id}
+	live := mustDial(t, srv, token, "demo", sub)
+	other := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
 
-	kv, err := srv.App.Broker.JS.KeyValue(t.Context(), "agents")
-	if err != nil {
-		t.Fatal(err)
+	if code := newClient(srv.URL, servertest.TokenPerson).do(t, "DELETE", "/v1/agents/"+id, nil, nil, nil); code != 200 {
+		t.Fatalf("retire: %d", code)
 	}
-	if err := kv.Delete(t.Context(), "demo."+id); err != nil {
-		t.Fatal(err)
+	testutil.Eventually(t, 5*time.Second, live.nc.IsClosed, "the retired agent's connection is still open")
+	if _, err := dialBus(srv, token, "demo", sub); !errors.Is(err, nats.ErrAuthorization) {
+		t.Fatalf("retired subagent token: %v, want %v", err, nats.ErrAuthorization)
 	}
-	var last error
-	ok := func() bool {
-		var nc *busClient
-		if nc, last = dialBus(srv, token, "demo", events.Ref{Kind: events.KindAgent, ID: id}); last == nil {
-			nc.nc.Close()
-		}
-		return errors.Is(last, nats.ErrAuthorization)
-	}
-	for deadline := time.Now().Add(5 * time.Second); !ok(); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("retired subagent token: %v, want %v", last, nats.ErrAuthorization)
-		}
+	if other.nc.IsClosed() {
+		t.Fatal("retiring one agent closed another agent's connection")
 	}
 }
 

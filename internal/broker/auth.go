@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
+	"strings"
 	"sync/atomic"
 
 	"github.com/countersign/countersign/events"
@@ -69,4 +70,46 @@ func (g *gate) authenticate(token string) (*events.Tenant, events.Token, bool) {
 		return nil, events.Token{}, false
 	}
 	return (*a).Authenticate(token)
+}
+
+// Disconnect closes the embedded server's tenant connections whose
+// principal drop names (say, an agent retired since it connected): a
+// connection keeps the permissions it got at connect, so a token refused
+// from now on must not live on in one made before. It returns how many it
+// closed; on an external cluster it closes none.
+func (b *Broker) Disconnect(drop func(tenant events.TenantID, p events.Ref) bool) int {
+	if b.Server == nil {
+		return 0
+	}
+	var cids []uint64 // all pages first: closing shifts the offsets
+	for offset := 0; ; offset += connzPage {
+		cz, err := b.Server.Connz(&server.ConnzOptions{Username: true, Offset: offset, Limit: connzPage})
+		if err != nil || len(cz.Conns) == 0 {
+			break
+		}
+		for _, c := range cz.Conns {
+			if t, p, ok := parseUserName(c.AuthorizedUser); ok && drop(t, p) {
+				cids = append(cids, c.Cid)
+			}
+		}
+	}
+	n := 0
+	for _, cid := range cids {
+		if b.Server.DisconnectClientByID(cid) == nil {
+			n++
+		}
+	}
+	return n
+}
+
+const connzPage = 1024
+
+// parseUserName inverts userName.
+func parseUserName(s string) (events.TenantID, events.Ref, bool) {
+	t, rest, ok := strings.Cut(s, "/")
+	if !ok {
+		return "", events.Ref{}, false
+	}
+	p, ok := events.ParsePrincipal(rest)
+	return events.TenantID(t), p, ok
 }
