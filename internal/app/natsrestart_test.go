@@ -90,7 +90,7 @@ func startOnNATS(t *testing.T, url, yaml string, log *slog.Logger) *app.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.NATSURL, cfg.Roles = url, []string{"api", "deciders"}
+	cfg.NATSURL, cfg.Roles, cfg.Replicas = url, []string{"api", "deciders"}, 1 // one test server
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
