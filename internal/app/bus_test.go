@@ -322,3 +322,21 @@ func registerSubagent(t *testing.T, srv *servertest.Server) (token, id string) {
 	}
 	return out.Token, out.Agent.ID
 }
+
+// The bus API answers a token's connection in its own inbox: the
+// permissions and the micro service fit together.
+func TestBusAPIThroughTokenConnection(t *testing.T) {
+	srv := servertest.Start(t)
+	c := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
+	msg := nats.NewMsg(events.APISubject("demo", events.OpSubmit))
+	msg.Header.Set("Authorization", "Bearer "+servertest.TokenProgrammer)
+	msg.Data = []byte(`{"tool":"read_file","arguments":{"path":"README.md"}}`)
+	reply, err := c.nc.RequestMsg(msg, 10*time.Second)
+	if err != nil {
+		t.Fatalf("submit over the bus: %v", err)
+	}
+	if got := reply.Header.Get("Status"); got != "201" && got != "200" {
+		t.Fatalf("submit reply: status %q, error %q: %s", got, reply.Header.Get("Nats-Service-Error"), reply.Data)
+	}
+	c.clean(t)
+}
