@@ -15,7 +15,8 @@ import (
 // the bus with the agent's own token. Run as many instances as you like.
 func ExampleServe() {
 	token := os.Getenv("COUNTERSIGN_TOKEN")
-	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.Token(token))
+	nc, err := nats.Connect("nats://127.0.0.1:4222", nats.Token(token),
+		nats.CustomInboxPrefix("_INBOX.demo.agent.agt_programmer")) // events.InboxPrefix: a token subscribes only there
 	if err != nil {
 		log.Fatal(err)
 	}

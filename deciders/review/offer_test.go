@@ -15,11 +15,24 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// connect opens a connection to the server's NATS (the embedded server, in
-// process), closed when the test ends.
+// connect opens a connection to the server's NATS as countersign's own
+// user (every permission), closed with the server.
 func connect(t *testing.T, srv *servertest.Server) *nats.Conn {
 	t.Helper()
-	nc, err := nats.Connect("", nats.InProcessServer(srv.App.Broker.Server))
+	js, err := srv.App.Broker.Connect("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return js.Conn()
+}
+
+// connectAs connects to the embedded server's client port as an agent's
+// runtime does: with the agent's token and its inbox prefix, and only the
+// permissions that token gets.
+func connectAs(t *testing.T, srv *servertest.Server, token string, agent events.AgentID) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token(token),
+		nats.CustomInboxPrefix(events.InboxPrefix("demo", events.Ref{Kind: events.KindAgent, ID: string(agent)})))
 	if err != nil {
 		t.Fatal(err)
 	}

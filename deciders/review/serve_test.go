@@ -29,7 +29,7 @@ func serve(t *testing.T, srv *servertest.Server, fn review.Func) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- review.Serve(ctx, connect(t, srv), servertest.TokenProgrammer, fn, review.For("demo", "agt_programmer"), quiet)
+		done <- review.Serve(ctx, connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), servertest.TokenProgrammer, fn, review.For("demo", "agt_programmer"), quiet)
 	}()
 	t.Cleanup(func() {
 		cancel()

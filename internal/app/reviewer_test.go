@@ -61,11 +61,11 @@ func TestModelReviewerHoldsNoMessageWhileTheModelThinks(t *testing.T) {
 func TestModelReviewerLeavesForgedOffers(t *testing.T) {
 	model := newScripted(t)
 	srv := servertest.Start(t, servertest.WithConfig(judgeConfig(model.URL, "model")))
-	nc, err := nats.Connect("", nats.InProcessServer(srv.App.Broker.Server))
+	js, err := srv.App.Broker.Connect("forger") // countersign's own user: a tenant cannot publish offers at all
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer nc.Close()
+	nc := js.Conn()
 	b := events.ReviewBundle{Request: events.Request{ID: "req_forged", Tenant: "demo", Status: events.StatusPending,
 		Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_main"}}, Decider: events.ReviewDecider{ID: "agt_main"}}
 	data, _ := json.Marshal(b)
