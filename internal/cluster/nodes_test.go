@@ -19,6 +19,7 @@ import (
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nkeys"
 )
 
 const deployDir = "../../deploy/nats"
@@ -47,6 +48,7 @@ func startCluster(t *testing.T) *natsCluster {
 		client[i], route[i], mon[i] = testutil.FreeLoopbackPort(t), testutil.FreeLoopbackPort(t), testutil.FreeLoopbackPort(t)
 	}
 	c := &natsCluster{password: randomHex(t)}
+	issuer := calloutIssuer(t)
 	root := t.TempDir()
 	for i := range n {
 		name := fmt.Sprintf("nats-%d", i+1)
@@ -68,7 +70,7 @@ func startCluster(t *testing.T) *natsCluster {
 		conf := filepath.Join(dir, name+".conf")
 		writeFile(t, conf, node)
 		c.nodes = append(c.nodes, testutil.StartNATSProcess(t, name, natsBin, conf, client[i], mon[i],
-			"COUNTERSIGN_NATS_PASSWORD="+c.password))
+			"COUNTERSIGN_NATS_PASSWORD="+c.password, "COUNTERSIGN_CALLOUT_ISSUER="+issuer))
 	}
 	for _, node := range c.nodes {
 		node.WaitHealthy(t, 60*time.Second)
@@ -255,4 +257,20 @@ func (p *csProcess) readyAfter(starts int) func() bool {
 func (p *csProcess) startedCount() int {
 	b, _ := os.ReadFile(p.LogPath)
 	return bytes.Count(b, []byte("running without the api role"))
+}
+
+// calloutIssuer is the public key of a fresh account nkey, for deploy's
+// auth_callout block (countersign's own user bypasses the callout, so the
+// processes here need no seed).
+func calloutIssuer(t *testing.T) string {
+	t.Helper()
+	kp, err := nkeys.CreateAccount()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := kp.PublicKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pub
 }
