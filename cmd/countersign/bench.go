@@ -7,19 +7,26 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/bench"
 )
 
 func init() {
-	register("bench", "load and latency figures over real HTTP (grant, person, judge, hold)", runBench)
+	register("bench", "load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold)", runBench)
 }
 
 func runBench(args []string) int {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o bench.Options
-	fl.StringVar(&o.Scenario, "scenario", "grant", "grant | person | judge | hold")
+	scenarios := fl.String("scenario", "grant", "grant | grant-bus | person | agent | judge | hold, or several comma-separated (run one after another)")
 	fl.IntVar(&o.Concurrency, "concurrency", 64, "requests in flight")
+	fl.IntVar(&o.Workers, "workers", 1, "agent: runtimes of the reviewing agent, each on its own bus connection")
+	fl.StringVar(&o.NATSURL, "nats-url", "", "grant-bus, agent: the running server's bus (with --url)")
+	tenant := fl.String("tenant", "demo", "grant-bus, agent: the tenant of the tokens")
+	fl.StringVar(&o.WorkerAgent, "worker-agent", "agt_programmer", "grant-bus, agent: the agent of --worker-token")
+	fl.StringVar(&o.ReviewerAgent, "reviewer-agent", "agt_main", "agent: the agent of --endorser-token, the worker's parent")
 	fl.DurationVar(&o.Duration, "duration", 10e9, "measured duration")
 	fl.IntVar(&o.Polls, "polls", 10000, "hold: long-polls to hold")
 	fl.StringVar(&o.URL, "url", "", "a running server (default: start one on loopback in a temp dir)")
@@ -33,18 +40,23 @@ func runBench(args []string) int {
 		return 2
 	}
 	o.Exe, _ = os.Executable()
+	o.Tenant = events.TenantID(*tenant)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	res, err := bench.Run(ctx, o)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
+	code := 0
+	for _, sc := range strings.Split(*scenarios, ",") {
+		o.Scenario = strings.TrimSpace(sc)
+		res, err := bench.Run(ctx, o)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		printBench(res, *asJSON)
+		if res.Errors > 0 {
+			code = 1
+		}
 	}
-	printBench(res, *asJSON)
-	if res.Errors > 0 {
-		return 1
-	}
-	return 0
+	return code
 }
 
 func printBench(r bench.Result, asJSON bool) {
@@ -57,8 +69,12 @@ func printBench(r bench.Result, asJSON bool) {
 		fmt.Printf("hold: %d long-polls held; server memory %.1f KiB per held poll\n", r.Requests, r.BytesPerPoll/1024)
 		return
 	}
-	fmt.Printf("%s: c=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
-		r.Scenario, r.Concurrency, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms)
+	workers := ""
+	if r.Workers > 0 {
+		workers = fmt.Sprintf(" workers=%d", r.Workers)
+	}
+	fmt.Printf("%s: c=%d%s cores=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
+		r.Scenario, r.Concurrency, workers, r.Cores, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms)
 	if r.FirstError != "" {
 		fmt.Println("first error:", r.FirstError)
 	}

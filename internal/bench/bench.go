@@ -3,13 +3,17 @@ package bench
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
+
+	"github.com/countersign/countersign/events"
 )
 
 // Options select and size a run.
 type Options struct {
-	Scenario    string        // grant | person | hold | judge
+	Scenario    string        // grant | grant-bus | person | agent | hold | judge
 	Concurrency int           // in-flight requests (default 64)
+	Workers     int           // agent: runtimes of the reviewing agent (default 1)
 	Duration    time.Duration // measured time (default 10s)
 	Polls       int           // hold: long-polls to hold (default 10000)
 	// URL of a running server; empty starts one (in-process, or a child
@@ -23,6 +27,14 @@ type Options struct {
 	Idempotency bool
 	// Exe is the countersign binary for hold's child server.
 	Exe string
+	// NATSURL of a running server's bus (grant-bus, agent); with URL empty,
+	// the in-process server's client port. Tenant, WorkerAgent and
+	// ReviewerAgent name the tenant and the principals of Worker and
+	// Endorser there (their inbox prefixes): default demo, agt_programmer,
+	// agt_main.
+	NATSURL                    string
+	Tenant                     events.TenantID
+	WorkerAgent, ReviewerAgent string
 }
 
 func (o *Options) setDefaults() {
@@ -35,6 +47,12 @@ func (o *Options) setDefaults() {
 	if o.Polls <= 0 {
 		o.Polls = 10000
 	}
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	if o.Tenant == "" {
+		o.Tenant = "demo"
+	}
 	def := func(s *string, v string) {
 		if *s == "" {
 			*s = v
@@ -44,6 +62,8 @@ func (o *Options) setDefaults() {
 	def(&o.Decider, "dev-person")
 	def(&o.Worker, "dev-programmer")
 	def(&o.Endorser, "dev-main")
+	def(&o.WorkerAgent, "agt_programmer")
+	def(&o.ReviewerAgent, "agt_main")
 }
 
 // Run runs one scenario.
@@ -54,15 +74,22 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	switch o.Scenario {
 	case "grant":
 		res, err = withServer(ctx, o, nil, grantScenario)
+	case "grant-bus":
+		res, err = withServer(ctx, o, nil, grantBusScenario)
 	case "person":
 		res, err = withServer(ctx, o, nil, personScenario)
+	case "agent":
+		res, err = withServer(ctx, o, nil, agentScenario)
 	case "judge":
 		res, err = judgeScenario(ctx, o)
 	case "hold":
 		res, err = holdScenario(ctx, o)
 	default:
-		return res, fmt.Errorf("bench: unknown scenario %q (grant, person, judge, hold)", o.Scenario)
+		return res, fmt.Errorf("bench: unknown scenario %q (grant, grant-bus, person, agent, judge, hold)", o.Scenario)
 	}
-	res.Scenario, res.Concurrency = o.Scenario, o.Concurrency
+	res.Scenario, res.Concurrency, res.Cores = o.Scenario, o.Concurrency, runtime.NumCPU()
+	if o.Scenario == "agent" {
+		res.Workers = o.Workers
+	}
 	return res, err
 }

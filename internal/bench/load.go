@@ -12,6 +12,8 @@ import (
 type Result struct {
 	Scenario      string  `json:"scenario"`
 	Concurrency   int     `json:"concurrency"`
+	Workers       int     `json:"workers,omitempty"` // agent: runtimes
+	Cores         int     `json:"cores"`
 	Requests      int64   `json:"requests"`
 	Errors        int64   `json:"errors"`
 	ThroughputRPS float64 `json:"throughput_rps"`

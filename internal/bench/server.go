@@ -30,7 +30,7 @@ func withServer(ctx context.Context, o Options, cfg *config.Config, fn scenario)
 		defer cancel()
 		_ = a.Shutdown(sctx)
 	}()
-	o.URL = "http://" + a.Addr()
+	o.URL, o.NATSURL = "http://"+a.Addr(), a.Broker.ClientURL()
 	return fn(ctx, o)
 }
 
@@ -42,7 +42,7 @@ func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, erro
 	if err != nil {
 		return nil, "", err
 	}
-	cfg.DataDir, cfg.NATSListen = dir, "off"
+	cfg.DataDir, cfg.NATSListen = dir, "127.0.0.1:0" // bus scenarios connect here
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, dir, err
