@@ -201,12 +201,12 @@ const BusService = "countersign"
 
 // DiscoverySubjects are the micro discovery subjects a tenant token may
 // publish to, so that `nats micro ls` and `nats micro info countersign`
-// find the bus API: $SRV.PING and $SRV.INFO, bare, for the service and for
-// one instance. $SRV.STATS is not among them: its counters and last error
-// span every tenant.
+// find the bus API: $SRV.PING, $SRV.INFO and $SRV.STATS, bare, for the
+// service and for one instance. STATS spans tenants, but holds only counts
+// per endpoint (wildcard subjects) and the last refusal's code.
 func DiscoverySubjects() []string {
 	var out []string
-	for _, verb := range []string{"PING", "INFO"} {
+	for _, verb := range []string{"PING", "INFO", "STATS"} {
 		out = append(out, "$SRV."+verb, "$SRV."+verb+"."+BusService, "$SRV."+verb+"."+BusService+".*")
 	}
 	return out

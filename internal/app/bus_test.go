@@ -209,17 +209,32 @@ func TestBusJetStreamAPIUnreachable(t *testing.T) {
 
 // Discovery (nats micro ls / info) is open to every token; the stats,
 // whose counters and last error span tenants, are not.
-func TestBusServiceStatsUnreachable(t *testing.T) {
+// nats micro ls and nats micro info work with any tenant token. The stats
+// are the service's, across tenants: counts per endpoint on wildcard
+// subjects and refusal codes, never a tenant's name or data.
+func TestBusServiceDiscoveryAndStats(t *testing.T) {
 	srv := startBus(t)
 	a := mustDial(t, srv, "acme-a", acme, agentA)
+	g := mustDial(t, srv, "globex-a", globex, agentA)
+	msg := nats.NewMsg(events.APISubject(globex, "get"))
+	msg.Header.Set("Authorization", "Bearer globex-a")
+	msg.Data = []byte(`{"id":"req_globex_secret"}`)
+	if _, err := g.nc.RequestMsg(msg, 5*time.Second); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range events.DiscoverySubjects() {
 		if err := a.nc.Publish(s, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
 	a.clean(t)
-	a.refusedPub(t, "$SRV.STATS")
-	a.refusedPub(t, "$SRV.STATS.countersign")
+	reply, err := a.nc.Request("$SRV.STATS."+events.BusService, nil, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := string(reply.Data); !strings.Contains(body, `"num_requests"`) || strings.Contains(body, "globex") || strings.Contains(body, "secret") {
+		t.Fatalf("stats %s: want the service's counts and nothing of another tenant", body)
+	}
 }
 
 func TestBusWorkStreamUnreachable(t *testing.T) {
