@@ -37,7 +37,7 @@ func freeAddr(t *testing.T) string {
 
 func startProcess(t *testing.T, bin, dir, addr string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr)
+	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
 	cmd.Dir = dir // no countersign.yaml there: the demo tenant
 	cmd.Stderr = os.Stderr
 	if testing.Verbose() == false {

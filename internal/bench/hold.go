@@ -129,7 +129,7 @@ func spawn(ctx context.Context, exe string) (string, func(), error) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	cmd := exec.CommandContext(ctx, exe, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr)
+	cmd := exec.CommandContext(ctx, exe, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
 	cmd.Dir = dir
 	if err := cmd.Start(); err != nil {
 		return "", nil, err
