@@ -108,7 +108,7 @@ func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kv
 	if !events.ValidGeneratedID(string(id)) {
 		return kvstate.Record{}, ErrNotFound
 	}
-	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
+	rec, err := s.store.GetRequestAfter(ctx, c.Tenant.ID, id, s.seenRevision(c.Tenant.ID, id))
 	if err != nil {
 		return rec, stateErr(err, ErrNotFound)
 	}
@@ -116,6 +116,16 @@ func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kv
 		return kvstate.Record{}, ErrNotFound
 	}
 	return rec, nil
+}
+
+// seenRevision is the KV revision of a request this process has already
+// seen (in its mirror; 0: none): a store read below it is stale (see
+// kvstate/read.go), so a request just shown is never 404 or a false 409.
+func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint64 {
+	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(tenant, id)); ok {
+		return r.KVRevision
+	}
+	return 0
 }
 
 // visible: the requester, the agents in its chain, its member, and admin.

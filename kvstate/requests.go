@@ -62,21 +62,30 @@ func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, e
 	return Record{Request: *r, KVRevision: rev, Written: time.Now()}, err
 }
 
-// GetRequest reads a request. It returns ErrNotFound if there is none.
+// GetRequest reads a request (from the stream leader on a replicated
+// bucket, see read.go). It returns ErrNotFound if there is none.
 func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id events.RequestID) (Record, error) {
-	e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+	return s.GetRequestAfter(ctx, tenant, id, 0)
+}
+
+// GetRequestAfter is GetRequest for a caller that already knows KV revision
+// floor of the request (0: none): a read below it, or a not-found, is
+// stale and read again; reads that stay stale are ErrUnavailable (with
+// ErrStale).
+func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+	e, err := s.readKeyAfter(ctx, BucketRequests, s.requests, RequestKey(tenant, id), floor)
 	if err != nil {
-		return Record{}, mapErr(err)
+		return Record{}, err
 	}
 	return decodeRecord(e)
 }
 
-func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
+func decodeRecord(e stored) (Record, error) {
 	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec.Request); err != nil {
-		return Record{}, fmt.Errorf("kvstate: decode %s: %w", e.Key(), err)
+	if err := json.Unmarshal(e.value, &rec.Request); err != nil {
+		return Record{}, fmt.Errorf("kvstate: decode %s: %w", e.key, err)
 	}
-	rec.KVRevision, rec.Written = e.Revision(), e.Created()
+	rec.KVRevision, rec.Written = e.rev, e.at
 	return rec, nil
 }
 
@@ -99,8 +108,10 @@ func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id event
 func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Record, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
+			// The compare-and-set was lost: the key is past cur, and a
+			// read that is not is stale.
 			var err error
-			if cur, err = s.GetRequest(ctx, cur.Tenant, cur.ID); err != nil {
+			if cur, err = s.GetRequestAfter(ctx, cur.Tenant, cur.ID, cur.KVRevision+1); err != nil {
 				return Record{}, err
 			}
 		}
@@ -160,6 +171,9 @@ func leavesGrants(d *events.Decision) bool {
 // LastWrite returns the stored message of a request's latest change: the
 // record and the CloudEvent headers it was written with.
 func (s *Store) LastWrite(ctx context.Context, tenant events.TenantID, id events.RequestID) (*jetstream.RawStreamMsg, error) {
+	if s.leaderReads {
+		return s.leaderLast(ctx, StreamOf(BucketRequests), subjectOf(BucketRequests, RequestKey(tenant, id)))
+	}
 	stream, err := s.js.Stream(ctx, StreamOf(BucketRequests))
 	if err != nil {
 		return nil, mapErr(err)
