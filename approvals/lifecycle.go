@@ -82,7 +82,7 @@ func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate
 	var next kvstate.Record
 	var err error
 	if rec.KVRevision == 0 {
-		rec, err = s.store.GetRequestAfter(ctx, rec.Tenant, rec.ID, s.seenRevision(rec.Tenant, rec.ID))
+		rec, err = s.store.PeekRequest(ctx, rec.Tenant, rec.ID, s.seenRevision(rec.Tenant, rec.ID))
 	}
 	if err == nil {
 		next, err = s.store.TransitionFrom(ctx, rec, fn)

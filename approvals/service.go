@@ -103,12 +103,16 @@ func stateErr(err error, notFound error) error {
 	return err
 }
 
-// record fetches a request the caller may see; ErrNotFound otherwise.
+// record fetches a request the caller may see; ErrNotFound otherwise. On
+// a replicated bucket any replica may answer, but never with less than
+// this process has seen, and never a not-found that the leader does not
+// confirm; a change refused on a replica's record is checked against the
+// leader's (kvstate.TransitionFrom).
 func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
 	if !events.ValidGeneratedID(string(id)) {
 		return kvstate.Record{}, ErrNotFound
 	}
-	rec, err := s.store.GetRequestAfter(ctx, c.Tenant.ID, id, s.seenRevision(c.Tenant.ID, id))
+	rec, err := s.store.PeekRequest(ctx, c.Tenant.ID, id, s.seenRevision(c.Tenant.ID, id))
 	if err != nil {
 		return rec, stateErr(err, ErrNotFound)
 	}

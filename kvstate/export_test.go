@@ -9,3 +9,6 @@ func FewReadRetries(t interface{ Cleanup(func()) }) {
 	readRetries = 2
 	t.Cleanup(func() { readRetries = was })
 }
+
+// FromReplica marks r as read from a replica that may lag.
+func FromReplica(r Record) Record { r.replica = true; return r }

@@ -55,6 +55,9 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 		if err != nil || rec.Status != events.StatusPending {
 			t.Fatalf("read %d: %+v, %v", i, rec.Status, err)
 		}
+		if rec, err = s.PeekRequest(ctx, r.Tenant, r.ID, 0); err != nil || rec.Status != events.StatusPending {
+			t.Fatalf("display read %d: %+v, %v", i, rec.Status, err)
+		}
 	}
 	rec, err := s.Transition(ctx, r.Tenant, r.ID, func(q *events.Request) (string, error) {
 		q.Status = events.StatusCancelled
@@ -67,6 +70,9 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 	for i := range 50 {
 		if got, err := s.GetRequest(ctx, r.Tenant, r.ID); err != nil || got.Revision != 1 {
 			t.Fatalf("read %d after the transition: revision %d, %v", i, got.Revision, err)
+		}
+		if got, err := s.PeekRequest(ctx, r.Tenant, r.ID, rec.KVRevision); err != nil || got.Revision != 1 {
+			t.Fatalf("display read %d after the transition: revision %d, %v", i, got.Revision, err)
 		}
 	}
 }
@@ -95,5 +101,41 @@ func TestReadBelowAKnownRevisionIsStale(t *testing.T) {
 	}
 	if _, err := s.GetRequest(ctx, r.Tenant, events.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Fatalf("unknown request: %v, want ErrNotFound", err)
+	}
+}
+
+// A change refused on a record a replica returned is checked against the
+// leader's record, and applied to it when the leader's is newer; on a
+// record known to be current, the refusal stands.
+func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	kvstate.UseLeaderReads(s)
+	r := pending(events.NewRequestID())
+	old, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TransitionFrom(ctx, old, endorse("agt_b")); err != nil {
+		t.Fatal(err)
+	}
+	atRevision1 := func(q *events.Request) (string, error) {
+		if q.Revision != 1 {
+			return "", errors.New("refused: not at revision 1")
+		}
+		return endorse("agt_c")(q)
+	}
+	if _, err := s.TransitionFrom(ctx, old, atRevision1); err == nil {
+		t.Fatal("refusal on a current record: applied")
+	}
+	got, err := s.TransitionFrom(ctx, kvstate.FromReplica(old), atRevision1)
+	if err != nil || got.Revision != 2 {
+		t.Fatalf("refusal on a replica's old record: %+v, %v; want applied at revision 2", got.Revision, err)
+	}
+}
+
+func endorse(agent events.AgentID) kvstate.Mutation {
+	return func(q *events.Request) (string, error) {
+		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
+		return events.TypeRequestEscalated, nil
 	}
 }

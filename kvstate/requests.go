@@ -19,6 +19,9 @@ type Record struct {
 	KVRevision uint64
 	// Written is when the stored revision was written (server clock).
 	Written time.Time
+	// replica: read by direct get on a replicated bucket, which a lagging
+	// replica may have answered (see read.go).
+	replica bool
 }
 
 func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
@@ -80,6 +83,26 @@ func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id 
 	return decodeRecord(e)
 }
 
+// PeekRequest reads a request by direct get on a replicated bucket, which
+// any replica answers (so reads spread over the cluster), falling back to
+// the leader (GetRequestAfter) on a not-found or an answer below floor,
+// which a lagging replica may give. Its record may still be a moment old:
+// TransitionFrom checks a refusal based on it against the leader's.
+func (s *Store) PeekRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+	if s.leaderReads {
+		e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+		if err == nil && e.Revision() >= floor {
+			rec, err := decodeRecord(stored{key: e.Key(), value: e.Value(), rev: e.Revision(), at: e.Created()})
+			rec.replica = true
+			return rec, err
+		}
+		if err != nil && !errors.Is(mapErr(err), ErrNotFound) {
+			return Record{}, mapErr(err)
+		}
+	}
+	return s.GetRequestAfter(ctx, tenant, id, floor)
+}
+
 func decodeRecord(e stored) (Record, error) {
 	var rec Record
 	if err := json.Unmarshal(e.value, &rec.Request); err != nil {
@@ -104,7 +127,10 @@ func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id event
 }
 
 // TransitionFrom is Transition starting from cur, a record just read, which
-// saves the first read.
+// saves the first read. When cur came from a replica (PeekRequest) and fn
+// or the table refuses the change, the refusal may rest on a lagging
+// replica's answer: the leader's record is read and, if it is newer, fn is
+// applied to it instead; the write itself is a compare-and-set either way.
 func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Record, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
@@ -119,11 +145,17 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 		next.Endorsements = append([]events.Endorsement(nil), cur.Endorsements...)
 		next.Abstentions = append([]events.Endorsement(nil), cur.Abstentions...)
 		typ, err := fn(&next)
+		if err == nil && !Legal(typ, cur.Status, next.Status) {
+			err = fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)
+		}
+		if err != nil && cur.replica { // only a first read comes from a replica
+			if lead, lerr := s.GetRequestAfter(ctx, cur.Tenant, cur.ID, cur.KVRevision); lerr == nil && lead.KVRevision > cur.KVRevision {
+				cur, attempt = lead, -1 // apply fn to the leader's record, as a first attempt
+				continue
+			}
+		}
 		if err != nil {
 			return cur, err
-		}
-		if !Legal(typ, cur.Status, next.Status) {
-			return cur, fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)
 		}
 		next.Revision = cur.Revision + 1
 		rev, err := s.write(ctx, typ, &next, cur.KVRevision)
