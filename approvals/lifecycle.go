@@ -81,10 +81,11 @@ func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.Reque
 func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate.Mutation) (kvstate.Record, error) {
 	var next kvstate.Record
 	var err error
-	if rec.KVRevision > 0 {
+	if rec.KVRevision == 0 {
+		rec, err = s.store.PeekRequest(ctx, rec.Tenant, rec.ID, s.seenRevision(rec.Tenant, rec.ID))
+	}
+	if err == nil {
 		next, err = s.store.TransitionFrom(ctx, rec, fn)
-	} else {
-		next, err = s.store.Transition(ctx, rec.Tenant, rec.ID, fn)
 	}
 	if err != nil {
 		return next, stateErr(err, ErrNotFound)

@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -16,8 +17,17 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// OutboxConsumer is the durable consumer name on each state stream.
-const OutboxConsumer = "outbox"
+// OutboxConsumer is the durable consumer name on each state stream. Its
+// acks are explicit: each state message is acked on its own, once its
+// republishes are acknowledged. (LegacyOutboxConsumer, the consumer of
+// earlier versions, acked cumulatively, which let one process's ack cover
+// another's messages not yet republished; a consumer cannot change its ack
+// policy, hence the new name.)
+const OutboxConsumer = "outbox-explicit"
+
+// LegacyOutboxConsumer is the cumulative-ack consumer of earlier versions;
+// the outbox replaces it (see consumer).
+const LegacyOutboxConsumer = "outbox"
 
 // Outbox derives the events and work messages from the state streams
 // (SPEC §9): every request or grant write carries its CloudEvent in its
@@ -27,8 +37,21 @@ const OutboxConsumer = "outbox"
 // streams acknowledged the republish, so a crash redelivers and the dedup
 // window drops the repeat: no event lost, none doubled.
 //
-// A republish that fails is published again in place, in order, until it
-// is acknowledged (the outbox never acks past it). The derived streams
+// A republish that fails is published again in place until it is
+// acknowledged, and its state message is acked only then; acks are per
+// message, so a message another process (or this one's failed loop) took
+// and did not ack is delivered again, never covered by a later ack.
+//
+// Order: one outbox loop republishes in stream order, but any number of
+// processes share the consumer and a message not acked in time is
+// delivered again after later ones, so the events of one request may
+// reach the events stream out of revision order (never lost, never
+// doubled: Nats-Msg-Id dedup). Readers that need order use ce-revision,
+// or read the state streams themselves, as the event feed does
+// (events.go). Work messages go to one decider per revision, and an
+// answer names the revision it answers, so their order does not matter.
+//
+// The derived streams
 // live in memory, so a NATS restart loses them: on every reconnect and
 // after every failed republish the outbox re-creates the missing streams
 // (Streams) and, when one had to be re-created, re-derives the work
@@ -74,17 +97,52 @@ func (o *Outbox) Run(ctx context.Context) error {
 	return err
 }
 
-// consumer creates (or binds) the durable consumer on a state stream.
+// consumer binds the durable consumer on a state stream, creating it if
+// it is missing: after the legacy consumer's ack floor when that one
+// exists (which it then deletes; the overlap, messages delivered but not
+// acked, is republished again and deduplicated), else from the start.
+// Concurrent processes converge on one consumer.
 func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consumer, error) {
-	cons, err := o.JS.CreateOrUpdateConsumer(ctx, kvstate.StreamOf(bucket), jetstream.ConsumerConfig{
-		Durable: OutboxConsumer, AckPolicy: jetstream.AckAllPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
-		MaxAckPending: 8192, AckWait: 10 * time.Second, Description: "republishes state changes as CloudEvents",
-	})
+	stream := kvstate.StreamOf(bucket)
+	cons, err := o.JS.Consumer(ctx, stream, OutboxConsumer)
+	if err == nil {
+		return cons, nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
+	}
+	cfg := jetstream.ConsumerConfig{
+		Durable: OutboxConsumer, AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 8192, AckWait: outboxAckWait, Description: "republishes state changes as CloudEvents",
+	}
+	legacy, err := o.JS.Consumer(ctx, stream, LegacyOutboxConsumer)
+	migrate := err == nil
+	switch {
+	case migrate:
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, legacy.CachedInfo().AckFloor.Stream+1
+	case !errors.Is(err, jetstream.ErrConsumerNotFound):
+		return nil, fmt.Errorf("approvals: outbox legacy consumer on %s: %w", bucket, err)
+	}
+	cons, err = o.JS.CreateConsumer(ctx, stream, cfg)
+	if errors.Is(err, jetstream.ErrConsumerExists) { // another process created it first
+		cons, err = o.JS.Consumer(ctx, stream, OutboxConsumer)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
 	}
+	if migrate {
+		if err := o.JS.DeleteConsumer(ctx, stream, LegacyOutboxConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			o.Log.Warn("outbox: deleting the legacy consumer", "stream", stream, "err", err)
+		} else {
+			o.Log.Info("outbox: replaced the cumulative-ack consumer", "stream", stream, "from", cfg.OptStartSeq)
+		}
+	}
 	return cons, nil
 }
+
+// outboxAckWait is how long a state message delivered to an outbox (in
+// any process) waits for its ack before it is delivered again.
+const outboxAckWait = 10 * time.Second
 
 type inflight struct {
 	src  jetstream.Msg
@@ -109,11 +167,13 @@ func (o *Outbox) keep(ctx context.Context, bucket string, cons jetstream.Consume
 	return nil
 }
 
-// loop republishes in order and hands each message to the acker. A
-// message read is always handed on (its republish is retried until
-// acknowledged), because acks are cumulative: acking a later message
-// would ack it too. loop returns when the iterator fails or ctx ends,
-// after the acker has settled everything handed to it.
+// loop republishes in the order delivered and hands each message to the
+// acker, which acks it once its republishes are acknowledged. A message
+// this loop never acks (its iterator's buffer when it fails, or a process
+// that dies) is delivered again after outboxAckWait, to any process; acks
+// are per message, so no other message's ack covers it. loop returns when
+// the iterator fails or ctx ends, after the acker has settled everything
+// handed to it.
 func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
 	if err != nil {
@@ -147,19 +207,16 @@ func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 }
 
 // acker acks each state message once its republishes are acknowledged,
-// publishing again any that failed; with AckAll it acks only when it has
-// caught up (or every 256). It returns when pending closes or ctx ends.
+// publishing again any that failed. It returns when pending closes or ctx
+// ends; what it has not acked then is delivered again later.
 func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
-	n := 0
 	for f := range pending {
 		for _, a := range f.acks {
 			if o.confirm(ctx, a) != nil {
 				return
 			}
 		}
-		if n++; len(pending) == 0 || n%256 == 0 {
-			_ = f.src.Ack()
-		}
+		_ = f.src.Ack()
 	}
 }
 

@@ -103,12 +103,16 @@ func stateErr(err error, notFound error) error {
 	return err
 }
 
-// record fetches a request the caller may see; ErrNotFound otherwise.
+// record fetches a request the caller may see; ErrNotFound otherwise. On
+// a replicated bucket any replica may answer, but never with less than
+// this process has seen, and never a not-found that the leader does not
+// confirm; a change refused on a replica's record is checked against the
+// leader's (kvstate.TransitionFrom).
 func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
 	if !events.ValidGeneratedID(string(id)) {
 		return kvstate.Record{}, ErrNotFound
 	}
-	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
+	rec, err := s.store.PeekRequest(ctx, c.Tenant.ID, id, s.seenRevision(c.Tenant.ID, id))
 	if err != nil {
 		return rec, stateErr(err, ErrNotFound)
 	}
@@ -116,6 +120,16 @@ func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kv
 		return kvstate.Record{}, ErrNotFound
 	}
 	return rec, nil
+}
+
+// seenRevision is the KV revision of a request this process has already
+// seen (in its mirror; 0: none): a store read below it is stale (see
+// kvstate/read.go), so a request just shown is never 404 or a false 409.
+func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint64 {
+	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(tenant, id)); ok {
+		return r.KVRevision
+	}
+	return 0
 }
 
 // visible: the requester, the agents in its chain, its member, and admin.

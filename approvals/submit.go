@@ -151,8 +151,8 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 	}
 	s.decide(ctx, c.Tenant, r)
 	rec, err := s.store.CreateRequest(ctx, r)
-	if errors.Is(err, kvstate.ErrExists) {
-		rec, err = s.store.GetRequest(ctx, c.Tenant.ID, id)
+	if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
+		rec, err = s.store.GetRequestAfter(ctx, c.Tenant.ID, id, 1)
 	}
 	if err != nil {
 		return kvstate.Record{}, stateErr(err, ErrUnavailable)

@@ -43,6 +43,7 @@ type Store struct {
 	js                                   jetstream.JetStream
 	requests, grants, agents, rules, idm jetstream.KeyValue
 	commits, idemCommits                 *committer // request and idempotency writes, group-committed
+	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds them.
@@ -57,7 +58,7 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 	}
 	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests)}
 	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency)}
-	return &Store{js: js, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+	return &Store{js: js, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
 }
 

@@ -31,25 +31,32 @@ func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
 	return rev, err
 }
 
-// GetGrant reads a grant; ErrNotFound if there is none.
+// GetGrant reads a grant (from the stream leader on a replicated bucket);
+// ErrNotFound if there is none.
 func (s *Store) GetGrant(ctx context.Context, tenant events.TenantID, id events.GrantID) (events.Grant, uint64, error) {
-	e, err := s.grants.Get(ctx, GrantKey(tenant, id))
+	return s.getGrantAfter(ctx, tenant, id, 0)
+}
+
+// getGrantAfter is GetGrant knowing revision floor (see readKeyAfter).
+func (s *Store) getGrantAfter(ctx context.Context, tenant events.TenantID, id events.GrantID, floor uint64) (events.Grant, uint64, error) {
+	e, err := s.readKeyAfter(ctx, BucketGrants, s.grants, GrantKey(tenant, id), floor)
 	if err != nil {
-		return events.Grant{}, 0, mapErr(err)
+		return events.Grant{}, 0, err
 	}
 	var g events.Grant
-	if err := json.Unmarshal(e.Value(), &g); err != nil {
+	if err := json.Unmarshal(e.value, &g); err != nil {
 		return g, 0, fmt.Errorf("kvstate: decode grant %s: %w", id, err)
 	}
-	return g, e.Revision(), nil
+	return g, e.rev, nil
 }
 
 // RevokeGrant marks a grant revoked with one compare-and-set and its
 // grant.revoked event, and returns it with its new KV revision. Revoking a
 // revoked grant returns it unchanged. Errors: ErrNotFound, ErrConflict.
 func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, at time.Time) (events.Grant, uint64, error) {
+	var floor uint64
 	for attempt := 0; attempt < maxAttempts; attempt++ {
-		g, rev, err := s.GetGrant(ctx, tenant, id)
+		g, rev, err := s.getGrantAfter(ctx, tenant, id, floor)
 		if err != nil || g.RevokedAt != nil {
 			return g, rev, err
 		}
@@ -57,10 +64,11 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		g.RevokedAt = &at
 		data, _ := json.Marshal(g)
 		ev := events.NewEvent(events.TypeGrantRevoked, tenant, string(id), 1, at, "")
-		rev, err = s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
+		next, err := s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
 		if !errors.Is(err, ErrConflict) {
-			return g, rev, err
+			return g, next, err
 		}
+		floor = rev + 1 // the grant moved past rev: a read below is stale
 	}
 	return events.Grant{}, 0, ErrConflict
 }

@@ -48,18 +48,20 @@ func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempoten
 	if !errors.Is(err, ErrConflict) {
 		return Idempotency{}, false, err
 	}
-	e, err := s.idm.Get(ctx, key)
-	if errors.Is(mapErr(err), ErrNotFound) {
+	// The key is taken (a read that finds none is stale or found an
+	// expiry marker, which the KV create handles).
+	e, err := s.readKey(ctx, BucketIdempotency, s.idm, key)
+	if errors.Is(err, ErrNotFound) {
 		if _, err = s.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl)); mapErr(err) == nil {
 			return want, true, nil
 		}
-		e, err = s.idm.Get(ctx, key)
+		e, err = s.readKeyAfter(ctx, BucketIdempotency, s.idm, key, 1)
 	}
 	if err != nil {
-		return Idempotency{}, false, mapErr(err)
+		return Idempotency{}, false, err
 	}
 	var got Idempotency
-	if err := json.Unmarshal(e.Value(), &got); err != nil {
+	if err := json.Unmarshal(e.value, &got); err != nil {
 		return got, false, fmt.Errorf("kvstate: decode idempotency: %w", err)
 	}
 	return got, false, nil

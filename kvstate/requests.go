@@ -19,6 +19,9 @@ type Record struct {
 	KVRevision uint64
 	// Written is when the stored revision was written (server clock).
 	Written time.Time
+	// replica: read by direct get on a replicated bucket, which a lagging
+	// replica may have answered (see read.go).
+	replica bool
 }
 
 func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
@@ -62,21 +65,50 @@ func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, e
 	return Record{Request: *r, KVRevision: rev, Written: time.Now()}, err
 }
 
-// GetRequest reads a request. It returns ErrNotFound if there is none.
+// GetRequest reads a request (from the stream leader on a replicated
+// bucket, see read.go). It returns ErrNotFound if there is none.
 func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id events.RequestID) (Record, error) {
-	e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+	return s.GetRequestAfter(ctx, tenant, id, 0)
+}
+
+// GetRequestAfter is GetRequest for a caller that already knows KV revision
+// floor of the request (0: none): a read below it, or a not-found, is
+// stale and read again; reads that stay stale are ErrUnavailable (with
+// ErrStale).
+func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+	e, err := s.readKeyAfter(ctx, BucketRequests, s.requests, RequestKey(tenant, id), floor)
 	if err != nil {
-		return Record{}, mapErr(err)
+		return Record{}, err
 	}
 	return decodeRecord(e)
 }
 
-func decodeRecord(e jetstream.KeyValueEntry) (Record, error) {
-	var rec Record
-	if err := json.Unmarshal(e.Value(), &rec.Request); err != nil {
-		return Record{}, fmt.Errorf("kvstate: decode %s: %w", e.Key(), err)
+// PeekRequest reads a request by direct get on a replicated bucket, which
+// any replica answers (so reads spread over the cluster), falling back to
+// the leader (GetRequestAfter) on a not-found or an answer below floor,
+// which a lagging replica may give. Its record may still be a moment old:
+// TransitionFrom checks a refusal based on it against the leader's.
+func (s *Store) PeekRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+	if s.leaderReads {
+		e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+		if err == nil && e.Revision() >= floor {
+			rec, err := decodeRecord(stored{key: e.Key(), value: e.Value(), rev: e.Revision(), at: e.Created()})
+			rec.replica = true
+			return rec, err
+		}
+		if err != nil && !errors.Is(mapErr(err), ErrNotFound) {
+			return Record{}, mapErr(err)
+		}
 	}
-	rec.KVRevision, rec.Written = e.Revision(), e.Created()
+	return s.GetRequestAfter(ctx, tenant, id, floor)
+}
+
+func decodeRecord(e stored) (Record, error) {
+	var rec Record
+	if err := json.Unmarshal(e.value, &rec.Request); err != nil {
+		return Record{}, fmt.Errorf("kvstate: decode %s: %w", e.key, err)
+	}
+	rec.KVRevision, rec.Written = e.rev, e.at
 	return rec, nil
 }
 
@@ -95,12 +127,17 @@ func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id event
 }
 
 // TransitionFrom is Transition starting from cur, a record just read, which
-// saves the first read.
+// saves the first read. When cur came from a replica (PeekRequest) and fn
+// or the table refuses the change, the refusal may rest on a lagging
+// replica's answer: the leader's record is read and, if it is newer, fn is
+// applied to it instead; the write itself is a compare-and-set either way.
 func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Record, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
+			// The compare-and-set was lost: the key is past cur, and a
+			// read that is not is stale.
 			var err error
-			if cur, err = s.GetRequest(ctx, cur.Tenant, cur.ID); err != nil {
+			if cur, err = s.GetRequestAfter(ctx, cur.Tenant, cur.ID, cur.KVRevision+1); err != nil {
 				return Record{}, err
 			}
 		}
@@ -108,11 +145,17 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 		next.Endorsements = append([]events.Endorsement(nil), cur.Endorsements...)
 		next.Abstentions = append([]events.Endorsement(nil), cur.Abstentions...)
 		typ, err := fn(&next)
+		if err == nil && !Legal(typ, cur.Status, next.Status) {
+			err = fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)
+		}
+		if err != nil && cur.replica { // only a first read comes from a replica
+			if lead, lerr := s.GetRequestAfter(ctx, cur.Tenant, cur.ID, cur.KVRevision); lerr == nil && lead.KVRevision > cur.KVRevision {
+				cur, attempt = lead, -1 // apply fn to the leader's record, as a first attempt
+				continue
+			}
+		}
 		if err != nil {
 			return cur, err
-		}
-		if !Legal(typ, cur.Status, next.Status) {
-			return cur, fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)
 		}
 		next.Revision = cur.Revision + 1
 		rev, err := s.write(ctx, typ, &next, cur.KVRevision)
@@ -160,6 +203,9 @@ func leavesGrants(d *events.Decision) bool {
 // LastWrite returns the stored message of a request's latest change: the
 // record and the CloudEvent headers it was written with.
 func (s *Store) LastWrite(ctx context.Context, tenant events.TenantID, id events.RequestID) (*jetstream.RawStreamMsg, error) {
+	if s.leaderReads {
+		return s.leaderLast(ctx, StreamOf(BucketRequests), subjectOf(BucketRequests, RequestKey(tenant, id)))
+	}
 	stream, err := s.js.Stream(ctx, StreamOf(BucketRequests))
 	if err != nil {
 		return nil, mapErr(err)

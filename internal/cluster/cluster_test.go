@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -54,7 +55,7 @@ func TestClusterUnderFaults(t *testing.T) {
 	ranFor := time.Since(began)
 
 	staleAnswers(t, d)
-	checkOutcomes(t, nc, d)
+	checkOutcomes(t, c, nc, d)
 	checkEvents(t, js, l)
 	checkReplicated(t, js)
 	for _, p := range l.problems {
@@ -208,15 +209,16 @@ func staleAnswers(t *testing.T, d *driver) {
 // checkOutcomes reads every acknowledged request once more, through the
 // API and from the requests bucket's leader: it is there, terminal, as
 // driven, and no poll ever saw it in another terminal state.
-func checkOutcomes(t *testing.T, nc *nats.Conn, d *driver) {
+func checkOutcomes(t *testing.T, c *natsCluster, nc *nats.Conn, d *driver) {
 	t.Helper()
 	for _, id := range d.l.ids() {
 		tr := d.l.reqs[id]
-		stored, err := leaderRecord(nc, id)
+		stored, err := settledRecord(nc, id)
 		if err != nil {
 			t.Errorf("%s %s: acknowledged, but the requests bucket's leader says: %v; its writes in the stream: %s", tr.kind, id, err, history(t, nc, id))
 		} else if stored.Status != tr.want {
-			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s; its writes in the stream: %s", tr.kind, id, stored.Status, stored.Revision, tr.want, history(t, nc, id))
+			t.Errorf("%s %s: the bucket's leader holds it %s at revision %d, want %s; its writes in the stream: %s; last sequence per node (direct get): %s",
+				tr.kind, id, stored.Status, stored.Revision, tr.want, history(t, nc, id), lastPerNode(c, id))
 		}
 		r, ok := d.get(id, "?wait=10s")
 		if !ok {
@@ -229,6 +231,21 @@ func checkOutcomes(t *testing.T, nc *nats.Conn, d *driver) {
 		if seen := d.l.seen[id]; len(seen) != 1 {
 			t.Errorf("%s %s: terminal states seen %v, want exactly one", tr.kind, id, seen)
 		}
+	}
+}
+
+// settledRecord is leaderRecord once the request is terminal, or as it is
+// after 10 s: a request submitted with a 2 s timeout in the load's last
+// seconds is expired by the deciders a moment after its deadline, possibly
+// after the load ended.
+func settledRecord(nc *nats.Conn, id string) (record, error) {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		r, err := leaderRecord(nc, id)
+		if (err == nil && r.Status != "pending") || time.Now().After(deadline) {
+			return r, err
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
 
@@ -261,6 +278,28 @@ func leaderRecord(nc *nats.Conn, id string) (record, error) {
 	return r, err
 }
 
+// lastPerNode is the stream sequence each node's own replica returns as a
+// request's latest write (a direct get through a connection to that node
+// only, which its local replica answers), for a failure's message.
+func lastPerNode(c *natsCluster, id string) string {
+	var out []string
+	for _, n := range c.nodes {
+		nc, err := nats.Connect(n.URL("countersign", c.password), nats.NoReconnect())
+		if err != nil {
+			out = append(out, n.Name+":"+err.Error())
+			continue
+		}
+		m, err := nc.Request("$JS.API.DIRECT.GET."+requestsStream+".$KV."+kvstate.BucketRequests+"."+kvstate.RequestKey("demo", events.RequestID(id)), nil, 5*time.Second)
+		nc.Close()
+		if err != nil {
+			out = append(out, n.Name+":"+err.Error())
+			continue
+		}
+		out = append(out, n.Name+":"+m.Header.Get("Nats-Sequence")+m.Header.Get("Status"))
+	}
+	return strings.Join(out, " ")
+}
+
 // history lists a request's writes in the requests stream, for a failure's
 // message: "seq:status@revision ...".
 func history(t *testing.T, nc *nats.Conn, id string) string {
@@ -283,7 +322,8 @@ func history(t *testing.T, nc *nats.Conn, id string) string {
 			var r record
 			_ = json.Unmarshal(m.Data(), &r)
 			md, _ := m.Metadata()
-			out = append(out, fmt.Sprintf("%d:%s@%d(%s)", md.Sequence.Stream, r.Status, r.Revision, m.Headers().Get("ce-type")))
+			out = append(out, fmt.Sprintf("%d:%s@%d(%s %s)", md.Sequence.Stream, r.Status, r.Revision, m.Headers().Get("ce-type"),
+				md.Timestamp.UTC().Format("15:04:05.000")))
 			n++
 		}
 		if n == 0 {

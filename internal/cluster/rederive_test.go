@@ -71,7 +71,7 @@ func TestClusterRederivesPendingWork(t *testing.T) {
 			t.Errorf("%s after the restart: answer %d %s, want 200 approved", id, code, r.Status)
 		}
 	}
-	checkOutcomes(t, nc, d)
+	checkOutcomes(t, c, nc, d)
 	checkEvents(t, js, l)
 	for _, p := range l.problems {
 		t.Error(p)

@@ -1,0 +1,141 @@
+package kvstate_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// laggingReplica adds a stream that answers the requests bucket's direct
+// gets but holds none of its writes, as a follower still catching up does
+// (a mirror with mirror_direct joins the direct get queue group once it
+// has mirrored a message; this one mirrors only the key lag.x).
+func laggingReplica(t *testing.T, js jetstream.JetStream) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "LAGGING", Storage: jetstream.MemoryStorage,
+		Mirror:      &jetstream.StreamSource{Name: kvstate.StreamOf(kvstate.BucketRequests), FilterSubject: "$KV.requests.lag.x"},
+		AllowDirect: true, MirrorDirect: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.Publish(ctx, "$KV.requests.lag.x", []byte("{}")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// On a replicated bucket a replica that lags must not make a request that
+// exists look missing or older: the reads that decide go to the leader.
+func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	s, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kvstate.UseLeaderReads(s)
+	r := pending(events.NewRequestID())
+	if _, err := s.CreateRequest(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	laggingReplica(t, b.JS)
+	key := kvstate.RequestKey(r.Tenant, r.ID)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		_, err := s.Requests().Get(ctx, key)
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	}, "the lagging replica answers a direct get")
+	for i := range 100 {
+		rec, err := s.GetRequest(ctx, r.Tenant, r.ID)
+		if err != nil || rec.Status != events.StatusPending {
+			t.Fatalf("read %d: %+v, %v", i, rec.Status, err)
+		}
+		if rec, err = s.PeekRequest(ctx, r.Tenant, r.ID, 0); err != nil || rec.Status != events.StatusPending {
+			t.Fatalf("display read %d: %+v, %v", i, rec.Status, err)
+		}
+	}
+	rec, err := s.Transition(ctx, r.Tenant, r.ID, func(q *events.Request) (string, error) {
+		q.Status = events.StatusCancelled
+		q.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}}
+		return events.TypeRequestCancelled, nil
+	})
+	if err != nil || rec.Revision != 1 {
+		t.Fatalf("transition: %+v, %v", rec, err)
+	}
+	for i := range 50 {
+		if got, err := s.GetRequest(ctx, r.Tenant, r.ID); err != nil || got.Revision != 1 {
+			t.Fatalf("read %d after the transition: revision %d, %v", i, got.Revision, err)
+		}
+		if got, err := s.PeekRequest(ctx, r.Tenant, r.ID, rec.KVRevision); err != nil || got.Revision != 1 {
+			t.Fatalf("display read %d after the transition: revision %d, %v", i, got.Revision, err)
+		}
+	}
+}
+
+// A read below the revision the caller already knows is stale: it is read
+// again and, if it stays below, is ErrUnavailable (ErrStale), never a
+// not-found or an old record.
+func TestReadBelowAKnownRevisionIsStale(t *testing.T) {
+	kvstate.FewReadRetries(t)
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	rec, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetRequestAfter(ctx, r.Tenant, r.ID, rec.KVRevision); err != nil || got.KVRevision != rec.KVRevision {
+		t.Fatalf("read at the known revision: %+v, %v", got, err)
+	}
+	_, err = s.GetRequestAfter(ctx, r.Tenant, r.ID, rec.KVRevision+1)
+	if !errors.Is(err, kvstate.ErrUnavailable) || !errors.Is(err, kvstate.ErrStale) {
+		t.Fatalf("read below a known revision: %v, want ErrUnavailable and ErrStale", err)
+	}
+	_, err = s.GetRequestAfter(ctx, r.Tenant, events.NewRequestID(), 1)
+	if !errors.Is(err, kvstate.ErrStale) {
+		t.Fatalf("not-found below a known revision: %v, want ErrStale", err)
+	}
+	if _, err := s.GetRequest(ctx, r.Tenant, events.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Fatalf("unknown request: %v, want ErrNotFound", err)
+	}
+}
+
+// A change refused on a record a replica returned is checked against the
+// leader's record, and applied to it when the leader's is newer; on a
+// record known to be current, the refusal stands.
+func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	kvstate.UseLeaderReads(s)
+	r := pending(events.NewRequestID())
+	old, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.TransitionFrom(ctx, old, endorse("agt_b")); err != nil {
+		t.Fatal(err)
+	}
+	atRevision1 := func(q *events.Request) (string, error) {
+		if q.Revision != 1 {
+			return "", errors.New("refused: not at revision 1")
+		}
+		return endorse("agt_c")(q)
+	}
+	if _, err := s.TransitionFrom(ctx, old, atRevision1); err == nil {
+		t.Fatal("refusal on a current record: applied")
+	}
+	got, err := s.TransitionFrom(ctx, kvstate.FromReplica(old), atRevision1)
+	if err != nil || got.Revision != 2 {
+		t.Fatalf("refusal on a replica's old record: %+v, %v; want applied at revision 2", got.Revision, err)
+	}
+}
+
+func endorse(agent events.AgentID) kvstate.Mutation {
+	return func(q *events.Request) (string, error) {
+		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
+		return events.TypeRequestEscalated, nil
+	}
+}
