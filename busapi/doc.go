@@ -10,6 +10,18 @@
 // every refusal is approvals.ProblemFor's problem, the same status, error,
 // field and reason as over HTTP.
 //
+// A message is answered only into its caller's own inbox: its reply
+// subject must be a literal subject below events.InboxPrefix of the token's
+// principal (the client port lets a token subscribe only there). Anything
+// else (another principal's inbox, countersign's own connections' inboxes,
+// any other subject the service's connection could publish to) gets
+// nothing published at all, counts as code 403 in
+// countersign_bus_requests_total and is logged: an answer there would be a
+// reply forged into someone else's request. The checks run in this order:
+// the token (401, answered only inside the subject's tenant's inboxes,
+// events.TenantInboxPrefix), the reply subject, then scope and tenant
+// (403), size (413) and the in-flight bound (429).
+//
 // A token of one tenant on another tenant's subject is 403 Forbidden (the
 // subject's tenant is never looked up, so the answer reveals nothing).
 // Each token has at most Config.MaxInFlight messages in flight; more are

@@ -18,8 +18,9 @@ func TestFloodFromOneToken(t *testing.T) {
 	e := start(t, acmeYAML)
 	sub := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
 	id := str(sub.body["id"])
-	inbox := e.nc.NewRespInbox()
-	replies, err := e.nc.SubscribeSync(inbox + ".*")
+	nc := e.client(tokMain)
+	inbox := e.inbox(tokMain)
+	replies, err := nc.SubscribeSync(inbox + ".*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +28,7 @@ func TestFloodFromOneToken(t *testing.T) {
 	for i := 0; i < n; i++ {
 		m := msg(t, events.APISubject("acme", "get"), tokMain, obj{"id": id, "wait": "50s"})
 		m.Reply = inbox + "." + string(rune('a'+i%26)) + strings.Repeat("x", i/26)
-		if err := e.nc.PublishMsg(m); err != nil {
+		if err := nc.PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"github.com/nats-io/nuid"
 )
 
 // Black-box tests of the bus API (SPEC §9) against a real server: real
@@ -52,12 +54,14 @@ const acmeYAML = `tenants:
       - {token: tok-x, principal: "agent:agt_x", scopes: [requests:write, approvals:read, approvals:write]}
 `
 
-// env is a running server with a NATS connection and an HTTP client.
+// env is a running server with countersign's own NATS connection, the
+// token connections opened so far and an HTTP client.
 type env struct {
-	t    *testing.T
-	srv  *servertest.Server
-	nc   *nats.Conn
-	http servertest.API
+	t       *testing.T
+	srv     *servertest.Server
+	nc      *nats.Conn
+	http    servertest.API
+	clients map[string]*nats.Conn
 }
 
 func start(t *testing.T, yaml string) *env {
@@ -67,8 +71,33 @@ func start(t *testing.T, yaml string) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, srv: srv, nc: js.Conn(), http: srv.API(t)}
+	return &env{t: t, srv: srv, nc: js.Conn(), http: srv.API(t), clients: map[string]*nats.Conn{}}
 }
+
+// client is the connection of token on the client port, as a program on
+// the bus has it: the token as its NATS token, its replies in the token's
+// inbox (events.InboxPrefix).
+func (e *env) client(token string) *nats.Conn {
+	e.t.Helper()
+	if nc := e.clients[token]; nc != nil {
+		return nc
+	}
+	c, err := e.srv.App.Service.Authenticate("Bearer "+token, "")
+	if err != nil {
+		e.t.Fatalf("token %s: %v", token, err)
+	}
+	nc, err := nats.Connect(e.srv.App.Broker.ClientURL(), nats.Token(token), nats.MaxReconnects(0),
+		nats.CustomInboxPrefix(events.InboxPrefix(c.Tenant.ID, c.Principal)))
+	if err != nil {
+		e.t.Fatalf("connect as %s: %v", token, err)
+	}
+	e.t.Cleanup(nc.Close)
+	e.clients[token] = nc
+	return nc
+}
+
+// inbox is a fresh reply subject of token's principal.
+func (e *env) inbox(token string) string { return e.client(token).NewRespInbox() }
 
 // reply is one answer of the bus API.
 type reply struct {
@@ -104,14 +133,58 @@ func msg(t *testing.T, subj, token string, body any, headers ...string) *nats.Ms
 	return m
 }
 
-// req sends op of tenant as token and waits for the reply.
+// req sends op of tenant and waits for the reply, as the token of the
+// message's Authorization header would: on that token's connection, in
+// its inbox. A token of another tenant than the subject's (refused at the
+// client port) sends on countersign's own connection, still replying in
+// the token's inbox; a message whose token does not authenticate sends
+// there too, replying inside the subject's tenant's inboxes.
 func (e *env) req(tenant events.TenantID, op, token string, body any, headers ...string) reply {
 	e.t.Helper()
-	m, err := e.nc.RequestMsg(msg(e.t, events.APISubject(tenant, op), token, body, headers...), 10*time.Second)
+	m := msg(e.t, events.APISubject(tenant, op), token, body, headers...)
+	var resp *nats.Msg
+	var err error
+	auth := authorization(m.Header)
+	c, aerr := e.srv.App.Service.Authenticate(auth, "")
+	switch {
+	case aerr != nil:
+		resp, err = e.request(m, events.TenantInboxPrefix(tenant)+".person.nobody")
+	case c.Tenant.ID != tenant:
+		resp, err = e.request(m, events.InboxPrefix(c.Tenant.ID, c.Principal))
+	default:
+		_, tok, _ := strings.Cut(auth, " ")
+		resp, err = e.client(strings.TrimSpace(tok)).RequestMsg(m, 10*time.Second)
+	}
 	if err != nil {
 		e.t.Fatalf("%s: %v", op, err)
 	}
-	return parse(e.t, m)
+	return parse(e.t, resp)
+}
+
+// request sends m on countersign's own connection with a reply subject
+// below prefix and waits for the reply.
+func (e *env) request(m *nats.Msg, prefix string) (*nats.Msg, error) {
+	m.Reply = prefix + "." + nuid.Next()
+	sub, err := e.nc.SubscribeSync(m.Reply)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := e.nc.PublishMsg(m); err != nil {
+		return nil, err
+	}
+	return sub.NextMsg(10 * time.Second)
+}
+
+// authorization is the message's Authorization header, its name in any
+// case.
+func authorization(h nats.Header) string {
+	for k, v := range h {
+		if strings.EqualFold(k, "Authorization") && len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }
 
 func parse(t *testing.T, m *nats.Msg) reply {

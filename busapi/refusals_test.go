@@ -3,8 +3,14 @@ package busapi_test
 import (
 	"bytes"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go"
 )
 
 // count is how many requests the tenant holds (as its admin sees them).
@@ -122,4 +128,97 @@ func TestAnswerNoLongerWaiting(t *testing.T) {
 	if got := e.http.Get(tokMain, idOf(id)); got.Revision != uint64(first.body["revision"].(float64)) {
 		t.Errorf("revision %d after a refused answer, want %v", got.Revision, first.body["revision"])
 	}
+}
+
+// TestForeignReplySubject: the bus answers only into the caller's own
+// inbox. A message whose reply subject is anything else gets nothing
+// published at all (no reply is safe to send), counts as 403 in
+// countersign_bus_requests_total and changes nothing. A message whose
+// token does not authenticate is answered 401 only inside the subject's
+// tenant's inboxes.
+func TestForeignReplySubject(t *testing.T) {
+	e := start(t, acmeYAML)
+	pending := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
+	id := str(pending.body["id"])
+	before := e.count()
+	main := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+	own := events.InboxPrefix("acme", main)
+	cases := []struct{ name, op, token, reply string }{
+		{"another agent's inbox", "cancel", tokMain, events.InboxPrefix("acme", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}) + ".r"},
+		{"a person's inbox", "submit", tokMain, events.InboxPrefix("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}) + ".r"},
+		{"its own id in another tenant", "cancel", tokMain, events.InboxPrefix("globex", main) + ".r"},
+		{"an id that starts like its own", "cancel", tokMain, own + "x.r"},
+		{"the bare prefix", "cancel", tokMain, own},
+		{"a wildcard below its prefix", "cancel", tokMain, own + ".>"},
+		{"an empty token below its prefix", "cancel", tokMain, own + "..r"},
+		{"countersign's own inbox", "cancel", tokMain, e.nc.NewRespInbox()},
+		{"an API subject", "submit", tokMain, events.APISubject("acme", "list")},
+		{"a review subject", "cancel", tokMain, events.ReviewSubject("acme", "agt_main")},
+		{"a KV subject", "cancel", tokMain, "$KV.requests.acme." + id},
+		{"no token, countersign's own inbox", "cancel", "", e.nc.NewRespInbox()},
+		{"unknown token, another tenant's inbox", "cancel", "tok-nobody", events.InboxPrefix("globex", events.Ref{Kind: events.KindAgent, ID: "agt_x"}) + ".r"},
+	}
+	var subs []*nats.Subscription
+	for _, c := range cases {
+		s, err := e.nc.SubscribeSync(c.reply)
+		if strings.Contains(c.reply, "..") {
+			s, err = nil, nil // not a subject one can subscribe to
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		subs = append(subs, s)
+	}
+	_ = e.nc.Flush()
+	drops := map[string]int{}
+	for _, c := range cases {
+		m := msg(t, events.APISubject("acme", c.op), c.token, obj{"id": id})
+		if c.op == "submit" {
+			m = msg(t, events.APISubject("acme", c.op), c.token, obj{"tool": "deploy", "arguments": obj{}})
+		}
+		m.Reply = c.reply
+		if err := e.nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+		drops[c.op]++
+	}
+	counted := func() bool {
+		_, raw := e.httpDo("GET", "/metrics", "", nil)
+		for op, n := range drops {
+			if !strings.Contains(string(raw), `countersign_bus_requests_total{code="403",op="`+op+`"} `+strconv.Itoa(n)+"\n") {
+				return false
+			}
+		}
+		return true
+	}
+	received := func() bool {
+		for _, s := range subs {
+			if n, _, _ := s.Pending(); s != nil && n > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return counted() || received() }, "the messages to be counted as dropped")
+	for i, s := range subs {
+		if s == nil {
+			continue
+		}
+		if n, _, _ := s.Pending(); n > 0 {
+			m, _ := s.NextMsg(0)
+			t.Errorf("%s: %s received %v %s", cases[i].name, cases[i].reply, m.Header, m.Data)
+		}
+	}
+	if !counted() {
+		t.Errorf("not every dropped message counted as 403: %v", drops)
+	}
+	if after := e.count(); after != before {
+		t.Errorf("dropped messages changed the requests: %d, then %d", before, after)
+	}
+	if got := e.http.Get(tokMain, idOf(id)); got.Revision != 0 || got.Status != "pending" {
+		t.Errorf("the pending request changed: %+v", got)
+	}
+	// Its own inbox is answered; without a token, an inbox of the tenant is.
+	e.req("acme", "get", tokMain, obj{"id": id}).want(t, "in its own inbox", http.StatusOK)
+	e.req("acme", "get", "", obj{"id": id}).wantProblem(t, "no token, in the tenant's inboxes", http.StatusUnauthorized, "Unauthenticated", "")
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/nats-io/nats.go"
@@ -70,4 +71,37 @@ func (s *Server) publish(reply string, m *nats.Msg) {
 	if err := s.nc.PublishMsg(m); err != nil {
 		s.log.Debug("bus api reply", "err", err)
 	}
+}
+
+// dropCode is the code countersign_bus_requests_total counts a message
+// under that is not answered because its reply subject is not the
+// caller's inbox.
+const dropCode = "403"
+
+// inbox reports whether reply is a literal subject below prefix.
+func inbox(reply, prefix string) bool {
+	rest, ok := strings.CutPrefix(reply, prefix+".")
+	if !ok {
+		return false
+	}
+	for _, tok := range strings.Split(rest, ".") {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// drop counts and logs a message whose reply subject is not the caller's
+// inbox, and publishes nothing: an answer there would be a reply forged
+// into someone else's request, or a message on any subject countersign's
+// own connection may publish to.
+func (s *Server) drop(req micro.Request, op string, c approvals.Caller) {
+	s.served.WithLabelValues(op, dropCode).Inc()
+	caller := "unauthenticated"
+	if c.Tenant != nil {
+		caller = string(c.Tenant.ID) + "/" + c.Principal.Kind + ":" + c.Principal.ID
+	}
+	s.log.Warn("bus api message not answered: its reply subject is not the caller's inbox",
+		"op", op, "subject", req.Subject(), "reply", req.Reply(), "caller", caller)
 }

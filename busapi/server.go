@@ -69,6 +69,10 @@ var (
 	errOtherTenant = errors.Join(approvals.ErrForbidden, errors.New("this token belongs to another tenant"))
 	errFlood       = errors.Join(approvals.ErrRateLimited, errors.New("too many messages of this token in flight; retry shortly"))
 	errStopping    = errors.Join(approvals.ErrUnavailable, errors.New("this process is shutting down; retry"))
+	// errForeignReply: the reply subject is not the caller's own inbox.
+	// Such a message is never answered: the answer would land in someone
+	// else's inbox (or on any subject countersign may publish to).
+	errForeignReply = errors.New("busapi: reply subject outside the caller's inbox")
 )
 
 // Server answers the bus API.
@@ -150,6 +154,10 @@ func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
 			return // nowhere to answer: do nothing at all
 		}
 		c, err := s.admit(req, o)
+		if errors.Is(err, errForeignReply) {
+			s.drop(req, name, c)
+			return
+		}
 		if err == nil && !s.enter() {
 			s.limit.release(c.Token.SHA256)
 			err = errStopping
@@ -177,16 +185,28 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// admit runs the checks that need no I/O, in SPEC order: 401, 403 (scope,
-// tenant of the subject), 413, then the token's in-flight bound (429). On
-// success the caller holds a slot that must be released.
+// admit runs the checks that need no I/O, in this order: 401 (answered
+// only inside the subject's tenant's inboxes), the reply subject (the
+// caller's own inbox, else errForeignReply: nothing is published), 403
+// (scope, tenant of the subject), 413, then the token's in-flight bound
+// (429). On success the caller holds a slot that must be released.
 func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
+	auth := header(req.Headers(), "Authorization")
+	c, err := s.svc.Authenticate(auth, "")
+	if err != nil {
+		if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || !inbox(req.Reply(), events.TenantInboxPrefix(t)) {
+			return c, errForeignReply
+		}
+		return c, err
+	}
+	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
+		return c, errForeignReply
+	}
 	authenticate := s.svc.Authenticate
 	if o.agent {
 		authenticate = s.svc.AuthenticateAgent
 	}
-	c, err := authenticate(header(req.Headers(), "Authorization"), o.scope)
-	if err != nil {
+	if c, err = authenticate(auth, o.scope); err != nil {
 		return c, err
 	}
 	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {

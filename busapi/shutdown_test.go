@@ -15,13 +15,14 @@ import (
 func TestShutdownAnswersHeldPolls(t *testing.T) {
 	e := start(t, acmeYAML)
 	sub := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
-	replies, err := e.nc.SubscribeSync(e.nc.NewRespInbox())
+	nc := e.client(tokMain)
+	replies, err := nc.SubscribeSync(e.inbox(tokMain))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := msg(t, events.APISubject("acme", "get"), tokMain, obj{"id": sub.body["id"], "wait": "50s"})
 	m.Reply = replies.Subject
-	if err := e.nc.PublishMsg(m); err != nil {
+	if err := nc.PublishMsg(m); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return e.srv.App.Service.Hub().Waiting() == 1 }, "the poll to be held")

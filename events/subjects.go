@@ -179,7 +179,13 @@ const ReviewQueue = "countersign-review"
 // anything) is written "~" and the first 32 hex digits of its SHA-256, so
 // the prefix is always four plain subject tokens and never a wildcard.
 func InboxPrefix(tenant TenantID, principal Ref) string {
-	return "_INBOX." + string(tenant) + "." + principal.Kind + "." + subjectToken(principal.ID)
+	return TenantInboxPrefix(tenant) + "." + principal.Kind + "." + subjectToken(principal.ID)
+}
+
+// TenantInboxPrefix is the prefix of every reply inbox of one tenant's
+// principals: _INBOX.<tenant>.
+func TenantInboxPrefix(tenant TenantID) string {
+	return "_INBOX." + string(tenant)
 }
 
 // InboxFilter matches every reply subject under InboxPrefix.

@@ -47,11 +47,13 @@ func TestAgentsCostSubscriptionsNotConsumers(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(pairsConfig(pairs)))
 	js := srv.App.Broker.JS
 	ctx := context.Background()
-	nc := connect(t, srv)
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
 	for i := range pairs {
+		// Each runtime connects as its agent, as a runtime does: the bus
+		// answers only into the caller's own inbox.
+		nc := connectAs(t, srv, fmt.Sprintf("tok-d%d", i), events.AgentID(fmt.Sprintf("agt_d%d", i)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -79,7 +79,7 @@ func TestServeDecidesOverTheBus(t *testing.T) {
 	}
 	serve(t, srv, fn)
 	serve(t, srv, fn)
-	nc := connect(t, srv)
+	nc := connectAs(t, srv, servertest.TokenSub, "agt_sub")
 	const n = 6
 	ids := make([]events.RequestID, n)
 	for i := range ids {
@@ -185,7 +185,7 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 	srv := servertest.Start(t)
 	api := srv.API(t)
 	r := submit(t, api, servertest.TokenSub, 1)
-	answer := review.BusAnswer(connect(t, srv), "demo", servertest.TokenProgrammer, 5*time.Second)
+	answer := review.BusAnswer(connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), "demo", servertest.TokenProgrammer, 5*time.Second)
 	b := review.Bundle{Request: r}
 	if err := answer(context.Background(), b, review.Answer{Decision: review.Abstain, Reason: "first"}); err != nil {
 		t.Fatal(err)
@@ -197,7 +197,7 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 	if got := api.Get(servertest.TokenSub, r.ID); got.Status != events.StatusPending || got.Revision != 1 {
 		t.Fatalf("after the stale answer: %s at revision %d, want pending at 1", got.Status, got.Revision)
 	}
-	bad := review.BusAnswer(connect(t, srv), "demo", "not-a-token", 5*time.Second)
+	bad := review.BusAnswer(connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), "demo", "not-a-token", 5*time.Second)
 	if err := bad(context.Background(), b, review.Answer{Decision: review.Deny}); !errors.Is(err, review.ErrAnswer) {
 		t.Fatalf("answer with a foreign token: %v, want ErrAnswer", err)
 	}

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -354,4 +355,117 @@ func TestBusAPIThroughTokenConnection(t *testing.T) {
 		t.Fatalf("submit reply: status %q, error %q: %s", got, reply.Header.Get("Nats-Service-Error"), reply.Data)
 	}
 	c.clean(t)
+}
+
+// The bus API answers only into the caller's own inbox (SPEC §9): a token
+// that names another principal's inbox, countersign's own offers inbox or
+// any other subject as its reply subject gets nothing published there at
+// all, and its message changes nothing. An unauthenticated message is
+// answered only inside its tenant's inboxes.
+func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
+	srv := servertest.Start(t)
+	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
+	mainRef := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+	victim := mustDial(t, srv, servertest.TokenMain, "demo", mainRef)
+	victimInbox, err := victim.nc.SubscribeSync(events.InboxFilter("demo", mainRef))
+	if err != nil {
+		t.Fatal(err)
+	}
+	victimReview, err := victim.nc.SubscribeSync(events.ReviewSubject("demo", "agt_main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offers, err := prog.nc.SubscribeSync(events.ReviewSubject("demo", "agt_programmer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim.clean(t)
+	prog.clean(t)
+
+	// agt_sub's request waits on agt_programmer: countersign offers it the
+	// review with a reply subject in countersign's own inbox.
+	var r record
+	if code := newClient(srv.URL, servertest.TokenSub).do(t, "POST", "/v1/requests", refund(1), nil, &r); code != 201 || r.Status != "pending" {
+		t.Fatalf("submit: %d %+v", code, r)
+	}
+	offer, err := offers.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatalf("no offer: %v", err)
+	}
+	offersInbox, err := srv.App.Broker.Conn.SubscribeSync(offer.Reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = srv.App.Broker.Conn.Flush()
+	var mine []any
+	newClient(srv.URL, servertest.TokenProgrammer).do(t, "GET", "/v1/requests", nil, nil, &struct{ Items *[]any }{&mine})
+	before := len(mine)
+
+	send := func(op, token, reply string, body any) {
+		t.Helper()
+		m := nats.NewMsg(events.APISubject("demo", op))
+		if token != "" {
+			m.Header.Set("Authorization", "Bearer "+token)
+		}
+		m.Data, _ = json.Marshal(body)
+		m.Reply = reply
+		if err := prog.nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tok := servertest.TokenProgrammer
+	send(events.OpAnswer, tok, offer.Reply, map[string]any{"id": r.ID, "expected": r.Revision, "decision": "allow"})
+	send(events.OpSubmit, tok, events.InboxPrefix("demo", mainRef)+".spoofed", refund(2))
+	send(events.OpGet, tok, events.ReviewSubject("demo", "agt_main"), map[string]any{"id": r.ID})
+	send(events.OpGet, "", offer.Reply, map[string]any{"id": r.ID})
+	send(events.OpList, "", events.ReviewSubject("demo", "agt_main"), nil)
+	prog.clean(t)
+
+	subs := map[string]*nats.Subscription{"the victim's inbox": victimInbox, "the victim's review subject": victimReview, "the offers inbox": offersInbox}
+	dropped := []string{`countersign_bus_requests_total{code="403",op="answer"} 1`, `countersign_bus_requests_total{code="403",op="submit"} 1`,
+		`countersign_bus_requests_total{code="403",op="get"} 2`, `countersign_bus_requests_total{code="403",op="list"} 1`}
+	received := func() bool {
+		for _, s := range subs {
+			if n, _, _ := s.Pending(); n > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		m := metricsText(t, srv.URL)
+		for _, d := range dropped {
+			if !strings.Contains(m, d) {
+				return received()
+			}
+		}
+		return true
+	}, "the spoofed messages to be dropped")
+	for what, s := range subs {
+		if m, err := s.NextMsg(100 * time.Millisecond); err == nil {
+			t.Errorf("%s received a reply: %v %s", what, m.Header, m.Data)
+		}
+	}
+	var got record
+	newClient(srv.URL, servertest.TokenPerson).do(t, "GET", "/v1/requests/"+r.ID, nil, nil, &got)
+	if got.Status != "pending" || got.Revision != r.Revision {
+		t.Errorf("the spoofed answer changed the request: %+v", got)
+	}
+	newClient(srv.URL, servertest.TokenProgrammer).do(t, "GET", "/v1/requests", nil, nil, &struct{ Items *[]any }{&mine})
+	if len(mine) != before {
+		t.Errorf("the spoofed submit created a request: %d, then %d", before, len(mine))
+	}
+
+	// The same token is answered in its own inbox; an unauthenticated
+	// message is answered 401 inside the tenant's inboxes.
+	m := nats.NewMsg(events.APISubject("demo", events.OpGet))
+	m.Data = []byte(`{"id":"` + r.ID + `"}`)
+	reply, err := prog.nc.RequestMsg(m, 10*time.Second)
+	if err != nil || reply.Header.Get("Nats-Service-Error-Code") != "401" {
+		t.Fatalf("unauthenticated get in its own inbox: %v %v", err, reply)
+	}
+	m.Header.Set("Authorization", "Bearer "+tok)
+	if reply, err = prog.nc.RequestMsg(m, 10*time.Second); err != nil || reply.Header.Get("Status") != "200" {
+		t.Fatalf("get in its own inbox: %v %v", err, reply)
+	}
 }
