@@ -28,9 +28,13 @@ func serve(t *testing.T, srv *servertest.Server, fn review.Func) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	nc := connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer")
 	go func() {
-		done <- review.Serve(ctx, connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), servertest.TokenProgrammer, fn, review.For("demo", "agt_programmer"), quiet)
+		done <- review.Serve(ctx, nc, servertest.TokenProgrammer, fn, review.For("demo", "agt_programmer"), quiet)
 	}()
+	// Subscribed before the test offers anything: a first offer missed
+	// would come again only after its backoff.
+	testutil.Eventually(t, 10*time.Second, func() bool { return nc.NumSubscriptions() > 0 && nc.Flush() == nil }, "Serve to subscribe")
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {
