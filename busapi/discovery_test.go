@@ -12,14 +12,16 @@ import (
 )
 
 // TestDiscovery: the micro control subjects (what nats micro ls and nats
-// micro info use) list the countersign service and its endpoints.
+// micro info use) list the countersign service and its endpoints to a
+// token's connection (the responder answers only into tenant inboxes).
 func TestDiscovery(t *testing.T) {
 	e := start(t, acmeYAML)
+	nc := e.client(tokPerson)
 	subj, err := micro.ControlSubject(micro.InfoVerb, busapi.ServiceName, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := e.nc.Request(subj, nil, 5*time.Second)
+	m, err := nc.Request(subj, nil, 5*time.Second)
 	if err != nil {
 		t.Fatalf("%s: %v", subj, err)
 	}
@@ -48,7 +50,7 @@ func TestDiscovery(t *testing.T) {
 		}
 	}
 	ping, _ := micro.ControlSubject(micro.PingVerb, "", "")
-	if _, err := e.nc.Request(ping, nil, 5*time.Second); err != nil {
+	if _, err := nc.Request(ping, nil, 5*time.Second); err != nil {
 		t.Errorf("%s: %v", ping, err)
 	}
 }

@@ -1,6 +1,7 @@
 package busapi_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"sort"
@@ -8,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go"
 )
 
 type obj = map[string]any
@@ -26,7 +29,7 @@ func keys(m obj) []string {
 // answer against the HTTP API's answer for the same action.
 func TestOpsLikeHTTP(t *testing.T) {
 	e := start(t, acmeYAML)
-	deploy := obj{"tool": "deploy", "arguments": obj{"env": "prod"}}
+	deploy := obj{"tool": "deploy", "arguments": obj{"env": "prod", "note": "<b>as stored</b> & unescaped"}} // JSON as over HTTP: not HTML-escaped
 
 	sub := e.req("acme", "submit", tokMain, deploy).want(t, "submit", http.StatusCreated)
 	code, raw := e.httpDo("POST", "/v1/requests", tokMain, deploy)
@@ -116,5 +119,21 @@ func TestIdempotencyKey(t *testing.T) {
 	code, raw := e.httpDo("POST", "/v1/requests", tokMain, obj{"tool": "deploy", "arguments": obj{"a": 1, "b": 2}})
 	if code != http.StatusCreated {
 		t.Errorf("HTTP without the key: %d %s", code, raw)
+	}
+}
+
+// TestRepliesNotHTMLEscaped: a record's JSON is sent as stored, as over
+// HTTP: "<" is not written as \u003c (six times the bytes).
+func TestRepliesNotHTMLEscaped(t *testing.T) {
+	e := start(t, acmeYAML)
+	m := nats.NewMsg(events.APISubject("acme", "submit"))
+	m.Header.Set("Authorization", "Bearer "+tokMain)
+	m.Data = []byte(`{"tool":"deploy","arguments":{"note":"<b>&</b>"}}`)
+	resp, err := e.client(tokMain).RequestMsg(m, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := parse(t, resp).want(t, "submit", http.StatusCreated); !bytes.Contains(r.raw, []byte(`"note":"<b>&</b>"`)) {
+		t.Fatalf("reply %s: want the arguments as stored", r.raw)
 	}
 }

@@ -23,7 +23,7 @@ const (
 )
 
 // DefaultMaxInFlight is the default of Config.MaxInFlight.
-const DefaultMaxInFlight = 64
+const DefaultMaxInFlight = 256
 
 // opTimeout bounds one operation: the longest long-poll and some slack.
 const opTimeout = approvals.MaxWait + 15*time.Second

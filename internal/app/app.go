@@ -239,11 +239,11 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 // serveBus answers the bus API (SPEC §9) on a connection of its own until
 // the workers stop.
 func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approvals.Service) error {
-	js, err := b.Connect("busapi")
+	nc, err := b.ConnectResponder("busapi")
 	if err != nil {
 		return err
 	}
-	bus, err := busapi.New(busapi.Config{Conn: js.Conn(), Service: svc, Registry: a.Registry, Logger: a.log})
+	bus, err := busapi.New(busapi.Config{Conn: nc, Service: svc, Registry: a.Registry, Logger: a.log})
 	if err == nil {
 		err = bus.Listen(ctx)
 	}

@@ -469,3 +469,43 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 		t.Fatalf("get in its own inbox: %v %v", err, reply)
 	}
 }
+
+// Discovery answers come from the responder connection, which may publish
+// only into tenant inboxes: a token that names another agent's review
+// subject, countersign's own offers inbox or a KV key as the reply of a
+// $SRV.PING gets nothing published there.
+func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
+	srv := servertest.Start(t)
+	mainRef := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
+	victim := mustDial(t, srv, servertest.TokenMain, "demo", mainRef)
+	review, err := victim.nc.SubscribeSync(events.ReviewSubject("demo", "agt_main"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	internal, err := srv.App.Broker.Conn.SubscribeSync("_INBOX.countersign-internal.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := srv.App.Broker.Conn.SubscribeSync("$KV.requests.demo.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	victim.clean(t)
+	_ = srv.App.Broker.Conn.Flush()
+	for _, reply := range []string{events.ReviewSubject("demo", "agt_main"), "_INBOX.countersign-internal.1", "$KV.requests.demo.req_01JC0000000000000000000000"} {
+		if err := prog.nc.PublishRequest("$SRV.PING", reply, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	prog.clean(t)
+	// The token's own inbox still gets the ping answer (nats micro ls).
+	if _, err := prog.nc.Request("$SRV.PING."+events.BusService, nil, 5*time.Second); err != nil {
+		t.Fatalf("ping in its own inbox: %v", err)
+	}
+	for name, sub := range map[string]*nats.Subscription{"the review subject": review, "an internal inbox": internal, "a KV key": kv} {
+		if m, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+			t.Errorf("%s received %q", name, m.Data)
+		}
+	}
+}

@@ -24,6 +24,19 @@ type Authenticator interface {
 // server and never leaves the process.
 const InternalUser = "countersign"
 
+// ResponderUser is the NATS user of the connection that answers the bus
+// API and micro discovery. Its replies go to subjects that tenants name, so
+// it may publish only into tenant inboxes (_INBOX.<tenant>.<kind>.<id>.…,
+// five tokens or more: never an internal _INBOX.<nuid>.<n>, a $KV, $JS or
+// review subject), and subscribe only to the API and discovery subjects.
+const ResponderUser = "countersign-responder"
+
+// responderPermissions are ResponderUser's.
+var responderPermissions = &server.Permissions{
+	Publish:   &server.SubjectPermission{Allow: []string{"_INBOX.*.*.*.>"}},
+	Subscribe: &server.SubjectPermission{Allow: []string{events.SubjectRoot + ".*.api.>", "$SRV.>"}},
+}
+
 // gate holds the token lookup for the embedded server's client check
 // (server.Authentication) and the auth callout, and the internal user's
 // password. Until an Authenticator is set every tenant token is refused.
@@ -50,10 +63,17 @@ func newGate(a Authenticator) *gate {
 func (g *gate) Check(c server.ClientAuthentication) bool {
 	o := c.GetOpts()
 	if o.Username != "" || o.Password != "" {
-		if o.Username != InternalUser || subtle.ConstantTimeCompare([]byte(o.Password), []byte(g.password)) != 1 {
+		if subtle.ConstantTimeCompare([]byte(o.Password), []byte(g.password)) != 1 {
 			return false
 		}
-		c.RegisterUser(&server.User{Username: InternalUser})
+		switch o.Username {
+		case InternalUser:
+			c.RegisterUser(&server.User{Username: InternalUser})
+		case ResponderUser:
+			c.RegisterUser(&server.User{Username: ResponderUser, Permissions: responderPermissions})
+		default:
+			return false
+		}
 		return true
 	}
 	t, tok, ok := g.authenticate(o.Token)

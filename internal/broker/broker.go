@@ -61,12 +61,21 @@ const reconnectWait = 250 * time.Millisecond
 // asyncErrors logs what NATS reports outside any call (a slow consumer, a
 // consumer a restarted server no longer has) instead of printing it.
 func asyncErrors(log *slog.Logger) nats.Option {
+	if log == nil {
+		log = slog.Default()
+	}
 	return nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 		subject := ""
 		if sub != nil {
 			subject = sub.Subject
 		}
-		log.Info("nats async error", "err", err, "subject", subject)
+		// A refused publish of the responder (a reply subject a tenant named
+		// outside its inbox) is the tenant's doing, not ours: debug only.
+		level := slog.LevelInfo
+		if errors.Is(err, nats.ErrPermissionViolation) {
+			level = slog.LevelDebug
+		}
+		log.Log(context.Background(), level, "nats async error", "err", err, "subject", subject)
 	})
 }
 
@@ -75,12 +84,28 @@ func asyncErrors(log *slog.Logger) nats.Option {
 // the watchers' deliveries) from queueing behind another (the API's writes)
 // on a single socket or in-process pipe.
 func (b *Broker) Connect(name string) (jetstream.JetStream, error) {
-	opts := []nats.Option{nats.Name("countersign-" + name), nats.MaxReconnects(-1)}
+	return b.connectAs(name, InternalUser)
+}
+
+// ConnectResponder opens the connection that answers the bus API: on the
+// embedded server as ResponderUser, which may publish only into tenant
+// inboxes (on an external cluster, restrict the user of nats_url the same
+// way in its config).
+func (b *Broker) ConnectResponder(name string) (*nats.Conn, error) {
+	js, err := b.connectAs(name, ResponderUser)
+	if err != nil {
+		return nil, err
+	}
+	return js.Conn(), nil
+}
+
+func (b *Broker) connectAs(name, user string) (jetstream.JetStream, error) {
+	opts := []nats.Option{nats.Name("countersign-" + name), nats.MaxReconnects(-1), asyncErrors(b.log)}
 	url := b.urls
 	if b.Server != nil {
-		opts, url = append(opts, nats.InProcessServer(b.Server), nats.UserInfo(InternalUser, b.gate.password)), ""
+		opts, url = append(opts, nats.InProcessServer(b.Server), nats.UserInfo(user, b.gate.password)), ""
 	} else {
-		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(reconnectWait), asyncErrors(b.log))
+		opts = append(opts, nats.RetryOnFailedConnect(true), nats.ReconnectWait(reconnectWait))
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
@@ -149,7 +174,11 @@ func startEmbedded(cfg Config) (*Broker, error) {
 		s.Shutdown()
 		return nil, fmt.Errorf("broker: connect embedded: %w", err)
 	}
-	return newBroker(nc, s, g, cfg.Replicas)
+	b, err := newBroker(nc, s, g, cfg.Replicas)
+	if b != nil {
+		b.log = cfg.Logger
+	}
+	return b, err
 }
 
 // setListen opens the client port listen names on opts ("" or "off":
