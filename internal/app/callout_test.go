@@ -93,6 +93,7 @@ func TestBusAuthCallout(t *testing.T) {
 	c.refusedSub(t, "countersign.globex.api.>")
 	c.refusedSub(t, events.InboxFilter(acme, agentB))
 	c.refusedSub(t, events.TenantEventsFilter(acme))
+	c.refusedPub(t, "$SRV.PING") // discovery replies would come from the full-permission user
 	svc := mustDialURL(t, url, "acme-audit", acme, audit)
 	if _, err := svc.nc.SubscribeSync(events.TenantEventsFilter(acme)); err != nil {
 		t.Fatal(err)

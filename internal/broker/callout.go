@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
@@ -94,7 +96,11 @@ func (c *callout) user(req *jwt.AuthorizationRequestClaims) (string, error) {
 	if len(g.Publish) == 0 || len(g.Subscribe) == 0 {
 		return "", errors.New("empty grant") // an empty allow list allows everything
 	}
-	uc.Pub.Allow.Add(g.Publish...)
+	// Not micro discovery: on a cluster, countersign's responder shares
+	// the nats_url user and its full permissions, and discovery replies go
+	// wherever the asker says (on the embedded server, a restricted
+	// responder user answers them).
+	uc.Pub.Allow.Add(slices.DeleteFunc(slices.Clone(g.Publish), func(s string) bool { return strings.HasPrefix(s, "$SRV.") })...)
 	uc.Sub.Allow.Add(g.Subscribe...)
 	if g.Responses {
 		uc.Resp = &jwt.ResponsePermission{MaxMsgs: 1, Expires: ResponseWindow}
