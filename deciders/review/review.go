@@ -96,7 +96,11 @@ func WithLogger(l *slog.Logger) Option {
 // reviews each with fn and answers over the bus with token (the agent's
 // countersign token). It returns nil when ctx ends, after the reviews in
 // flight stopped, or an error if it cannot subscribe or an option is bad.
-// See the package documentation for the contract.
+// nc must be the agent's own connection: its token as the NATS token and
+// its inbox prefix (nats.CustomInboxPrefix(events.InboxPrefix(tenant,
+// agent))), since countersign answers only into the caller's own inbox; on
+// any other connection the answers time out. See the package
+// documentation for the contract.
 func Serve(ctx context.Context, nc *nats.Conn, token string, fn Func, opts ...Option) error {
 	o := options{concurrency: DefaultConcurrency, answerWait: DefaultAnswerWait, log: slog.Default()}
 	for _, f := range opts {
