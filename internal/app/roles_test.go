@@ -1,10 +1,6 @@
 package app_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
-	"net"
 	"testing"
 	"time"
 
@@ -33,27 +29,7 @@ func startExternalNATS(t *testing.T) string {
 
 func startRole(t *testing.T, natsURL string, roles ...string) *app.App {
 	t.Helper()
-	cfg := config.Demo()
-	cfg.NATSURL, cfg.Roles, cfg.Replicas = natsURL, roles, 1 // one test server
-	var ln net.Listener
-	if len(roles) == 1 && roles[0] == "deciders" {
-		cfg.Listen = ""
-	} else {
-		var err error
-		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		_ = a.Shutdown(ctx)
-	})
-	return a
+	return startRoleWith(t, natsURL, func(*config.Config) {}, roles...)
 }
 
 // The same binary scales out against external NATS: two API processes and
