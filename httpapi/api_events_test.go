@@ -54,18 +54,24 @@ func openEvents(t *testing.T, url, token, lastID string) (<-chan sseEvent, *http
 // nextAbout waits for an event whose data mentions id.
 func nextAbout(t *testing.T, ch <-chan sseEvent, id string) sseEvent {
 	t.Helper()
+	return nextMatching(t, ch, "about "+id, func(ev sseEvent) bool { return strings.Contains(ev.data, id) })
+}
+
+// nextMatching waits up to 10s for the next event that match accepts.
+func nextMatching(t *testing.T, ch <-chan sseEvent, what string, match func(sseEvent) bool) sseEvent {
+	t.Helper()
 	timeout := time.After(10 * time.Second)
 	for {
 		select {
 		case ev, ok := <-ch:
 			if !ok {
-				t.Fatalf("the event stream ended before an event about %s", id)
+				t.Fatalf("the event stream ended before an event %s", what)
 			}
-			if strings.Contains(ev.data, id) {
+			if match(ev) {
 				return ev
 			}
 		case <-timeout:
-			t.Fatalf("no event about %s within 10s", id)
+			t.Fatalf("no event %s within 10s", what)
 		}
 	}
 }
@@ -110,20 +116,7 @@ func TestAPIEvents(t *testing.T) {
 // nextWith waits for the next event whose id matches re.
 func nextWith(t *testing.T, ch <-chan sseEvent, re *regexp.Regexp) sseEvent {
 	t.Helper()
-	timeout := time.After(10 * time.Second)
-	for {
-		select {
-		case ev, ok := <-ch:
-			if !ok {
-				t.Fatalf("the event stream ended before an event with id %s", re)
-			}
-			if re.MatchString(ev.id) {
-				return ev
-			}
-		case <-timeout:
-			t.Fatalf("no event with id %s within 10s", re)
-		}
-	}
+	return nextMatching(t, ch, "with id "+re.String(), func(ev sseEvent) bool { return re.MatchString(ev.id) })
 }
 
 // TestAPIEventIDs: an event's id is its change's own id (the Nats-Msg-Id:
