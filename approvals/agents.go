@@ -50,7 +50,7 @@ func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput)
 	token := newToken()
 	a := events.Agent{ID: events.NewAgentID(), Tenant: c.Tenant.ID, Member: parent.Member, Parent: parent.ID,
 		Role: in.Role, Brief: in.Brief, Memory: in.Memory, ReviewTimeout: reviewTimeout, Registered: true,
-		TokenSHA256: events.HashToken(token), CreatedAt: s.now().UTC()}
+		TokenSHA256: events.HashToken(token), Scopes: events.SubagentScopes(c.Token), CreatedAt: s.now().UTC()}
 	if err := s.store.PutAgent(ctx, &a); err != nil {
 		return a, "", stateErr(err, ErrUnavailable)
 	}

@@ -69,8 +69,13 @@ type Agent struct {
 	Reviewer      string        `json:"reviewer,omitempty"`       // none | model
 	Registered    bool          `json:"registered,omitempty"`     // a subagent registered via POST /v1/agents
 	TokenSHA256   string        `json:"token_sha256,omitempty"`   // registered subagents only
-	CreatedAt     time.Time     `json:"created_at,omitzero"`
-	RetiredAt     *time.Time    `json:"retired_at,omitempty"` // set by DELETE /v1/agents/{id}; a retired agent never authenticates
+	// Scopes of a registered subagent's token: those of the agent scopes
+	// (requests:write, approvals:read, approvals:write) that the token
+	// which registered it held. A record without them (registered before
+	// they were kept) gets requests:write only.
+	Scopes    []string   `json:"scopes,omitempty"`
+	CreatedAt time.Time  `json:"created_at,omitzero"`
+	RetiredAt *time.Time `json:"retired_at,omitempty"` // set by DELETE /v1/agents/{id}; a retired agent never authenticates
 }
 
 // Token maps a bearer token to a principal and scopes.
@@ -112,4 +117,27 @@ func ParsePrincipal(s string) (Ref, bool) {
 		}
 	}
 	return Ref{}, false
+}
+
+// AgentScopes are the scopes a registered subagent's token may carry.
+var AgentScopes = []string{ScopeRequestsWrite, ScopeApprovalsRead, ScopeApprovalsWrite}
+
+// SubagentScopes are the agent scopes that parent holds: a subagent gets
+// nothing its parent does not hold (SPEC §5), and never admin.
+func SubagentScopes(parent Token) []string {
+	var out []string
+	for _, s := range AgentScopes {
+		if parent.Has(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// TokenScopes are the scopes of a registered subagent's token.
+func (a *Agent) TokenScopes() []string {
+	if a.Scopes == nil {
+		return []string{ScopeRequestsWrite}
+	}
+	return a.Scopes
 }

@@ -320,3 +320,26 @@ func TestRegisteredSubagentGetsNothingFromItsParent(t *testing.T) {
 		t.Errorf("the subagent registers under its parent's spawn grant: %d, want 403", r.status)
 	}
 }
+
+// A subagent's token has no scope its parent's token lacks: an agent that
+// may only submit cannot register a subagent that answers or revokes.
+func TestRegisteredSubagentHasNoScopeItsParentLacks(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person, noread := newClient(t, url, tokMain), newClient(t, url, tokPerson), newClient(t, url, tokNoRead)
+	spawn := main.submit(map[string]any{"capability": map[string]any{"action": "agents.spawn", "target": "*"}, "arguments": map[string]any{}})
+	person.answer(spawn, "allow", "lifetime").want(t, "person allows spawning for good", http.StatusOK)
+	r := noread.do("POST", "/v1/agents", map[string]any{"role": "helper"}).want(t, "register with requests:write only", http.StatusCreated)
+	child := newClient(t, url, str(r.body["token"]))
+	if got := child.do("GET", "/v1/requests", nil); got.status != http.StatusForbidden {
+		t.Errorf("the subagent reads an inbox: %d, want 403 (its parent's token has no approvals:read)", got.status)
+	}
+	if got := child.do("GET", "/v1/grants", nil); got.status != http.StatusForbidden {
+		t.Errorf("the subagent lists grants: %d, want 403", got.status)
+	}
+	if rec := child.submit(map[string]any{"tool": "read_file", "arguments": map[string]any{"path": "a"}}); rec["id"] == nil {
+		t.Errorf("the subagent cannot submit: %v", rec)
+	}
+	full := newClient(t, url, str(main.do("POST", "/v1/agents", map[string]any{}).want(t, "register with every agent scope", http.StatusCreated).body["token"]))
+	full.do("GET", "/v1/requests", nil).want(t, "a subagent of a full token reads its inbox", http.StatusOK)
+}

@@ -173,7 +173,7 @@ func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) 
 	for _, a := range v.agents.ByIndex("tok:" + h) {
 		if t, ok := v.tenants[a.Tenant]; ok && !v.Retired(a.Tenant, a.ID) {
 			return t, events.Token{SHA256: h, Principal: events.Ref{Kind: events.KindAgent, ID: string(a.ID)},
-				Scopes: []string{events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite}}, true
+				Scopes: a.TokenScopes()}, true
 		}
 	}
 	return nil, events.Token{}, false
