@@ -24,6 +24,9 @@ func (s *Service) below(c Caller, agent events.AgentID) bool {
 		return false
 	}
 	chain := deciders.Chain(s.views, c.Tenant.ID, agent)
+	if len(chain) == 0 {
+		return false
+	}
 	for _, id := range chain[:len(chain)-1] {
 		if string(id) == c.Principal.ID {
 			return true

@@ -39,7 +39,7 @@ func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) 
 			top = got
 		}
 	}
-	return top, s.cancelPendingOf(ctx, c.Tenant.ID, retired)
+	return top, s.cancelPendingOf(ctx, c.Tenant.ID)
 }
 
 // subtree lists agent and every agent registered below it, top first.
@@ -67,15 +67,13 @@ func (s *Service) retireOne(ctx context.Context, tenant events.TenantID, id even
 	return a, nil
 }
 
-// cancelPendingOf cancels the pending requests of the retired agents. A
-// request that ended or passed its deadline meanwhile is left alone.
-func (s *Service) cancelPendingOf(ctx context.Context, tenant events.TenantID, agents []events.AgentID) error {
-	set := map[events.AgentID]bool{}
-	for _, id := range agents {
-		set[id] = true
-	}
+// cancelPendingOf cancels the pending requests of retired agents: those
+// just retired, and any registered under them meanwhile (Views.Retired
+// looks up the ancestry). A request that ended or passed its deadline
+// meanwhile is left alone.
+func (s *Service) cancelPendingOf(ctx context.Context, tenant events.TenantID) error {
 	for _, rec := range s.views.AllRequests(tenant) {
-		if rec.Status != events.StatusPending || !set[rec.Agent] {
+		if rec.Status != events.StatusPending || !s.views.Retired(tenant, rec.Agent) {
 			continue
 		}
 		note := "agent " + string(rec.Agent) + " was retired"

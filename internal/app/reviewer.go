@@ -88,7 +88,10 @@ func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (rev
 	if !ok {
 		return review.Answer{}, errors.New("the request moved on")
 	}
-	t, _ := mr.views.Tenant(b.Request.Tenant)
+	t, ok := mr.views.Tenant(b.Request.Tenant)
+	if !ok {
+		return review.Answer{}, errors.New("unknown tenant")
+	}
 	d := b.Decider
 	rv := mr.judges[t.ID].Review(ctx, judge.Bundle{AgentID: string(d.ID), Role: d.Role, Memory: d.Memory,
 		Brief: d.Brief, Rules: toJudgeRules(mr.svc.RulesFor(t, d.ID)), Call: toJudgeCall(&b.Request)})
