@@ -1,6 +1,7 @@
 package events
 
 import (
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -70,4 +71,18 @@ func DeciderConsumerConfig() jetstream.ConsumerConfig {
 		MaxAckPending: 10000,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 	}
+}
+
+// SameStream reports whether a stream's configuration has what want
+// declares: the fields StreamConfigs sets (a zero limit in want is the
+// server's default and is not compared).
+func SameStream(have, want jetstream.StreamConfig) bool {
+	if have.Description != want.Description || !slices.Equal(have.Subjects, want.Subjects) ||
+		have.Storage != want.Storage || have.Retention != want.Retention ||
+		have.Discard != want.Discard || have.Replicas != want.Replicas {
+		return false
+	}
+	limit := func(h, w int64) bool { return w == 0 || h == w }
+	return limit(int64(have.MaxAge), int64(want.MaxAge)) && limit(have.MaxBytes, want.MaxBytes) &&
+		limit(int64(have.Duplicates), int64(want.Duplicates))
 }

@@ -83,16 +83,34 @@ func (s *Store) Rules() jetstream.KeyValue { return s.rules }
 // JetStream returns the JetStream context the store writes through.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }
 
-// createBucket creates or updates a bucket, retrying while a cluster that
-// has just started elects its leaders.
+// createBucket creates a bucket, or updates it when its configuration
+// differs from cfg, retrying while a cluster that has just started elects
+// its leaders. A bucket that is already as declared is bound without an
+// update: every process starts through here, and an update would both
+// reset the stream's atomic publish (enableAtomic) under the processes
+// already writing, and race their consumer creation inside nats-server.
 func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var err error
 	for attempt := 0; attempt < 10; attempt++ {
 		var kv jetstream.KeyValue
+		if kv, err = js.KeyValue(ctx, cfg.Bucket); err == nil {
+			var st jetstream.KeyValueStatus
+			if st, err = kv.Status(ctx); err == nil && sameBucket(st.Config(), cfg) {
+				return kv, nil
+			}
+		}
 		if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil || ctx.Err() != nil {
 			return kv, err
 		}
 		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
 	}
 	return nil, err
+}
+
+// sameBucket reports whether a bucket's configuration has what Open
+// declares (the fields BucketConfigs sets).
+func sameBucket(have, want jetstream.KeyValueConfig) bool {
+	return have.Description == want.Description && have.History == want.History &&
+		have.Storage == want.Storage && have.Replicas == want.Replicas &&
+		have.LimitMarkerTTL == want.LimitMarkerTTL
 }

@@ -201,7 +201,7 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range events.StreamConfigs(b.Replicas) {
 		var err error
 		for attempt := 0; attempt < 10; attempt++ {
-			if _, err = b.JS.CreateOrUpdateStream(ctx, sc); err == nil || ctx.Err() != nil {
+			if err = declareStream(ctx, b.JS, sc); err == nil || ctx.Err() != nil {
 				break
 			}
 			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
@@ -211,6 +211,18 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 		}
 	}
 	return nil
+}
+
+// declareStream creates sc, or updates the stream when it differs from
+// sc. A stream already as declared is left alone: every process starts
+// through here, and an update races the consumers other processes are
+// creating on it (a data race inside nats-server 2.15's filestore).
+func declareStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) error {
+	if s, err := js.Stream(ctx, sc.Name); err == nil && events.SameStream(s.CachedInfo().Config, sc) {
+		return nil
+	}
+	_, err := js.CreateOrUpdateStream(ctx, sc)
+	return err
 }
 
 func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry) error {

@@ -1,0 +1,60 @@
+package kvstate_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Every process opens the store at start. A second Open of buckets that
+// are already as declared must not update their streams: an update resets
+// the requests stream's atomic publish under the processes writing to it,
+// and races their consumer creation inside nats-server.
+func TestReopenLeavesDeclaredBucketsAlone(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+		t.Fatal(err)
+	}
+	updated := make(chan string, 64)
+	sub, err := b.Conn.Subscribe("$JS.EVENT.ADVISORY.STREAM.UPDATED.>", func(m *nats.Msg) {
+		updated <- m.Subject[strings.LastIndexByte(m.Subject, '.')+1:]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := b.Conn.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+		t.Fatal(err)
+	}
+	// A marker stream's update: its advisory comes after any the second
+	// Open caused.
+	marker := jetstream.StreamConfig{Name: "MARKER", Subjects: []string{"marker"}, Storage: jetstream.MemoryStorage}
+	if _, err := b.JS.CreateStream(ctx, marker); err != nil {
+		t.Fatal(err)
+	}
+	marker.Description = "updated"
+	if _, err := b.JS.UpdateStream(ctx, marker); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case name := <-updated:
+			if name == "MARKER" {
+				return
+			}
+			t.Fatalf("the second Open updated stream %s", name)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no advisory for the marker stream's update")
+		}
+	}
+}
