@@ -14,6 +14,7 @@ const module = "github.com/countersign/countersign"
 // strictly lower rank.
 var rank = map[string]int{
 	"events":              0,
+	"shell":               0,
 	"config":              1,
 	"judge":               1,
 	"kvstate":             1,
@@ -99,6 +100,9 @@ func TestImportsPointDown(t *testing.T) {
 func checkExternal(t *testing.T, rel, imp string) {
 	if rel == "deciders/review" && strings.Contains(imp, ".") && imp != "github.com/nats-io/nats.go" {
 		t.Errorf("deciders/review imports %s: besides events it may import only nats.go", imp)
+	}
+	if (rel == "shell" || strings.HasPrefix(rel, "shell/")) && strings.Contains(imp, ".") && imp != "mvdan.cc/sh/v3/syntax" {
+		t.Errorf("shell imports %s: the stage splitter may import only the standard library and mvdan.cc/sh/v3/syntax", imp)
 	}
 	if strings.HasPrefix(rel, "judge") && strings.Contains(imp, "nats-io") {
 		t.Errorf("judge imports %s: the judge has no NATS and no state", imp)

@@ -1,0 +1,49 @@
+package shell
+
+// Why a stage is opaque: never covered by a grant or a read rule, so it
+// always reaches a decider (SPEC §8). The strings are stable; callers may
+// show them.
+const (
+	// OpaqueEmpty: the command is empty or only blanks.
+	OpaqueEmpty = "empty command"
+	// OpaqueUnparsable: the command does not parse as bash.
+	OpaqueUnparsable = "does not parse"
+	// OpaqueTooLong: the command is longer than MaxLen bytes.
+	OpaqueTooLong = "command too long"
+	// OpaqueTooMany: the rest of a command past its first MaxStages stages.
+	OpaqueTooMany = "too many stages"
+	// OpaqueNoCommand: the command parses but has no simple command
+	// (only comments, tests or arithmetic); also a statement made only of
+	// redirections, such as "> file".
+	OpaqueNoCommand = "no simple command"
+	// OpaqueCommandWord: the command word is not a plain word: it holds a
+	// parameter, command or arithmetic expansion, a glob, a tilde, a brace,
+	// an ANSI-C or locale quote, or is empty. What runs is unknown.
+	OpaqueCommandWord = "command word is not a plain word"
+	// OpaqueFirstArg: the first argument is not a plain word (same test as
+	// the command word): it could expand to anything, so the prefix would lie.
+	OpaqueFirstArg = "first argument is not a plain word"
+	// OpaqueRedirect: a redirection to or from a file, on the stage or on a
+	// statement around it (a block, loop, subshell, or the command holding a
+	// substitution). Duplications (2>&1, >&2, <&3, >&-), /dev/null, heredocs
+	// and herestrings are not files.
+	OpaqueRedirect = "redirection to or from a file"
+	// OpaqueAssign: variable assignments before the command word
+	// (PATH=/tmp x, LD_PRELOAD=… ls) change what runs; an assignment-only
+	// statement changes what later stages run.
+	OpaqueAssign = "variable assignment"
+	// OpaqueRunner: the command runs another command taken from its
+	// arguments (shells, eval, exec, source, env, sudo, xargs, …; see
+	// runners), so its prefix says nothing about what runs.
+	OpaqueRunner = "runs a command from its arguments"
+)
+
+// first is the first non-empty reason.
+func first(reasons ...string) string {
+	for _, r := range reasons {
+		if r != "" {
+			return r
+		}
+	}
+	return ""
+}

@@ -1,0 +1,79 @@
+package shell
+
+import (
+	"sort"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
+
+// Bounds on the work Split does for one command.
+const (
+	// MaxLen is the longest command Split parses; a longer one is one
+	// opaque stage ([OpaqueTooLong]).
+	MaxLen = 64 << 10
+	// MaxStages is the most stages Split returns before one final opaque
+	// stage ([OpaqueTooMany]) that holds the rest of the text.
+	MaxStages = 256
+)
+
+// Stage is one simple command of a shell command line (SPEC §8).
+type Stage struct {
+	Text   string   // the stage's source text as written (syntax.Printer of the node, or the source slice)
+	Prefix []string // the command word, plus the first argument when that argument is a plain word not starting with "-"
+	Opaque string   // why the stage is never covered by a grant or read rule; "" when it may be
+}
+
+// found is a stage and the offset where its text starts, for the source order.
+type found struct {
+	Stage
+	at uint
+}
+
+// Split parses command with a real shell parser (bash dialect) and returns
+// its stages in source order. It never returns an empty slice: empty or
+// unparsable text is one opaque stage holding the whole text. It never
+// panics.
+func Split(command string) (stages []Stage) {
+	defer func() {
+		if recover() != nil {
+			stages = whole(command, OpaqueUnparsable)
+		}
+	}()
+	switch {
+	case len(command) > MaxLen:
+		return whole(command, OpaqueTooLong)
+	case strings.TrimSpace(command) == "":
+		return whole(command, OpaqueEmpty)
+	}
+	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
+	if err != nil {
+		return whole(command, OpaqueUnparsable)
+	}
+	w := walker{src: command}
+	w.walk(file, "")
+	if len(w.out) == 0 {
+		return whole(command, OpaqueNoCommand)
+	}
+	return bound(command, w.out)
+}
+
+// whole is the one opaque stage holding all of command.
+func whole(command, reason string) []Stage {
+	return []Stage{{Text: command, Opaque: reason}}
+}
+
+// bound orders the stages by where they start and keeps at most MaxStages,
+// then one opaque stage for the rest of the text.
+func bound(src string, all []found) []Stage {
+	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
+	n := min(len(all), MaxStages)
+	out := make([]Stage, 0, n+1)
+	for _, f := range all[:n] {
+		out = append(out, f.Stage)
+	}
+	if len(all) > MaxStages {
+		out = append(out, Stage{Text: src[all[MaxStages].at:], Opaque: OpaqueTooMany})
+	}
+	return out
+}
