@@ -45,6 +45,8 @@
 //     statement is only assignments ([OpaqueAssign]);
 //   - its first argument is not a plain word: it could expand to anything,
 //     so the prefix would lie ([OpaqueFirstArg]);
+//   - any of its arguments holds an extended glob, *(…) or @(…): zsh runs
+//     the code of a glob qualifier such as *(e:'rm -rf ~':) ([OpaqueExtGlob]);
 //   - it, or a statement around it, redirects to or from a file; fd
 //     duplications (2>&1, >&2, >&-), /dev/null, heredocs and herestrings are
 //     not files ([OpaqueRedirect]);

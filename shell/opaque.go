@@ -32,6 +32,11 @@ const (
 	// (PATH=/tmp x, LD_PRELOAD=… ls) change what runs; an assignment-only
 	// statement changes what later stages run.
 	OpaqueAssign = "variable assignment"
+	// OpaqueExtGlob: an argument, any argument, holds an extended glob
+	// (*(…), ?(…), +(…), @(…), !(…)). In zsh, which runs many agents' shell
+	// tools, ls *(e:'rm -rf ~':) runs the code in the glob qualifier; bash
+	// parses it as an extglob, so the stage would look like a plain ls.
+	OpaqueExtGlob = "extended glob in an argument"
 	// OpaqueRunner: the command runs another command taken from its
 	// arguments (shells, eval, exec, source, env, sudo, xargs, …; see
 	// runners), so its prefix says nothing about what runs.

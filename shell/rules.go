@@ -24,7 +24,23 @@ func callStage(c *syntax.CallExpr) Stage {
 		text, ok := plain(w)
 		args = append(args, arg{text, ok})
 	}
-	return stageOf(args, len(c.Assigns) > 0)
+	s := stageOf(args, len(c.Assigns) > 0)
+	if s.Opaque == "" && hasExtGlob(c.Args) {
+		s.Opaque = OpaqueExtGlob
+	}
+	return s
+}
+
+// hasExtGlob: some argument holds an extended glob such as *(…) or @(…).
+func hasExtGlob(words []*syntax.Word) bool {
+	for _, w := range words {
+		for _, part := range w.Parts {
+			if _, ok := part.(*syntax.ExtGlob); ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // declStage stages export, declare, local, readonly, typeset and nameref
