@@ -60,6 +60,6 @@
 // Split does bounded work and never panics: a command over [MaxLen] bytes
 // is not parsed, and past [MaxStages] stages the rest of the text is one
 // final opaque stage ([OpaqueTooMany]). Stage.Text is the source slice of
-// the stage, except for a stage with a heredoc, which is printed by the
-// parser's printer so that its body comes with it.
+// the stage (without a trailing ";" or "&"), followed for each heredoc by a
+// newline and the heredoc's body and closing delimiter as written.
 package shell

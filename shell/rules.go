@@ -168,12 +168,3 @@ func touchesFile(r *syntax.Redirect) bool {
 }
 
 var descriptor = regexp.MustCompile(`^([0-9]+-?|-)$`)
-
-func hasHeredoc(rs []*syntax.Redirect) bool {
-	for _, r := range rs {
-		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
-			return true
-		}
-	}
-	return false
-}

@@ -27,7 +27,8 @@ type Stage struct {
 // found is a stage and the offset where its text starts, for the source order.
 type found struct {
 	Stage
-	at uint
+	at   uint
+	stmt *syntax.Stmt
 }
 
 // Split parses command with a real shell parser (bash dialect) and returns
@@ -55,7 +56,7 @@ func Split(command string) (stages []Stage) {
 	if len(w.out) == 0 {
 		return whole(command, OpaqueNoCommand)
 	}
-	return bound(command, w.out)
+	return w.stages()
 }
 
 // whole is the one opaque stage holding all of command.
@@ -63,17 +64,19 @@ func whole(command, reason string) []Stage {
 	return []Stage{{Text: command, Opaque: reason}}
 }
 
-// bound orders the stages by where they start and keeps at most MaxStages,
-// then one opaque stage for the rest of the text.
-func bound(src string, all []found) []Stage {
+// stages orders what the walk found by where each stage starts and keeps at
+// most MaxStages, then one opaque stage for the rest of the text.
+func (w *walker) stages() []Stage {
+	all := w.out
 	sort.SliceStable(all, func(i, j int) bool { return all[i].at < all[j].at })
 	n := min(len(all), MaxStages)
 	out := make([]Stage, 0, n+1)
 	for _, f := range all[:n] {
+		f.Text = w.text(f.stmt)
 		out = append(out, f.Stage)
 	}
 	if len(all) > MaxStages {
-		out = append(out, Stage{Text: src[all[MaxStages].at:], Opaque: OpaqueTooMany})
+		out = append(out, Stage{Text: w.src[all[MaxStages].at:], Opaque: OpaqueTooMany})
 	}
 	return out
 }

@@ -1,10 +1,6 @@
 package shell
 
-import (
-	"bytes"
-
-	"mvdan.cc/sh/v3/syntax"
-)
+import "mvdan.cc/sh/v3/syntax"
 
 // walker collects the stages of one parsed command.
 type walker struct {
@@ -57,39 +53,50 @@ func (w *walker) add(st *syntax.Stmt, outer string) {
 		}
 	}
 	s.Opaque = first(s.Opaque, outer)
-	s.Text = w.text(st)
-	w.out = append(w.out, found{Stage: s, at: w.span(st)[0]})
+	w.out = append(w.out, found{Stage: s, at: span(st)[0], stmt: st})
 }
 
 // span is where st's command and redirections start and end, without a
-// trailing ";" or "&" (heredoc bodies end at their body).
-func (w *walker) span(st *syntax.Stmt) [2]uint {
+// trailing ";" or "&", and without heredoc bodies.
+func span(st *syntax.Stmt) [2]uint {
 	from, to := st.End().Offset(), st.Pos().Offset()
 	if st.Cmd != nil {
 		from, to = st.Cmd.Pos().Offset(), st.Cmd.End().Offset()
 	}
 	for _, r := range st.Redirs {
-		from, to = min(from, r.Pos().Offset()), max(to, r.End().Offset())
+		end := r.End()
+		if r.Hdoc != nil {
+			end = r.Word.End()
+		}
+		from, to = min(from, r.Pos().Offset()), max(to, end.Offset())
 	}
 	return [2]uint{from, to}
 }
 
-// text is st's source as written; a statement with a heredoc is printed,
-// so that its body and closing delimiter come with it.
+// text is st's source as written, followed by the body and the closing
+// delimiter of each of its heredocs. It is made only for the stages kept,
+// so its copying is bounded by MaxStages × MaxLen.
 func (w *walker) text(st *syntax.Stmt) string {
-	sp := w.span(st)
-	if hasHeredoc(st.Redirs) || sp[0] >= sp[1] || sp[1] > uint(len(w.src)) {
-		return printed(st)
-	}
-	return w.src[sp[0]:sp[1]]
-}
-
-// printed is st without its ";", "&" or "!" as syntax.Printer writes it.
-func printed(st *syntax.Stmt) string {
-	var b bytes.Buffer
-	bare := &syntax.Stmt{Cmd: st.Cmd, Redirs: st.Redirs, Position: st.Position}
-	if err := syntax.NewPrinter().Print(&b, bare); err != nil || b.Len() == 0 {
+	sp := span(st)
+	if sp[0] >= sp[1] || sp[1] > uint(len(w.src)) {
 		return "?"
 	}
-	return b.String()
+	text := w.src[sp[0]:sp[1]]
+	for _, r := range st.Redirs {
+		if r.Op == syntax.Hdoc || r.Op == syntax.DashHdoc {
+			text += "\n" + w.heredoc(r)
+		}
+	}
+	return text
+}
+
+// heredoc is the body of r as written, which ends with its closing
+// delimiter line; an empty body is just the delimiter.
+func (w *walker) heredoc(r *syntax.Redirect) string {
+	if r.Hdoc == nil {
+		delim, _ := plain(r.Word)
+		return delim
+	}
+	from, to := r.Hdoc.Pos().Offset(), r.Hdoc.End().Offset()
+	return w.src[from:min(to, uint(len(w.src)))]
 }
