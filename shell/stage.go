@@ -19,7 +19,7 @@ const (
 
 // Stage is one simple command of a shell command line (SPEC §8).
 type Stage struct {
-	Text   string   // the stage's source text as written (syntax.Printer of the node, or the source slice)
+	Text   string   // the stage's source text as written (the source slice; each heredoc's body follows it)
 	Prefix []string // the command word, plus the first argument when that argument is a plain word not starting with "-"
 	Opaque string   // why the stage is never covered by a grant or read rule; "" when it may be
 }

@@ -75,11 +75,12 @@ func span(st *syntax.Stmt) [2]uint {
 
 // text is st's source as written, followed by the body and the closing
 // delimiter of each of its heredocs. It is made only for the stages kept,
-// so its copying is bounded by MaxStages × MaxLen.
+// so its copying is bounded by MaxStages × MaxLen. Should the parser ever
+// give positions outside the text, the stage's text is the whole command.
 func (w *walker) text(st *syntax.Stmt) string {
 	sp := span(st)
 	if sp[0] >= sp[1] || sp[1] > uint(len(w.src)) {
-		return "?"
+		return w.src
 	}
 	text := w.src[sp[0]:sp[1]]
 	for _, r := range st.Redirs {
