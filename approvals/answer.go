@@ -51,7 +51,9 @@ func (in *AnswerInput) Validate(c Caller) error {
 // repeat returns the record unchanged; a caller who is not the current
 // approver, a terminal or overdue request, or a stale expected is
 // ErrConflict; otherwise one compare-and-set decides, endorses or passes
-// the request up, and the grants the answer creates are written before
+// the request up (a shell request: the answer applies to its current
+// stage, and an allow of any stage but the last leaves it pending on the
+// same decider, SPEC §8), and the grants the answer creates are written before
 // Answer returns. Errors: *InvalidError, ErrNotFound, ErrConflict,
 // ErrForbidden, ErrUnavailable.
 func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in AnswerInput) (kvstate.Record, error) {
@@ -64,6 +66,9 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	}
 	if !deciders.KnownSubject(rec.Subject.Kind) && in.Scope != events.ScopeOnce {
 		return rec, invalid("scope", "a %q subject may only be answered once", rec.Subject.Kind)
+	}
+	if rec.Subject.ProtectedWrite && in.Scope != events.ScopeOnce {
+		return rec, invalid("scope", "a protected write may only be answered once")
 	}
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
@@ -155,6 +160,9 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	}
 	if events.ScopeRank(in.Scope) > events.ScopeRank(max) {
 		return "", invalid("scope", "you hold this capability for at most scope %q", max)
+	}
+	if !r.AllowStage(c.Principal, in.Scope, now) { // a shell request's next stage waits (SPEC §8)
+		return events.TypeRequestUpdated, nil
 	}
 	s.finish(c.Tenant, r, events.StatusApproved, c.Principal, in, now)
 	return events.TypeRequestDecided, nil

@@ -3,43 +3,92 @@ package approvals
 import (
 	"context"
 	"sort"
+	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
 
-// grantsFrom returns the grants a decided request leaves (SPEC §3): an
+// grantsFrom returns the grants a request's decisions leave (SPEC §3): an
 // approval of scope session or lifetime gives the requester and every
 // endorser an allow grant; a deny of such scope leaves a deny grant for the
-// requester only; once, or session without a session, leaves none. Ids are
-// derived from the request, so writing them again writes nothing new.
+// requester only; once, or session without a session, leaves none. A shell
+// request leaves its grants stage by stage (stageGrants); a request with a
+// connection binds its grants to that connection revision (SPEC §8). Ids
+// are derived from the request, so writing them again writes nothing new.
 func grantsFrom(r *events.Request) []events.Grant {
-	d := r.Decision
-	if d == nil || (d.Status != events.StatusApproved && d.Status != events.StatusDenied) ||
-		(d.By.Kind != events.KindPerson && d.By.Kind != events.KindAgent) {
-		return nil
+	if r.Subject.Kind == events.SubjectShell {
+		return stageGrants(r)
 	}
-	if d.Scope == events.ScopeOnce || (d.Scope == events.ScopeSession && r.Session == "") {
+	d := r.Decision
+	if d == nil || (d.Status != events.StatusApproved && d.Status != events.StatusDenied) || !lasting(d.By, d.Scope, r.Session) {
 		return nil
 	}
 	agents := []events.AgentID{r.Agent}
 	effect := events.EffectDeny
 	if d.Status == events.StatusApproved {
-		effect = events.EffectAllow
-		for _, e := range r.Endorsements {
-			agents = append(agents, e.Agent)
-		}
+		effect, agents = events.EffectAllow, grantees(r)
 	}
 	out := make([]events.Grant, 0, len(agents))
 	for _, a := range agents {
-		g := events.Grant{ID: events.DerivedGrantID(r.ID, a, d.DecidedAt), Tenant: r.Tenant, Agent: a,
-			Capability: r.Capability, Effect: effect, Scope: d.Scope, RequestID: r.ID, CreatedBy: d.By, CreatedAt: d.DecidedAt}
-		if d.Scope == events.ScopeSession {
-			g.Session = r.Session
+		out = append(out, newGrant(r, events.DerivedGrantID(r.ID, a, d.DecidedAt), a, effect, d.Scope, d.By, d.DecidedAt))
+	}
+	return out
+}
+
+// stageGrants returns the grants a shell request's stages leave: for each
+// stage a decider allowed with a lasting scope, an allow grant of its
+// prefix for the requester and every endorser; for a lasting deny, a deny
+// grant of the denied stage's prefix for the requester. An opaque stage
+// leaves none: no grant could ever cover it.
+func stageGrants(r *events.Request) []events.Grant {
+	var out []events.Grant
+	for i, st := range r.Stages {
+		if st.Opaque != "" || st.AllowedBy == nil || st.AllowedAt == nil || !lasting(*st.AllowedBy, st.Scope, r.Session) {
+			continue
 		}
+		for _, a := range grantees(r) {
+			g := newGrant(r, events.DerivedStageGrantID(r.ID, a, i, *st.AllowedAt), a, events.EffectAllow, st.Scope, *st.AllowedBy, *st.AllowedAt)
+			g.Match = &events.GrantMatch{ShellPrefix: st.Prefix}
+			out = append(out, g)
+		}
+	}
+	d, i := r.Decision, r.CurrentStage
+	if d != nil && d.Status == events.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) && r.Stages[i].Opaque == "" {
+		g := newGrant(r, events.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, events.EffectDeny, d.Scope, d.By, d.DecidedAt)
+		g.Match = &events.GrantMatch{ShellPrefix: r.Stages[i].Prefix}
 		out = append(out, g)
 	}
 	return out
+}
+
+// lasting reports whether an answer by by with scope leaves grants: a
+// decider's (not steps 1–4's) session or lifetime answer, session only on
+// a request that has a session.
+func lasting(by events.Ref, scope, session string) bool {
+	if by.Kind != events.KindPerson && by.Kind != events.KindAgent {
+		return false
+	}
+	return scope == events.ScopeLifetime || (scope == events.ScopeSession && session != "")
+}
+
+// grantees are the agents an approval of r gives grants: the requester and
+// every endorser.
+func grantees(r *events.Request) []events.AgentID {
+	agents := []events.AgentID{r.Agent}
+	for _, e := range r.Endorsements {
+		agents = append(agents, e.Agent)
+	}
+	return agents
+}
+
+func newGrant(r *events.Request, id events.GrantID, agent events.AgentID, effect, scope string, by events.Ref, at time.Time) events.Grant {
+	g := events.Grant{ID: id, Tenant: r.Tenant, Agent: agent, Capability: r.Capability, Connection: r.Connection,
+		Effect: effect, Scope: scope, RequestID: r.ID, CreatedBy: by, CreatedAt: at}
+	if scope == events.ScopeSession {
+		g.Session = r.Session
+	}
+	return g
 }
 
 // ensureGrants writes the grants a decided request leaves and puts them in

@@ -51,8 +51,8 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 			return capability, 0, invalid(field, "at most %d bytes", events.MaxOpaqueIDLen)
 		}
 	}
-	if in.Subject != nil && in.Subject.Kind == "" {
-		return capability, 0, invalid("subject.kind", "subject.kind is required")
+	if err := validSubject(in.Subject, in.Arguments); err != nil {
+		return capability, 0, err
 	}
 	if in.Connection != nil && in.Connection.ID == "" {
 		return capability, 0, invalid("connection.id", "connection.id is required")
@@ -60,6 +60,37 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 	timeout, err := effectiveTimeout(in.Timeout, t.RequestTimeout)
 	return capability, timeout, err
 }
+
+// validSubject checks a submitted subject: a kind, and a shell subject's
+// command, which must be the command in the call's arguments
+// (events.ShellCommand; an empty command is filled from them): the stages
+// decided are those of the call the
+// digest binds, never a text the agent chose beside it.
+func validSubject(sub *events.Subject, arguments []byte) error {
+	switch {
+	case sub == nil:
+		return nil
+	case sub.Kind == "":
+		return invalid("subject.kind", "subject.kind is required")
+	case len(sub.Command) > MaxShellCommand:
+		return invalid("subject.command", "at most %d bytes", MaxShellCommand)
+	case sub.Kind != events.SubjectShell:
+		return nil
+	}
+	cmd, ok := events.ShellCommand(arguments)
+	switch {
+	case !ok || strings.TrimSpace(cmd) == "":
+		return invalid("arguments", "a shell call's arguments need its command (a string, or an argv)")
+	case sub.Command == "":
+		sub.Command = cmd // given by the arguments alone
+	case sub.Command != cmd:
+		return invalid("subject.command", "must be the command in the call's arguments")
+	}
+	return nil
+}
+
+// MaxShellCommand bounds a shell subject's command.
+const MaxShellCommand = 64 << 10
 
 func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 	if s == "" {
@@ -177,6 +208,9 @@ func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capa
 	}
 	if capability.Action == events.ActionToolsCall {
 		r.Tool = capability.Target
+	}
+	if subject.Kind == events.SubjectShell {
+		r.SetStages(stagesOf(subject.Command))
 	}
 	digest, err := events.CallDigest(r.Binding())
 	if err != nil {

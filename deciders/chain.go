@@ -43,7 +43,9 @@ func Above(v *kvstate.Views, tenant events.TenantID, agent events.AgentID) event
 // largest scope d may give. A person holds what their policy allows; an
 // agent when its member's policy allows, none of its deny grants match, and
 // it has a lifetime allow grant (any scope), a session allow grant for r's
-// session (at most session), or the capability is a read.
+// session (at most session), or the capability is a read. For a shell
+// request the grants are those covering its current stage (SPEC §8): no
+// agent holds an opaque stage.
 func (c *Checker) Holds(t *events.Tenant, d events.Ref, r *events.Request) (bool, string) {
 	capStr := r.Capability.String()
 	if d.Kind == events.KindPerson {
@@ -54,7 +56,7 @@ func (c *Checker) Holds(t *events.Tenant, d events.Ref, r *events.Request) (bool
 	if !ok || t.Members[a.Member] == nil || !t.Members[a.Member].Policy.Permits(capStr) {
 		return false, ""
 	}
-	g, ok := c.grantFor(t.ID, a.ID, r.Capability, r.Session)
+	g, ok := c.grantFor(t.ID, a.ID, r, r.CurrentStage)
 	switch {
 	case ok && g.Effect == events.EffectDeny:
 		return false, ""
@@ -63,7 +65,7 @@ func (c *Checker) Holds(t *events.Tenant, d events.Ref, r *events.Request) (bool
 	case ok:
 		return true, events.ScopeSession
 	}
-	if _, read := events.MatchAny(t.ReadRules, capStr); read {
+	if _, read := readRule(t, r); read {
 		return true, events.ScopeLifetime
 	}
 	return false, ""

@@ -54,20 +54,64 @@ func (c *Checker) Check(ctx context.Context, t *events.Tenant, r *events.Request
 	if !KnownSubject(r.Subject.Kind) {
 		return Verdict{}
 	}
-	if p, ok := events.MatchAny(t.ReadRules, capStr); ok {
+	if p, ok := readRule(t, r); ok {
 		return Verdict{Decided: true, Status: events.StatusApproved, By: events.Ref{Kind: events.KindRead, ID: p}}
 	}
 	if c.ownSubagent(t, r) {
 		return Verdict{Decided: true, Status: events.StatusApproved, By: events.Ref{Kind: events.KindOwnSubagent, ID: r.Capability.Target}}
 	}
-	if g, ok := c.grantFor(t.ID, r.Agent, r.Capability, r.Session); ok {
-		st := events.StatusApproved
-		if g.Effect == events.EffectDeny {
-			st = events.StatusDenied
-		}
-		return Verdict{Decided: true, Status: st, By: events.Ref{Kind: events.KindGrant, ID: string(g.ID)}}
+	if v, ok := c.grants(t, r); ok {
+		return v
 	}
 	return c.rules(ctx, t, r)
+}
+
+// readRule returns the read rule r's capability matches (step 2). A shell
+// request with an opaque stage is never a read (SPEC §8).
+func readRule(t *events.Tenant, r *events.Request) (string, bool) {
+	for _, st := range r.Stages {
+		if st.Opaque != "" {
+			return "", false
+		}
+	}
+	return events.MatchAny(t.ReadRules, r.Capability.String())
+}
+
+// grants is step 3. A shell request is covered stage by stage: a deny
+// grant on any stage denies it; each stage an allow grant covers is marked
+// allowed on r, and the request is decided only when every stage is.
+func (c *Checker) grants(t *events.Tenant, r *events.Request) (Verdict, bool) {
+	if r.Subject.Kind != events.SubjectShell {
+		g, ok := c.grantFor(t.ID, r.Agent, r, 0)
+		return grantVerdict(g), ok
+	}
+	covered := make([]events.Grant, len(r.Stages))
+	for i := range r.Stages {
+		g, ok := c.grantFor(t.ID, r.Agent, r, i)
+		if ok && g.Effect == events.EffectDeny {
+			return grantVerdict(g), true
+		}
+		covered[i] = g
+	}
+	var first events.Grant
+	for i, g := range covered {
+		if g.ID == "" {
+			continue
+		}
+		if first.ID == "" {
+			first = g
+		}
+		r.AllowStageAt(i, events.Ref{Kind: events.KindGrant, ID: string(g.ID)}, events.ScopeOnce, r.CreatedAt)
+	}
+	return grantVerdict(first), len(r.Stages) > 0 && r.CurrentStage == len(r.Stages)
+}
+
+func grantVerdict(g events.Grant) Verdict {
+	st := events.StatusApproved
+	if g.Effect == events.EffectDeny {
+		st = events.StatusDenied
+	}
+	return Verdict{Decided: true, Status: st, By: events.Ref{Kind: events.KindGrant, ID: string(g.ID)}}
 }
 
 // KnownSubject reports whether kind is a subject kind known in v1; any
@@ -84,12 +128,13 @@ func (c *Checker) ownSubagent(t *events.Tenant, r *events.Request) bool {
 	return ok && sub.Registered && sub.Parent == r.Agent && sub.RetiredAt == nil
 }
 
-// grantFor returns the grant that decides capability c for agent in
-// session: a deny grant wins over an allow grant.
-func (c *Checker) grantFor(tenant events.TenantID, agent events.AgentID, capability events.Capability, session string) (events.Grant, bool) {
+// grantFor returns the grant of agent that decides r (a shell request: its
+// stage at index stage): a deny grant wins over an allow grant, a lifetime
+// allow over a session one.
+func (c *Checker) grantFor(tenant events.TenantID, agent events.AgentID, r *events.Request, stage int) (events.Grant, bool) {
 	var allow *events.Grant
 	for _, g := range c.Views.GrantsOf(tenant, agent) {
-		if !g.Applies(capability, session) {
+		if !g.Covers(r, stage) {
 			continue
 		}
 		if g.Effect == events.EffectDeny {

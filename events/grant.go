@@ -1,6 +1,9 @@
 package events
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Grant effects.
 const (
@@ -9,30 +12,63 @@ const (
 )
 
 // Grant is a kept decision for one agent and one capability (SPEC §4).
+// A grant left by a shell request's stage carries Match.ShellPrefix; one
+// left by an apps.call request carries its Connection (SPEC §8).
 type Grant struct {
-	ID         GrantID    `json:"id"`
-	Tenant     TenantID   `json:"tenant"`
-	Agent      AgentID    `json:"agent"`
-	Capability Capability `json:"capability"`
-	Effect     string     `json:"effect"`
-	Scope      string     `json:"scope"`
-	Session    string     `json:"session"`
-	RequestID  RequestID  `json:"request_id"`
-	CreatedBy  Ref        `json:"created_by"`
-	CreatedAt  time.Time  `json:"created_at"`
-	RevokedAt  *time.Time `json:"revoked_at"`
+	ID         GrantID     `json:"id"`
+	Tenant     TenantID    `json:"tenant"`
+	Agent      AgentID     `json:"agent"`
+	Capability Capability  `json:"capability"`
+	Match      *GrantMatch `json:"match,omitempty"`
+	Connection *Connection `json:"connection,omitempty"`
+	Effect     string      `json:"effect"`
+	Scope      string      `json:"scope"`
+	Session    string      `json:"session"`
+	RequestID  RequestID   `json:"request_id"`
+	CreatedBy  Ref         `json:"created_by"`
+	CreatedAt  time.Time   `json:"created_at"`
+	RevokedAt  *time.Time  `json:"revoked_at"`
 }
 
-// Applies reports whether g is in force for capability c in session.
-// Session grants bind only their own session.
-func (g *Grant) Applies(c Capability, session string) bool {
-	if g.RevokedAt != nil || g.Capability != c {
+// GrantMatch narrows a grant within its capability.
+type GrantMatch struct {
+	// ShellPrefix is the prefix of the shell stage the grant covers.
+	ShellPrefix []string `json:"shell_prefix"`
+}
+
+// Covers reports whether g is in force for r (a shell request: for its
+// stage at index stage; otherwise stage is ignored). Session grants bind
+// only their own session; a grant binds only its own connection revision;
+// a shell request is covered only stage by stage, by grants whose
+// shell_prefix equals the stage's prefix, and an opaque stage never is.
+func (g *Grant) Covers(r *Request, stage int) bool {
+	if g.RevokedAt != nil || g.Capability != r.Capability || !g.inSession(r.Session) ||
+		!sameConnection(g.Connection, r.Connection) {
 		return false
 	}
+	if r.Subject.Kind != SubjectShell {
+		return g.Match == nil
+	}
+	if g.Match == nil || stage < 0 || stage >= len(r.Stages) || r.Stages[stage].Opaque != "" {
+		return false
+	}
+	return slices.Equal(g.Match.ShellPrefix, r.Stages[stage].Prefix)
+}
+
+func (g *Grant) inSession(session string) bool {
 	if g.Scope == ScopeSession {
 		return session != "" && g.Session == session
 	}
 	return g.Scope == ScopeLifetime
+}
+
+// sameConnection: a grant made without a connection covers only requests
+// without one, and one made with a connection only that id and revision.
+func sameConnection(a, b *Connection) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
 }
 
 // Rule is a plain-language sentence kept for an agent (SPEC §6).

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -63,6 +64,16 @@ func NewAgentID() AgentID { return AgentID("agt_" + newULID(time.Now())) }
 // request and the agent, so that writing it twice writes one grant.
 func DerivedGrantID(req RequestID, agent AgentID, at time.Time) GrantID {
 	sum := sha256.Sum256([]byte(string(req) + "\x00" + string(agent)))
+	var id ulid.ULID
+	_ = id.SetTime(ulid.Timestamp(at))
+	_ = id.SetEntropy(sum[:10])
+	return GrantID("grt_" + id.String())
+}
+
+// DerivedStageGrantID is the stable id of the grant a shell request's
+// stage leaves for agent: DerivedGrantID's, with the stage in the hash.
+func DerivedStageGrantID(req RequestID, agent AgentID, stage int, at time.Time) GrantID {
+	sum := sha256.Sum256([]byte(string(req) + "\x00" + string(agent) + "\x00" + strconv.Itoa(stage)))
 	var id ulid.ULID
 	_ = id.SetTime(ulid.Timestamp(at))
 	_ = id.SetEntropy(sum[:10])

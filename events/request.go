@@ -80,9 +80,27 @@ type Ref struct {
 }
 
 // Subject says what an approval is for; Kind "tool" is the default.
+// ProtectedWrite marks a write to a protected file: answers to it may only
+// use scope once (SPEC §8).
 type Subject struct {
-	Kind    string `json:"kind"`
-	Command string `json:"command,omitempty"`
+	Kind           string `json:"kind"`
+	Command        string `json:"command,omitempty"`
+	ProtectedWrite bool   `json:"protected_write,omitempty"`
+}
+
+// Stage is one simple command of a shell request (SPEC §8), decided in
+// order: the request's CurrentStage is the first stage not yet allowed.
+type Stage struct {
+	Text   string   `json:"text"`
+	Prefix []string `json:"prefix"`
+	// Opaque says why no grant or read rule ever covers the stage; "" when
+	// one may.
+	Opaque string `json:"opaque,omitempty"`
+	// AllowedBy is who allowed the stage (a grant, a person, an agent);
+	// nil while it waits. Scope and AllowedAt go with it.
+	AllowedBy *Ref       `json:"allowed_by"`
+	Scope     string     `json:"scope,omitempty"`
+	AllowedAt *time.Time `json:"allowed_at,omitempty"`
 }
 
 // Connection binds an apps.call to one revision of an App connection.
@@ -155,6 +173,8 @@ type Request struct {
 	Tool           string          `json:"tool"`
 	Arguments      json.RawMessage `json:"arguments"`
 	Subject        Subject         `json:"subject"`
+	Stages         []Stage         `json:"stages,omitempty"`
+	CurrentStage   int             `json:"current_stage"`
 	Connection     *Connection     `json:"connection"`
 	Reason         string          `json:"reason"`
 	CallDigest     string          `json:"call_digest"`
@@ -180,6 +200,40 @@ func (r *Request) Binding() CallBinding {
 		Turn: r.Turn, ToolCallID: r.ToolCallID, Capability: r.Capability,
 		Arguments: r.Arguments, Connection: r.Connection,
 	}
+}
+
+// AllowStage marks r's current stage allowed by by and moves CurrentStage
+// to the next stage still waiting. It reports whether every stage is now
+// allowed (a request without stages has nothing left at once).
+func (r *Request) AllowStage(by Ref, scope string, at time.Time) bool {
+	return r.AllowStageAt(r.CurrentStage, by, scope, at)
+}
+
+// AllowStageAt marks stage i allowed (a grant covering it at submit) and
+// reports whether every stage is now allowed.
+func (r *Request) AllowStageAt(i int, by Ref, scope string, at time.Time) bool {
+	if i >= 0 && i < len(r.Stages) {
+		st := &r.Stages[i]
+		st.AllowedBy, st.Scope, st.AllowedAt = &by, scope, &at
+	}
+	r.CurrentStage = firstWaiting(r.Stages)
+	return r.CurrentStage >= len(r.Stages)
+}
+
+// firstWaiting returns the index of the first stage not allowed, or
+// len(stages).
+func firstWaiting(stages []Stage) int {
+	for i := range stages {
+		if stages[i].AllowedBy == nil {
+			return i
+		}
+	}
+	return len(stages)
+}
+
+// SetStages gives r its stages, all waiting.
+func (r *Request) SetStages(stages []Stage) {
+	r.Stages, r.CurrentStage = stages, 0
 }
 
 // Answered reports whether principal p answered (decided, endorsed or

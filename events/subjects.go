@@ -10,6 +10,10 @@ const (
 	TypeRequestCreated   = "dev.countersign.request.created"
 	TypeRequestEscalated = "dev.countersign.request.escalated"
 	TypeRequestDecided   = "dev.countersign.request.decided"
+	// TypeRequestUpdated: a stage of a shell request was allowed and the
+	// next one waits on the same decider (SPEC §8). Not in SPEC §9's list,
+	// which predates stages.
+	TypeRequestUpdated   = "dev.countersign.request.updated"
 	TypeRequestExpired   = "dev.countersign.request.expired"
 	TypeRequestCancelled = "dev.countersign.request.cancelled"
 	TypeRequestClaimed   = "dev.countersign.request.claimed"

@@ -187,12 +187,24 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 func effects(typ string, r *events.Request) nats.Header {
 	h := nats.Header{}
 	switch {
-	case (typ == events.TypeRequestCreated || typ == events.TypeRequestEscalated) && r.Approver != nil:
+	case (typ == events.TypeRequestCreated || typ == events.TypeRequestEscalated || typ == events.TypeRequestUpdated) && r.Approver != nil:
 		h.Set(events.HeaderWorkTo, events.WorkTo(*r.Approver))
-	case typ == events.TypeRequestDecided && leavesGrants(r.Decision):
+	}
+	if (typ == events.TypeRequestDecided && leavesGrants(r.Decision)) || stagesLeaveGrants(r) {
 		h.Set(events.HeaderGrants, "1")
 	}
 	return h
+}
+
+// stagesLeaveGrants reports whether a decider allowed a stage of r with
+// scope session or lifetime: each such stage leaves grants (SPEC §8).
+func stagesLeaveGrants(r *events.Request) bool {
+	for _, st := range r.Stages {
+		if st.AllowedBy != nil && st.AllowedBy.Kind != events.KindGrant && events.ScopeRank(st.Scope) > events.ScopeRank(events.ScopeOnce) {
+			return true
+		}
+	}
+	return false
 }
 
 func leavesGrants(d *events.Decision) bool {

@@ -18,6 +18,7 @@ var legal = map[string]move{
 	events.TypeRequestCreated:   {from: []events.Status{none}, to: []events.Status{events.StatusPending}},
 	events.TypeRequestDecided:   {from: []events.Status{none, events.StatusPending}, to: []events.Status{events.StatusApproved, events.StatusDenied}},
 	events.TypeRequestEscalated: {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusPending}},
+	events.TypeRequestUpdated:   {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusPending}},
 	events.TypeRequestExpired:   {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusExpired}},
 	events.TypeRequestCancelled: {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusCancelled}},
 	events.TypeRequestClaimed:   {from: []events.Status{events.StatusApproved}, to: []events.Status{events.StatusApproved}},

@@ -118,7 +118,7 @@ func read(f Format, stdin io.Reader) (adapter.Call, error) {
 		args = []byte("{}")
 	}
 	return adapter.Call{
-		Tool: in.ToolName, Arguments: args,
+		Tool: in.ToolName, Arguments: args, Subject: shellSubject(in.ToolName, args),
 		Session: in.SessionID, Turn: in.TurnID, ToolCallID: in.ToolUseID,
 	}, nil
 }

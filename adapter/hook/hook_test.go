@@ -133,3 +133,27 @@ func TestRunDeniesSoonWhenServerDown(t *testing.T) {
 		t.Errorf("stdout %s, want an explicit deny", out.String())
 	}
 }
+
+// The harnesses' shell tools are sent as shell subjects whose command is
+// the one in the arguments; other tools as tools (SPEC §8).
+func TestDecideSendsShellToolsAsShell(t *testing.T) {
+	for _, tc := range []struct{ tool, input, want string }{
+		{"Bash", `{"command":"ls && rm -rf /"}`, "ls && rm -rf /"},
+		{"run_shell_command", `{"command":"git status"}`, "git status"},
+		{"shell", `{"command":["bash","-lc","npm test"]}`, "npm test"},
+		{"shell", `{"command":["git","commit","-m","fix it"]}`, "git commit -m 'fix it'"},
+		{"Bash", `{"cmd":"ls"}`, ""},
+	} {
+		in := `{"hook_event_name":"PreToolUse","tool_name":"` + tc.tool + `","tool_input":` + tc.input + `}`
+		g := &gate{out: adapter.Outcome{Kind: adapter.Ran}}
+		Decide(context.Background(), g, Claude, strings.NewReader(in))
+		if s := g.got.Subject; s == nil || s.Kind != "shell" || s.Command != tc.want {
+			t.Errorf("%s %s: subject %+v, want shell %q", tc.tool, tc.input, s, tc.want)
+		}
+	}
+	g := &gate{out: adapter.Outcome{Kind: adapter.Ran}}
+	Decide(context.Background(), g, Claude, strings.NewReader(`{"hook_event_name":"PreToolUse","tool_name":"Read","tool_input":{"command":"x"}}`))
+	if g.got.Subject != nil {
+		t.Errorf("Read: subject %+v, want none (a tool)", g.got.Subject)
+	}
+}

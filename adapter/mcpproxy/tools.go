@@ -30,7 +30,7 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 			p.cfg.Logger.Warn("mcpproxy: tool not re-exported", "tool", t.Name, "err", err)
 			continue
 		}
-		if p.guard("tool", t.Name, func() { p.server.AddTool(tool, p.handler(t.Name)) }) {
+		if p.guard("tool", t.Name, func() { p.server.AddTool(tool, p.handler(t.Name, isShellTool(t))) }) {
 			names = append(names, t.Name)
 		}
 	}
@@ -65,14 +65,18 @@ func reexport(t *mcp.Tool) (*mcp.Tool, error) {
 	return &out, nil
 }
 
-// handler gates one tool's calls through countersign.
-func (p *Proxy) handler(name string) mcp.ToolHandler {
+// handler gates one tool's calls through countersign; a shell tool's as
+// shell subjects.
+func (p *Proxy) handler(name string, shell bool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		args, reason, err := stripReason(req.Params.Arguments)
 		if err != nil {
 			return errorResult("countersign proxy: " + err.Error() + "; the call did not run"), nil
 		}
 		call := adapter.Call{Tool: name, Arguments: args, Reason: reason, Session: p.session(req)}
+		if shell {
+			call.Subject = shellSubject(args)
+		}
 		var res *mcp.CallToolResult
 		out, err := p.cfg.Gate.Do(ctx, call, func(ctx context.Context) error {
 			var err error

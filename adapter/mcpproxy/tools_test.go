@@ -3,6 +3,8 @@ package mcpproxy
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestStripReasonKeepsTheRestByteForByte(t *testing.T) {
@@ -33,5 +35,30 @@ func TestStripReasonKeepsTheRestByteForByte(t *testing.T) {
 		if err != nil || string(args) != tt.args || reason != tt.reason {
 			t.Errorf("stripReason(%s) = %s, %q, %v; want %s, %q", tt.in, args, reason, err, tt.args, tt.reason)
 		}
+	}
+}
+
+// An MCP tool whose only string argument is "command" is a shell tool.
+func TestIsShellTool(t *testing.T) {
+	for _, tc := range []struct {
+		schema string
+		want   bool
+	}{
+		{`{"type":"object","properties":{"command":{"type":"string"}}}`, true},
+		{`{"type":"object","properties":{"command":{"type":"string"},"timeout":{"type":"number"}}}`, true},
+		{`{"type":"object","properties":{"command":{"type":"string"},"cwd":{"type":"string"}}}`, false},
+		{`{"type":"object","properties":{"cmd":{"type":"string"}}}`, false},
+		{`{"type":"object"}`, false},
+	} {
+		var schema map[string]any
+		if err := json.Unmarshal([]byte(tc.schema), &schema); err != nil {
+			t.Fatal(err)
+		}
+		if got := isShellTool(&mcp.Tool{Name: "run", InputSchema: schema}); got != tc.want {
+			t.Errorf("%s: shell %v, want %v", tc.schema, got, tc.want)
+		}
+	}
+	if s := shellSubject(json.RawMessage(`{"command":"ls; id"}`)); s.Kind != "shell" || s.Command != "ls; id" {
+		t.Errorf("subject %+v", s)
 	}
 }

@@ -31,6 +31,9 @@ func cliRecordFields(r *events.Request, now time.Time) [][2]string {
 		{"Capability", cliCapability(r.Capability)},
 	}
 	f = cliOptional(f, "Subject", cliSubject(r.Subject))
+	for i, st := range r.Stages {
+		f = append(f, [2]string{fmt.Sprintf("Stage %d", i+1), cliStage(r, i, st)})
+	}
 	f = cliOptional(f, "Session", cliText(r.Session, 80))
 	f = cliOptional(f, "Turn", cliText(r.Turn, 80))
 	f = cliOptional(f, "Tool call", cliText(r.ToolCallID, 80))
@@ -67,6 +70,23 @@ func cliSubject(s events.Subject) string {
 		return cliText(s.Kind, 32) + ": " + cliQuote(s.Command, 500)
 	}
 	return cliText(s.Kind, 32)
+}
+
+// cliStage is one stage of a shell request: its text, and whether it is
+// allowed, waiting (the current one: the next answer applies to it), or
+// opaque (no grant ever covers it).
+func cliStage(r *events.Request, i int, st events.Stage) string {
+	line := cliQuote(st.Text, 200)
+	switch {
+	case st.AllowedBy != nil:
+		line += "  allowed by " + cliBy(*st.AllowedBy)
+	case i == r.CurrentStage && r.Status == events.StatusPending:
+		line += "  <- your answer applies to this stage"
+	}
+	if st.Opaque != "" {
+		line += "  (never covered by a grant: " + cliCell(st.Opaque) + ")"
+	}
+	return line
 }
 
 func cliChain(chain []events.AgentID) string {

@@ -1,0 +1,55 @@
+package events
+
+import (
+	"encoding/json"
+	"path"
+	"strings"
+)
+
+// ShellCommand reads the command of a shell tool's arguments: the
+// "command" argument, given as a string (Claude Code's Bash, Gemini CLI's
+// run_shell_command, MCP shell tools) or as an argv (Codex's shell:
+// ["bash", "-lc", "script"] is the script; any other argv is its words
+// quoted for the shell). A shell subject's command must be this text, so
+// that the stages decided are those of the call that runs (SPEC §8).
+func ShellCommand(arguments json.RawMessage) (string, bool) {
+	var in struct {
+		Command json.RawMessage `json:"command"`
+	}
+	if json.Unmarshal(arguments, &in) != nil || len(in.Command) == 0 {
+		return "", false
+	}
+	var s string
+	if json.Unmarshal(in.Command, &s) == nil {
+		return s, true
+	}
+	var argv []string
+	if json.Unmarshal(in.Command, &argv) != nil || len(argv) == 0 {
+		return "", false
+	}
+	if len(argv) == 3 && isShell(argv[0]) && (argv[1] == "-c" || argv[1] == "-lc") {
+		return argv[2], true
+	}
+	quoted := make([]string, len(argv))
+	for i, a := range argv {
+		quoted[i] = shellQuote(a)
+	}
+	return strings.Join(quoted, " "), true
+}
+
+func isShell(prog string) bool {
+	switch path.Base(prog) {
+	case "sh", "bash", "zsh", "dash":
+		return true
+	}
+	return false
+}
+
+// shellQuote writes a as one shell word: bare when plainly safe, else
+// single-quoted.
+func shellQuote(a string) string {
+	if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:,+@%") == "" {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}

@@ -1,0 +1,238 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+)
+
+// Shell requests are decided stage by stage (SPEC §8).
+
+// bash submits a Claude Code Bash call as a shell subject in session s.
+func (c *client) bash(command, session string) map[string]any {
+	c.t.Helper()
+	return c.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": command},
+		"subject": map[string]any{"kind": "shell", "command": command}, "session": session})
+}
+
+func stagesOf(rec map[string]any) []map[string]any { return objects(rec["stages"]) }
+
+// The issue's case: a session allow of `ls` must not let `rm -rf /` through.
+func TestAPIShellAllowForLsNeverCoversRm(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+
+	ls := main.bash("ls", "s1")
+	if str(ls["status"]) != "pending" || len(stagesOf(ls)) != 1 {
+		t.Fatalf("ls: %s", jsonString(ls))
+	}
+	person.answer(ls, "allow", "session").want(t, "allow ls for the session", http.StatusOK)
+	grants := grantsOf(t, person, "?effect=allow")
+	if len(grants) != 1 || jsonString(obj(grants[0]["match"])["shell_prefix"]) != `["ls"]` {
+		t.Fatalf("grants after allowing ls for the session: %s, want one with shell_prefix [ls]", jsonString(grants))
+	}
+	if rec := main.bash("ls -la", "s1"); str(rec["status"]) != "approved" || by(rec) != "grant/"+str(grants[0]["id"]) {
+		t.Errorf("ls -la in s1: %s by %s, want approved by the ls grant", str(rec["status"]), by(rec))
+	}
+	for _, cmd := range []string{"rm -rf / --no-preserve-root", "ls /etc", "ls && rm -rf /", "ls $(rm -rf /)", "ls > /etc/passwd", "bash -c 'ls'"} {
+		if rec := main.bash(cmd, "s1"); str(rec["status"]) != "pending" {
+			t.Errorf("%q in s1 after allowing ls: %s by %s, want pending (it reaches a decider)", cmd, str(rec["status"]), by(rec))
+		}
+	}
+	// A tool request of the same capability is not covered by a stage grant.
+	tool := main.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "ls"}, "session": "s1"})
+	if str(tool["status"]) != "pending" {
+		t.Errorf("Bash as a tool subject after a shell grant: %s by %s, want pending", str(tool["status"]), by(tool))
+	}
+}
+
+// A tool-kind grant of Bash (left by an answer before stages existed, or
+// to a tool subject) never covers a shell request.
+func TestAPIShellNotCoveredByToolGrant(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	tool := main.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "ls"}, "session": "s1"})
+	person.answer(tool, "allow", "session").want(t, "allow Bash as a tool", http.StatusOK)
+	if rec := main.bash("rm -rf /", "s1"); str(rec["status"]) != "pending" {
+		t.Errorf("shell rm after a tool grant of Bash: %s by %s, want pending", str(rec["status"]), by(rec))
+	}
+}
+
+// A person answers a staged request stage by stage: each allow but the
+// last leaves it pending at the next stage; a deny of any stage denies it.
+func TestAPIShellStageByStage(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+
+	rec := main.bash("git status && git push origin main | tee log", "s1")
+	st := stagesOf(rec)
+	if len(st) != 3 || num(rec["current_stage"]) != 0 {
+		t.Fatalf("stages: %s", jsonString(rec))
+	}
+	for i, want := range []string{`["git","status"]`, `["git","push"]`, `["tee","log"]`} {
+		if got := jsonString(st[i]["prefix"]); got != want {
+			t.Errorf("stage %d prefix %s, want %s", i, got, want)
+		}
+	}
+	person.answer(rec, "allow", "lifetime").want(t, "allow stage 0", http.StatusOK)
+	rec = person.get(str(rec["id"]))
+	if str(rec["status"]) != "pending" || num(rec["current_stage"]) != 1 || num(rec["revision"]) != 1 {
+		t.Fatalf("after allowing stage 0: %s", jsonString(rec))
+	}
+	if b := obj(stagesOf(rec)[0]["allowed_by"]); str(b["kind"]) != "person" || str(b["id"]) != "u-1" {
+		t.Errorf("stage 0 allowed_by %v", b)
+	}
+	// The stage 0 grant is in force at once: a new `git status` is approved.
+	if again := main.bash("git status", "s9"); str(again["status"]) != "approved" {
+		t.Errorf("git status after a lifetime allow of its stage: %s", str(again["status"]))
+	}
+	// An answer at the old revision is stale.
+	person.do("POST", "/v1/requests/"+str(rec["id"]), map[string]any{"expected": 0, "decision": "allow"}).
+		wantProblem(t, "answer at the old revision", http.StatusConflict, "RequestConflict", "")
+	person.answer(rec, "allow", "once").want(t, "allow stage 1", http.StatusOK)
+	rec = person.get(str(rec["id"]))
+	if num(rec["current_stage"]) != 2 {
+		t.Fatalf("after allowing stage 1: %s", jsonString(rec))
+	}
+	person.answer(rec, "deny", "lifetime", "reason", "no logs here").want(t, "deny stage 2", http.StatusOK)
+	rec = person.get(str(rec["id"]))
+	if str(rec["status"]) != "denied" || num(rec["current_stage"]) != 2 {
+		t.Fatalf("after denying stage 2: %s", jsonString(rec))
+	}
+	// The lifetime deny of `tee log` denies any later request with that stage.
+	if later := main.bash("git status; tee log", "s1"); str(later["status"]) != "denied" {
+		t.Errorf("a request with a denied stage: %s by %s, want denied by grant", str(later["status"]), by(later))
+	}
+}
+
+// Partly covered requests start at the first stage no grant covers.
+func TestAPIShellPartlyCovered(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	person.answer(main.bash("npm test", "s1"), "allow", "session").want(t, "allow npm test", http.StatusOK)
+	rec := main.bash("npm test && npm publish", "s1")
+	if str(rec["status"]) != "pending" || num(rec["current_stage"]) != 1 {
+		t.Fatalf("npm test && npm publish: %s", jsonString(rec))
+	}
+	if b := obj(stagesOf(rec)[0]["allowed_by"]); str(b["kind"]) != "grant" {
+		t.Errorf("stage 0 allowed_by %v, want the grant", b)
+	}
+	person.answer(rec, "allow", "once").want(t, "allow npm publish", http.StatusOK)
+	if rec = person.get(str(rec["id"])); str(rec["status"]) != "approved" {
+		t.Errorf("after the last stage: %s", str(rec["status"]))
+	}
+}
+
+// An agent decider holds a stage only by a grant covering it; an opaque
+// stage it never holds, so its allow endorses and the request goes up.
+func TestAPIShellAgentHoldsStageByGrant(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, prog, person := newClient(t, url, tokMain), newClient(t, url, tokProg), newClient(t, url, tokPerson)
+	person.answer(main.bash("make test", ""), "allow", "lifetime").want(t, "main may make test", http.StatusOK)
+
+	rec := prog.bash("make test", "p1")
+	main.answer(rec, "allow", "once").want(t, "main allows make test", http.StatusOK)
+	if rec = main.get(str(rec["id"])); str(rec["status"]) != "approved" || by(rec) != "agent/agt_main" {
+		t.Errorf("make test, allowed by a holder: %s by %s", str(rec["status"]), by(rec))
+	}
+	rec = prog.bash("make test && $CMD", "p1")
+	main.answer(rec, "allow", "once").want(t, "main allows stage 0", http.StatusOK)
+	rec = main.get(str(rec["id"]))
+	if num(rec["current_stage"]) != 1 || str(obj(rec["approver"])["kind"]) != "agent" {
+		t.Fatalf("after main allowed stage 0: %s", jsonString(rec))
+	}
+	main.answer(rec, "allow", "once").want(t, "main endorses the opaque stage", http.StatusOK)
+	rec = main.get(str(rec["id"]))
+	if str(rec["status"]) != "pending" || str(obj(rec["approver"])["kind"]) != "person" || len(objects(rec["endorsements"])) != 1 {
+		t.Errorf("the opaque stage after main's allow: %s, want pending on the person with main's endorsement", jsonString(rec))
+	}
+}
+
+// The stages decided are those of the call that runs: a shell subject's
+// command must be the command in the arguments.
+func TestAPIShellSubjectMustMatchArguments(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main := newClient(t, url, tokMain)
+	main.do("POST", "/v1/requests", map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "rm -rf /"},
+		"subject": map[string]any{"kind": "shell", "command": "ls"}}).
+		wantProblem(t, "a subject naming another command", http.StatusBadRequest, "InvalidRequest", "subject.command")
+	main.do("POST", "/v1/requests", map[string]any{"tool": "Bash", "arguments": map[string]any{"cmd": "ls"},
+		"subject": map[string]any{"kind": "shell"}}).
+		wantProblem(t, "a shell call without a command", http.StatusBadRequest, "InvalidRequest", "arguments")
+	rec := main.submit(map[string]any{"tool": "shell", "arguments": map[string]any{"command": []string{"bash", "-lc", "ls; id"}},
+		"subject": map[string]any{"kind": "shell"}})
+	if got := str(obj(rec["subject"])["command"]); got != "ls; id" || len(stagesOf(rec)) != 2 {
+		t.Errorf("Codex argv: command %q, stages %s", got, jsonString(rec["stages"]))
+	}
+}
+
+// A protected write may only be answered once.
+func TestAPIProtectedWriteOnlyOnce(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	rec := main.submit(map[string]any{"tool": "Write", "arguments": map[string]any{"file_path": ".git/config"},
+		"subject": map[string]any{"kind": "tool", "protected_write": true}, "session": "s1"})
+	person.answer(rec, "allow", "session").wantProblem(t, "session allow of a protected write", http.StatusBadRequest, "InvalidRequest", "scope")
+	person.answer(rec, "allow", "once").want(t, "allow once", http.StatusOK)
+}
+
+// A grant made from an apps.call request binds its connection revision
+// (SPEC §8): a new revision never uses an old decision.
+func TestAPIConnectionGrantsBindTheRevision(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	call := func(conn map[string]any) map[string]any {
+		body := map[string]any{"capability": map[string]any{"action": "apps.call", "target": "conn-1/send_mail"}, "arguments": map[string]any{"to": "a@b"}}
+		if conn != nil {
+			body["connection"] = conn
+		}
+		return main.submit(body)
+	}
+	rev1 := map[string]any{"id": "conn-1", "revision": 1}
+	person.answer(call(rev1), "allow", "lifetime").want(t, "allow for lifetime at revision 1", http.StatusOK)
+	grants := grantsOf(t, person, "?effect=allow")
+	if len(grants) != 1 || jsonString(grants[0]["connection"]) != `{"id":"conn-1","revision":1}` {
+		t.Fatalf("grants: %s, want one carrying connection conn-1 revision 1", jsonString(grants))
+	}
+	if rec := call(rev1); str(rec["status"]) != "approved" {
+		t.Errorf("same connection revision: %s, want approved by the grant", str(rec["status"]))
+	}
+	for name, conn := range map[string]map[string]any{
+		"revision 2":         {"id": "conn-1", "revision": 2},
+		"another connection": {"id": "conn-2", "revision": 1},
+		"no connection":      nil,
+	} {
+		if rec := call(conn); str(rec["status"]) != "pending" {
+			t.Errorf("%s: %s by %s, want pending", name, str(rec["status"]), by(rec))
+		}
+	}
+}
+
+// Each stage allowed but the last is one request.updated event at the
+// next revision; the last is request.decided.
+func TestAPIShellStageEvents(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	ch, _ := openEvents(t, url, tokPerson, "")
+	rec := main.bash("make && make install", "")
+	id := str(rec["id"])
+	if ev := nextAbout(t, ch, id); ev.event != "dev.countersign.request.created" {
+		t.Fatalf("first event %s", ev.event)
+	}
+	person.answer(rec, "allow", "once").want(t, "allow stage 0", http.StatusOK)
+	if ev := nextAbout(t, ch, id); ev.event != "dev.countersign.request.updated" || ev.id != id+":1" {
+		t.Errorf("after stage 0: %s %s, want dev.countersign.request.updated %s:1", ev.event, ev.id, id)
+	}
+	person.answer(person.get(id), "allow", "once").want(t, "allow stage 1", http.StatusOK)
+	if ev := nextAbout(t, ch, id); ev.event != "dev.countersign.request.decided" || ev.id != id+":2" {
+		t.Errorf("after stage 1: %s %s, want dev.countersign.request.decided %s:2", ev.event, ev.id, id)
+	}
+}
