@@ -76,6 +76,7 @@ func TestCheckOrder(t *testing.T) {
 	deny := f.grant(t, "prog", "wipe", events.EffectDeny, events.ScopeLifetime, "")
 	f.grant(t, "prog", "wipe", events.EffectAllow, events.ScopeLifetime, "")
 	sess := f.grant(t, "prog", "email", events.EffectAllow, events.ScopeSession, "ses-1")
+	f.grant(t, "prog", "read_secrets", events.EffectDeny, events.ScopeLifetime, "")
 	tests := []struct {
 		name   string
 		r      *events.Request
@@ -85,6 +86,7 @@ func TestCheckOrder(t *testing.T) {
 		{"policy deny wins", req("prog", "apps.call", "c/delete_user", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-1"}},
 		{"no policy denies", req("lone", "tools.call", "read_file", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-2"}},
 		{"read", req("prog", "tools.call", "read_file", "", "tool"), events.StatusApproved, events.Ref{Kind: "read", ID: "tools.call:read_*"}},
+		{"a read is decided before grants", req("prog", "tools.call", "read_secrets", "", "tool"), events.StatusApproved, events.Ref{Kind: "read", ID: "tools.call:read_*"}},
 		{"allow grant", req("prog", "tools.call", "deploy", "", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(allow.ID)}},
 		{"deny grant wins", req("prog", "tools.call", "wipe", "", "tool"), events.StatusDenied, events.Ref{Kind: "grant", ID: string(deny.ID)}},
 		{"session grant in its session", req("prog", "tools.call", "email", "ses-1", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(sess.ID)}},

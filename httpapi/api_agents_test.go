@@ -30,9 +30,8 @@ func TestAPIRegisterSubagent(t *testing.T) {
 	prog.do("POST", "/v1/agents", map[string]any{"role": "helper"}).wantProblem(t, "register without approval", http.StatusForbidden, "Forbidden", "")
 	// A pending spawn request is not enough.
 	pend := prog.submit(map[string]any{"capability": map[string]any{"action": "agents.spawn", "target": "*"}, "arguments": map[string]any{"k": 1}})
-	if r := prog.do("POST", "/v1/agents", map[string]any{"request_id": pend["id"]}); r.status == http.StatusCreated {
-		t.Errorf("register with a pending spawn request: 201, want a refusal")
-	}
+	prog.do("POST", "/v1/agents", map[string]any{"request_id": pend["id"]}).
+		wantProblem(t, "register with a pending spawn request", http.StatusConflict, "RequestConflict", "")
 	// A request_id of another capability is refused.
 	other := prog.submit(map[string]any{"tool": "read_file", "arguments": map[string]any{}})
 	prog.do("POST", "/v1/agents", map[string]any{"request_id": other["id"]}).wantProblem(t, "register with a non-spawn request", http.StatusBadRequest, "InvalidRequest", "request_id")
@@ -58,9 +57,8 @@ func TestAPIRegisterSubagent(t *testing.T) {
 	if claimed := prog.get(str(spawn["id"])); claimed["claimed_at"] == nil {
 		t.Errorf("the spawn request was not claimed by registration")
 	}
-	if r := prog.do("POST", "/v1/agents", map[string]any{"request_id": spawn["id"]}); r.status == http.StatusCreated {
-		t.Errorf("second registration with the same spawn request: 201, want a refusal")
-	}
+	prog.do("POST", "/v1/agents", map[string]any{"request_id": spawn["id"]}).
+		wantProblem(t, "second registration with the same spawn request", http.StatusConflict, "RequestConflict", "")
 
 	// The subagent's token works; its chain ends in it.
 	rec := newClient(t, url, token).pending()

@@ -94,12 +94,20 @@ func TestAPIEvents(t *testing.T) {
 	if created.id == "" {
 		t.Errorf("event without an id: %+v", created)
 	}
-	// Another member's request is not shown.
+	// Another member's request is not shown: the very next event u-1 gets
+	// is its own request's decision, not the other member's creation
+	// (which was stored first). u-2's own stream does get it.
+	other, _ := openEvents(t, url, tokPerson2, "")
 	hidden := newClient(t, url, tokOther).pending()
+	nextAbout(t, other, str(hidden["id"]))
 	person.answer(rec, "allow", "").want(t, "answer", http.StatusOK)
-	decided := nextAbout(t, ch, str(rec["id"]))
-	if strings.Contains(decided.data, str(hidden["id"])) {
-		t.Errorf("an event about another member's request reached u-1")
+	decided := nextMatching(t, ch, "at all", func(sseEvent) bool { return true })
+	if !strings.Contains(decided.data, str(rec["id"])) || strings.Contains(decided.data, str(hidden["id"])) {
+		t.Errorf("u-1's next event is not its own request's decision: %s %s", decided.event, decided.data)
+	}
+	hidden2 := newClient(t, url, tokOther).pending()
+	if ev := nextMatching(t, other, "at all", func(sseEvent) bool { return true }); !strings.Contains(ev.data, str(hidden2["id"])) {
+		t.Errorf("u-2's next event is not its own next request: %s %s", ev.event, ev.data)
 	}
 
 	// Resume after the created event: the decided event is replayed.

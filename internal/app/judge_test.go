@@ -242,3 +242,35 @@ func TestSlowModelPastTheDeadline(t *testing.T) {
 		t.Fatalf("status %s, judge_escalated %v; want escalated, not approved", r.Status, r.JudgeEscalated)
 	}
 }
+
+// Grants are step 3 and the judge step 4 (SPEC §2): a request a grant
+// decides never reaches the model, even one that would deny it.
+func TestJudgeNotAskedWhenAGrantDecides(t *testing.T) {
+	model := newScripted(t)
+	srv := servertest.Start(t, servertest.WithConfig(judgeConfig(model.URL, "none")))
+	main, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	model.answer(200, map[string]any{"verdict": "escalate", "quote": "", "evidence": []string{}, "rationale": "Not covered."})
+	deploy := func() judged {
+		var r judged
+		if code := main.do(t, "POST", "/v1/requests", map[string]any{"tool": "issue_refund", "arguments": map[string]any{"currency": "GBP"}}, nil, &r); code != 201 {
+			t.Fatalf("submit: %d", code)
+		}
+		return r
+	}
+	r := deploy()
+	if code := person.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "allow", "scope": "lifetime"}, nil, nil); code != 200 {
+		t.Fatalf("allow for lifetime: %d", code)
+	}
+	model.answer(200, map[string]any{"verdict": "deny", "quote": refundRule, "evidence": []string{"GBP"}, "rationale": "Denied by the rule."})
+	model.mu.Lock()
+	before := model.calls
+	model.mu.Unlock()
+	if r = deploy(); r.Status != "approved" || r.Decision.By.Kind != "grant" {
+		t.Errorf("with a lifetime allow grant: %s by %s, want approved by the grant", r.Status, r.Decision.By.Kind)
+	}
+	model.mu.Lock()
+	defer model.mu.Unlock()
+	if model.calls != before {
+		t.Errorf("the model was asked %d times for a request a grant decides", model.calls-before)
+	}
+}

@@ -8,10 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -110,11 +114,36 @@ func TestEscalationReachesTheNextDecider(t *testing.T) {
 	a := startApp(t, t.TempDir(), "api", "deciders")
 	defer stopApp(t, a)
 	url := "http://" + a.Addr()
+	work := make(chan *nats.Msg, 16)
+	sub, err := a.Broker.Conn.ChanSubscribe("countersign.demo.decide.>", work)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
 	prog, main := newClient(url, "dev-programmer"), newClient(url, "dev-main")
 	var r record
 	prog.do(t, "POST", "/v1/requests", refund(1), nil, &r)
 	if code := main.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "abstain"}, nil, nil); code != 200 {
 		t.Fatalf("abstain: %d", code)
+	}
+	// Each work message goes to its decider's subject: created to agt_main,
+	// escalated to the person above it.
+	want := map[string]string{events.TypeRequestCreated: "countersign.demo.decide.agent.agt_main",
+		events.TypeRequestEscalated: "countersign.demo.decide.person.u-1"}
+	for len(want) > 0 {
+		select {
+		case m := <-work:
+			typ := m.Header.Get("ce-type")
+			if m.Header.Get("ce-subject") != r.ID || want[typ] == "" {
+				continue
+			}
+			if m.Subject != want[typ] {
+				t.Errorf("%s work message on %s, want %s", typ, m.Subject, want[typ])
+			}
+			delete(want, typ)
+		case <-time.After(10 * time.Second):
+			t.Fatalf("work messages never seen: %v", want)
+		}
 	}
 	js := a.Broker.JS
 	testutil.Eventually(t, 10*time.Second, func() bool {
@@ -130,4 +159,37 @@ func TestEscalationReachesTheNextDecider(t *testing.T) {
 	if si.State.LastSeq < 2 {
 		t.Fatalf("work stream saw %d messages, want the created (→ agt_main) and escalated (→ person) ones", si.State.LastSeq)
 	}
+}
+
+// Work lives in a memory stream: after a restart the outbox re-derives a
+// work message for every request still pending, on its decider's subject
+// (SPEC §9), so a decider that reads the work stream finds it again.
+func TestRestartRederivesPendingWork(t *testing.T) {
+	srv := servertest.Start(t)
+	main := newClient(srv.URL, "dev-main")
+	for i := range 3 {
+		var r record
+		if code := main.do(t, "POST", "/v1/requests", refund(i), nil, &r); code != 201 || r.Status != "pending" {
+			t.Fatalf("submit: %d %s", code, r.Status)
+		}
+	}
+	// The outbox derived (and acked) all three before the restart.
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		cons, err := srv.App.Broker.JS.Consumer(context.Background(), kvstate.StreamOf(kvstate.BucketRequests), approvals.OutboxConsumer)
+		if err != nil {
+			return false
+		}
+		info, err := cons.Info(context.Background())
+		return err == nil && info.AckFloor.Stream >= 3 && info.NumAckPending == 0
+	}, "the outbox acked the three writes")
+	srv.Restart(t)
+	js := srv.App.Broker.JS
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		st, err := js.Stream(context.Background(), events.WorkStream)
+		if err != nil {
+			return false
+		}
+		info, err := st.Info(context.Background())
+		return err == nil && info.State.LastSeq >= 3
+	}, "a work message for each of the 3 pending requests after the restart")
 }

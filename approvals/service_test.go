@@ -1,0 +1,158 @@
+package approvals_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Tests of the use cases themselves, on a real JetStream, with a clock the
+// test steps: no timers run here, so a rule about time is tested at the
+// exact instant it names.
+
+const tenantYAML = `tenants:
+  - id: acme
+    request_timeout: 1h
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents:
+      - {id: agt_main, member: u-1}
+`
+
+// clock is a clock the test sets.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+type fixture struct {
+	svc    *approvals.Service
+	store  *kvstate.Store
+	clock  *clock
+	agent  approvals.Caller
+	person approvals.Caller
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	cfg, err := config.Parse([]byte(tenantYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenants, err := cfg.DomainTenants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := kvstate.Open(ctx, testutil.NewJetStream(t).JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	views := kvstate.NewViews(store, tenants)
+	go func() { _ = views.Run(ctx) }()
+	if err := views.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	clk := &clock{now: time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)}
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	caller := func(kind, id string, scopes ...string) approvals.Caller {
+		p := events.Ref{Kind: kind, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
+	}
+	return &fixture{svc: svc, store: store, clock: clk,
+		agent:  caller(events.KindAgent, "agt_main", events.ScopeRequestsWrite),
+		person: caller(events.KindPerson, "u-1", events.ScopeApprovalsRead, events.ScopeApprovalsWrite)}
+}
+
+func (f *fixture) submit(t *testing.T, timeout string) kvstate.Record {
+	t.Helper()
+	rec, _, err := f.svc.Submit(context.Background(), f.agent, approvals.SubmitInput{Tool: "deploy",
+		Arguments: json.RawMessage(`{"env":"prod"}`), Timeout: timeout}, "", "")
+	if err != nil || rec.Status != events.StatusPending {
+		t.Fatalf("submit: %v %+v", err, rec.Request)
+	}
+	return rec
+}
+
+// An answer or cancel of a still-pending request at or after deadline_at
+// is a conflict and changes nothing (SPEC §4); a moment before, it is not.
+func TestNoAnswerOrCancelAtTheDeadline(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	zero := uint64(0)
+	allow := approvals.AnswerInput{Expected: &zero, Decision: approvals.DecisionAllow}
+
+	rec := f.submit(t, "10s")
+	f.clock.Set(rec.DeadlineAt)
+	if _, err := f.svc.Answer(ctx, f.person, rec.ID, allow); !errors.Is(err, approvals.ErrConflict) {
+		t.Errorf("answer at deadline_at: %v, want ErrConflict", err)
+	}
+	if _, err := f.svc.Cancel(ctx, f.agent, rec.ID); !errors.Is(err, approvals.ErrConflict) {
+		t.Errorf("cancel at deadline_at: %v, want ErrConflict", err)
+	}
+	f.clock.Set(rec.DeadlineAt.Add(time.Hour))
+	if _, err := f.svc.Answer(ctx, f.person, rec.ID, allow); !errors.Is(err, approvals.ErrConflict) {
+		t.Errorf("answer after deadline_at: %v, want ErrConflict", err)
+	}
+	if got, err := f.svc.Get(ctx, f.person, rec.ID); err != nil || got.Status != events.StatusPending || got.Revision != 0 {
+		t.Errorf("after refused answers: %v %s rev %d, want pending at 0", err, got.Status, got.Revision)
+	}
+
+	early := f.submit(t, "10s")
+	f.clock.Set(early.DeadlineAt.Add(-time.Nanosecond))
+	if got, err := f.svc.Answer(ctx, f.person, early.ID, allow); err != nil || got.Status != events.StatusApproved {
+		t.Errorf("answer a moment before deadline_at: %v %s", err, got.Status)
+	}
+	late := f.submit(t, "10s")
+	f.clock.Set(late.DeadlineAt.Add(-time.Nanosecond))
+	if got, err := f.svc.Cancel(ctx, f.agent, late.ID); err != nil || got.Status != events.StatusCancelled {
+		t.Errorf("cancel a moment before deadline_at: %v %s", err, got.Status)
+	}
+}
+
+// A submit whose idempotency key was taken but whose record was never
+// written (its creator crashed between the two writes) creates the record
+// under the key's id, once.
+func TestIdempotencyKeyWithoutItsRecordIsRecovered(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	id := events.NewRequestID()
+	key := kvstate.IdempotencyKey("acme", f.agent.Principal, "k-1")
+	if _, took, err := f.store.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: id, BodyDigest: "sha256:body", CreatedAt: f.clock.Now()}, time.Hour); err != nil || !took {
+		t.Fatalf("claim: %v %v", took, err)
+	}
+	in := approvals.SubmitInput{Tool: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)}
+	rec, created, err := f.svc.Submit(ctx, f.agent, in, "k-1", "sha256:body")
+	if err != nil || rec.ID != id || created {
+		t.Fatalf("submit with the orphaned key: %v id %s (want %s) created %v", err, rec.ID, id, created)
+	}
+	if got, err := f.store.GetRequest(ctx, "acme", id); err != nil || got.Status != events.StatusPending {
+		t.Errorf("the recovered record: %v %s", err, got.Status)
+	}
+	again, _, err := f.svc.Submit(ctx, f.agent, in, "k-1", "sha256:body")
+	if err != nil || again.ID != id || again.Revision != 0 {
+		t.Errorf("a repeat: %v id %s rev %d", err, again.ID, again.Revision)
+	}
+}
