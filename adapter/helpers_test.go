@@ -32,18 +32,6 @@ func newClient(t testing.TB, url, token string, opts ...adapter.Option) *adapter
 	return c
 }
 
-// eventually polls cond until it holds or within passes.
-func eventually(t testing.TB, within time.Duration, cond func() bool, format string, args ...any) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for "+format, args...)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // result is what a Do in a goroutine came to.
 type result struct {
 	out adapter.Outcome

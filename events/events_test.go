@@ -109,8 +109,9 @@ func TestIDs(t *testing.T) {
 		seen[id], prev = true, id
 	}
 	at := time.Now()
-	if DerivedGrantID("req_a", "agt_b", at) != DerivedGrantID("req_a", "agt_b", at) ||
-		DerivedGrantID("req_a", "agt_b", at) == DerivedGrantID("req_a", "agt_c", at) {
+	first, again := DerivedGrantID("req_a", "agt_b", at), DerivedGrantID("req_a", "agt_b", at)
+	if first != again || first == DerivedGrantID("req_a", "agt_c", at) ||
+		DerivedStageGrantID("req_a", "agt_b", 0, at) == DerivedStageGrantID("req_a", "agt_b", 1, at) {
 		t.Fatal("derived grant ids must be stable per request and agent")
 	}
 	_ = strconv.Itoa

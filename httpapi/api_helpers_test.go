@@ -342,7 +342,6 @@ var (
 	grantIDPattern = regexp.MustCompile(`^grt_[0-9A-HJKMNP-TV-Z]{26}$`)
 	ruleIDPattern  = regexp.MustCompile(`^rul_[0-9A-HJKMNP-TV-Z]{26}$`)
 	agentIDPattern = regexp.MustCompile(`^agt_[0-9A-HJKMNP-TV-Z]{26}$`)
-	digestPattern  = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 )
 
 // wantDigest computes SPEC §4's call_digest independently: the JCS form

@@ -114,12 +114,14 @@ func (p *Proxy) attach(ctx context.Context, cs *mcp.ClientSession) error {
 	if init != nil && init.Capabilities != nil {
 		caps = init.Capabilities
 	}
-	opts := &mcp.ServerOptions{
-		Logger:       p.cfg.Logger,
-		HasTools:     true,
-		HasResources: caps.Resources != nil,
-		HasPrompts:   caps.Prompts != nil,
+	mine := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	if caps.Resources != nil {
+		mine.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 	}
+	if caps.Prompts != nil {
+		mine.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+	}
+	opts := &mcp.ServerOptions{Logger: p.cfg.Logger, Capabilities: mine}
 	if init != nil {
 		opts.Instructions = init.Instructions
 	}

@@ -68,7 +68,7 @@ func mcpProxySetup(args []string, log *slog.Logger) (mcpproxy.Config, mcp.Transp
 	case *upURL != "":
 		return cfg, &mcp.StreamableClientTransport{Endpoint: *upURL}, *listen, nil
 	case fs.NArg() == 0:
-		return cfg, nil, "", errors.New("no upstream: give --upstream-url URL or -- command args...")
+		return cfg, nil, "", errors.New("no upstream: give --upstream-url URL or -- command args")
 	}
 	cmd := exec.Command(fs.Arg(0), fs.Args()[1:]...)
 	cmd.Stderr = os.Stderr

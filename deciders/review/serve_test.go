@@ -253,3 +253,11 @@ func TestEscalatedOfferGoesToTheNextDecider(t *testing.T) {
 		t.Fatalf("offers seen %v, want %v", seen, want)
 	}
 }
+
+// Serve refuses a non-positive answer wait before it subscribes.
+func TestServeRefusesNonPositiveAnswerWait(t *testing.T) {
+	err := review.Serve(context.Background(), nil, "tok", nil, review.For("demo", "agt_main"), review.WithAnswerWait(0))
+	if err == nil || !strings.Contains(err.Error(), "answer wait") {
+		t.Errorf("answer wait 0: %v, want a refusal", err)
+	}
+}

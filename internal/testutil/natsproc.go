@@ -1,7 +1,6 @@
 package testutil
 
 import (
-	"bytes"
 	"fmt"
 	"net"
 	"net/http"
@@ -133,27 +132,6 @@ func (p *Process) Kill() {
 	_ = p.cmd.Process.Signal(syscall.SIGKILL)
 	<-p.exited
 	p.cmd = nil
-}
-
-// Running reports whether the process was started and has not exited.
-func (p *Process) Running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil {
-		return false
-	}
-	select {
-	case <-p.exited:
-		return false
-	default:
-		return true
-	}
-}
-
-// LogContains reports whether the process's log holds s.
-func (p *Process) LogContains(s string) bool {
-	b, _ := os.ReadFile(p.LogPath)
-	return bytes.Contains(b, []byte(s))
 }
 
 func tail(path string, n int) string {
