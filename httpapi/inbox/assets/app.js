@@ -3,7 +3,7 @@
 
 import { token, call, list, follow, problemText } from './api.js';
 import { el } from './text.js';
-import { page, row, historyRow, changes, countdown, terminal, currentStage } from './view.js';
+import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce } from './view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -151,12 +151,6 @@ function result(kind, ...content) {
   box.hidden = false;
   box.className = 'result ' + kind;
   box.replaceChildren(...content);
-}
-
-// onlyOnce: answers to these may only use scope once (SPEC §2, STAGES).
-function onlyOnce(r) {
-  const kind = (r.subject && r.subject.kind) || 'tool';
-  return (kind !== 'tool' && kind !== 'shell') || Boolean(r.subject && r.subject.protected_write);
 }
 
 function radio(name, value, checked, disabled, label) {

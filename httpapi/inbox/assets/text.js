@@ -65,18 +65,23 @@ const lookalikes = new Map(Object.entries({
   'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ց': 'g', 'ı': 'i', 'ɑ': 'a', 'ʏ': 'y', 'ᴠ': 'v', 'ᴡ': 'w',
 }));
 
-// imitated returns the ASCII character ch imitates, or '' when none.
-// Besides the table, any non-ASCII character whose compatibility form
-// is ASCII (fullwidth ａ, mathematical 𝐚) imitates that form.
-export function imitated(ch) {
+// compatible returns the ASCII text whose compatibility variant ch is
+// (fullwidth ａ, mathematical 𝐚, ligature ﬁ), or ''.
+function compatible(ch) {
   if (ch.codePointAt(0) < 0x80) return '';
-  if (lookalikes.has(ch)) return lookalikes.get(ch);
   const k = ch.normalize('NFKC');
   return /^[\x21-\x7e]+$/.test(k) ? k : '';
 }
 
+// imitated returns the ASCII character ch imitates, or '' when none.
+export function imitated(ch) {
+  if (ch.codePointAt(0) < 0x80) return '';
+  return lookalikes.get(ch) || compatible(ch);
+}
+
 // lookalikeSet returns the positions (code point indexes) of s's
-// look-alike letters: every one when s is mostly ASCII (at least half of
+// look-alike letters: compatibility variants of ASCII always; letters of
+// other scripts that look Latin when s is mostly ASCII (at least half of
 // its letters), else those in words that mix them with ASCII letters
 // (so Russian text is not flagged, "pаypal" is).
 function lookalikeSet(chars) {
@@ -89,7 +94,7 @@ function lookalikeSet(chars) {
     if (i < chars.length && /[\p{L}\p{M}\p{N}]/u.test(chars[i])) continue;
     const word = chars.slice(start, i);
     const mixed = word.some((c) => /[A-Za-z0-9]/.test(c));
-    word.forEach((c, j) => { if ((mostly || mixed) && imitated(c)) flagged.add(start + j); });
+    word.forEach((c, j) => { if (compatible(c) || ((mostly || mixed) && imitated(c))) flagged.add(start + j); });
     start = i + 1;
   }
   return flagged;

@@ -60,6 +60,13 @@ function stageBadge(r) {
   return el('span', { class: 'badge' }, 'stage ' + (currentStage(r) + 1) + ' of ' + r.stages.length);
 }
 
+// onlyOnce: answers to a request of another subject kind than tool or
+// shell, or to a write to a protected file, may only use scope once.
+export function onlyOnce(r) {
+  const kind = (r.subject && r.subject.kind) || 'tool';
+  return (kind !== 'tool' && kind !== 'shell') || Boolean(r.subject && r.subject.protected_write);
+}
+
 // currentStage is the record's current_stage, or the first stage not yet
 // allowed.
 export function currentStage(r) {
