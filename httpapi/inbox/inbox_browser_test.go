@@ -61,11 +61,14 @@ func TestInboxInBrowser(t *testing.T) {
 
 	b.do(chromedp.Navigate(srv.URL + "/"))
 	b.wait("the sign-in form", `!document.getElementById('signin').hidden`)
+	b.do(chromedp.SendKeys(chromedp.ID("token"), "not-a-token"), chromedp.Click(chromedp.ID("signin-submit")))
+	b.wait("the refusal", `document.getElementById('signin-error').textContent.includes('not accepted') && sessionStorage.length === 0`)
 	b.do(chromedp.SendKeys(chromedp.ID("token"), servertest.TokenPerson), chromedp.Click(chromedp.ID("signin-submit")))
 	b.wait("the live empty inbox", `document.getElementById('live').classList.contains('on') && document.getElementById('count').textContent === '0'`)
 	eval[chromedp.Void](b, `window.__sameLoad = true`)
-	if got := eval[string](b, `sessionStorage.getItem('countersign.token')`); got != servertest.TokenPerson {
-		t.Errorf("session storage token = %q, want the person's", got)
+	recordPosts(b)
+	if got := eval[string](b, `sessionStorage.getItem('countersign.token') + ' ' + localStorage.length + ' ' + document.cookie`); got != servertest.TokenPerson+" 0 " {
+		t.Errorf("token storage = %q, want the person's token in session storage only", got)
 	}
 
 	first := submit(t, api, hostile("ses-1"))
@@ -83,6 +86,24 @@ func TestInboxInBrowser(t *testing.T) {
 	history(t, b, first, second)
 	phone(t, b, api)
 	b.checkConsole()
+}
+
+// recordPosts keeps the body of each POST the page sends in
+// window.__posts (the test wraps fetch from the DevTools side).
+func recordPosts(b *browser) {
+	eval[chromedp.Void](b, `window.__posts = []; { const f = window.fetch; window.fetch = (u, init) => {
+		if (init && init.method === 'POST') window.__posts.push(init.body); return f(u, init); }; }`)
+}
+
+// lastPost returns the body of the last POST the page sent.
+func lastPost(t *testing.T, b *browser) map[string]any {
+	t.Helper()
+	var body map[string]any
+	raw := eval[string](b, `window.__posts.at(-1) ?? ''`)
+	if err := json.Unmarshal([]byte(raw), &body); err != nil {
+		t.Fatalf("last POST of the page: %q: %v", raw, err)
+	}
+	return body
 }
 
 // keys: j and k move the selection.
@@ -132,6 +153,10 @@ func approveWithSession(t *testing.T, b *browser, api servertest.API, id string)
 		chromedp.Click(chromedp.ID("answer-submit")))
 	b.wait("the answer's outcome", `document.querySelector('#answer-result.done')?.textContent.includes('approved')`)
 	b.shot("approved")
+	want := map[string]any{"expected": 0.0, "decision": "allow", "scope": "session", "reason": "Checked with the customer."}
+	if got := lastPost(t, b); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the page sent %v, want %v", got, want)
+	}
 	r := api.Get(servertest.TokenPerson, events.RequestID(id))
 	if r.Status != events.StatusApproved || r.Decision == nil || r.Decision.Scope != "session" || r.Decision.By.Kind != "person" ||
 		r.Decision.Note != "Checked with the customer." {
@@ -161,12 +186,15 @@ func conflict(t *testing.T, b *browser, api servertest.API, id string) {
 	b.do(chromedp.Click(chromedp.ID("answer-submit")))
 	b.wait("the conflict", `document.querySelector('#answer-result.conflict') !== null`)
 	msg := eval[string](b, `document.getElementById('answer-result').textContent`)
-	for _, want := range []string{"denied by person u-1", "Revision 0 → 1", "Nothing was changed"} {
+	for _, want := range []string{"denied by person u-1", "Revision 0 → 1", "Not this one.", "Nothing was changed"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("conflict message %q, want it to say %q", msg, want)
 		}
 	}
 	b.shot("conflict")
+	if got := lastPost(t, b); got["expected"] != 0.0 || got["decision"] != "allow" {
+		t.Errorf("the page sent %v, want the revision it showed (0) as expected", got)
+	}
 	if r := api.Get(servertest.TokenPerson, events.RequestID(id)); r.Status != events.StatusDenied || r.Revision != 1 {
 		t.Errorf("after the refused answer: %s revision %d, want denied at revision 1", r.Status, r.Revision)
 	}
@@ -203,6 +231,9 @@ func phone(t *testing.T, b *browser, api servertest.API) {
 	b.wait("the deny form", `document.getElementById('decision-deny')?.checked === true`)
 	if w := eval[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {
 		t.Errorf("the page is %dpx wider than a phone's screen", w)
+	}
+	if !eval[bool](b, `document.getElementById('detail').getBoundingClientRect().top >= document.querySelector('.listpane').getBoundingClientRect().bottom - 1`) {
+		t.Error("on a phone the request's page is not below the list: the layout did not stack")
 	}
 	b.shot("phone")
 }

@@ -2,7 +2,7 @@
 // form, history, and the keyboard.
 
 import { token, call, list, follow, problemText } from './api.js';
-import { el } from './text.js';
+import { el, quoted } from './text.js';
 import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce } from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -221,7 +221,8 @@ async function conflict(shown, refused) {
   }
   const what = now.body.revision === shown.revision && terminal(now.body) === terminal(shown)
     ? problemText(refused) : changes(shown, now.body);
-  result('conflict', 'Not answered: the request changed since you saw it. ' + what + ' Nothing was changed by your answer. ',
+  const note = now.body.decision && now.body.decision.note ? [el('span', { class: 'attribution' }, ' Their note:'), quoted(now.body.decision.note)] : [];
+  result('conflict', 'Not answered: the request changed since you saw it. ' + what, ...note, ' Nothing was changed by your answer. ',
     button('Show the current version', () => { state.shown = now.body; renderDetail(); }));
   closeForm();
 }
