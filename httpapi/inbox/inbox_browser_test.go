@@ -144,6 +144,8 @@ func readHostile(t *testing.T, b *browser) {
 		t.Errorf("window.__pwned = %s: a payload ran", got)
 	}
 	b.shot("request")
+	left := eval[string](b, `document.querySelector('#detail .countdown').textContent`)
+	b.wait("the deadline counting down", fmt.Sprintf(`document.querySelector('#detail .countdown').textContent !== %q`, left))
 }
 
 func approveWithSession(t *testing.T, b *browser, api servertest.API, id string) {
