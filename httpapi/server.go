@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/httpapi/inbox"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -89,6 +90,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", metricsHandler(reg))
+	inbox.Mount(a.mux) // the web inbox: GET / and GET /inbox/…
 }
 
 func (a *API) handle(pattern string, h handler) {

@@ -1,0 +1,286 @@
+// The inbox page: sign-in, the live list, one request's page, the answer
+// form, history, and the keyboard.
+
+import { token, call, list, follow, problemText } from './api.js';
+import { el, quoted } from './text.js';
+import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce } from './view.js';
+
+const $ = (id) => document.getElementById(id);
+
+const state = {
+  view: 'pending', // or 'history'
+  items: [],
+  selected: '',
+  shown: null, // the record on the page: its revision is what an answer sends
+  stream: null, // AbortController of the event stream
+  seq: 0,
+  timer: 0,
+};
+
+function showSignin(message) {
+  $('signin').hidden = false;
+  $('inbox').hidden = true;
+  for (const id of ['tabs', 'live', 'signout']) $(id).hidden = true;
+  $('signin-error').textContent = message || '';
+  $('token').value = '';
+  $('token').focus();
+}
+
+async function signIn(ev) {
+  ev.preventDefault();
+  token.set($('token').value.trim());
+  const r = await call('GET', '/v1/requests?status=pending&limit=1');
+  if (r.status !== 200) {
+    token.clear();
+    const why = { 401: 'That token was not accepted.', 403: 'That token may not read an inbox (it needs approvals:read).' };
+    showSignin(why[r.status] || problemText(r));
+    return;
+  }
+  enter();
+}
+
+function enter() {
+  $('signin').hidden = true;
+  $('inbox').hidden = false;
+  for (const id of ['tabs', 'live', 'signout']) $(id).hidden = false;
+  state.stream = new AbortController();
+  follow({ signal: state.stream.signal, onOpen: refresh, onEvent, onState: live });
+}
+
+function signOut(message) {
+  if (state.stream) state.stream.abort();
+  token.clear();
+  Object.assign(state, { items: [], selected: '', shown: null, stream: null });
+  $('list').replaceChildren();
+  $('detail').replaceChildren(el('p', { class: 'muted' }, 'Select a request (j/k).'));
+  showSignin(typeof message === 'string' ? message : '');
+}
+
+function live(s) {
+  if (s === 'refused') { signOut('The server no longer accepts this token.'); return; }
+  $('live').textContent = s === 'live' ? 'live' : 'reconnecting…';
+  $('live').className = 'live ' + (s === 'live' ? 'on' : 'off');
+}
+
+// refresh reloads the list of the current view; the newest call wins.
+async function refresh() {
+  const seq = ++state.seq;
+  const pending = await list('status=pending&limit=200');
+  const hist = state.view === 'history' ? await list('status=approved,denied,expired,cancelled&limit=500') : null;
+  if (seq !== state.seq) return;
+  if (pending.status === 401) { signOut('The server no longer accepts this token.'); return; }
+  $('count').textContent = pending.status === 200 ? String(pending.items.length) : '';
+  const r = hist || pending;
+  $('list-error').textContent = r.status === 200 ? '' : r.error;
+  state.items = hist ? hist.items.sort((a, b) => (b.decision?.decided_at || '').localeCompare(a.decision?.decided_at || '')) : pending.items;
+  renderList();
+}
+
+function scheduleRefresh() {
+  clearTimeout(state.timer);
+  state.timer = setTimeout(refresh, 50);
+}
+
+function renderList() {
+  const make = state.view === 'history' ? historyRow : row;
+  $('list').replaceChildren(...state.items.map((r) => make(r, r.id === state.selected)));
+  $('empty').hidden = state.items.length > 0;
+  $('empty').textContent = state.view === 'history' ? 'Nothing decided yet.' : 'Nothing waiting for you.';
+  $('list').dataset.view = state.view;
+}
+
+function onEvent(ev) {
+  if (!ev.type.startsWith('dev.countersign.request.')) return;
+  scheduleRefresh();
+  let ce;
+  try { ce = JSON.parse(ev.data); } catch (e) { return; }
+  const s = state.shown;
+  if (s && ce.subject === s.id && ce.data && ce.data.revision > s.revision && !terminal(s)) {
+    changed(ce.data);
+  }
+}
+
+// changed says on the page that the request moved on while shown.
+function changed(now) {
+  const note = $('changed');
+  if (!note) return;
+  note.hidden = false;
+  note.replaceChildren('This request changed while you were looking (now revision ' + now.revision + ', ' + now.status +
+    '). An answer to the revision shown would be refused. ', button('Show the current version', () => select(state.shown.id, true)));
+}
+
+function button(label, fn, attrs) {
+  const b = el('button', Object.assign({ type: 'button' }, attrs), label);
+  b.addEventListener('click', fn);
+  return b;
+}
+
+// select shows one request; fresh fetches it again instead of using the
+// list's copy.
+async function select(id, fresh) {
+  state.selected = id;
+  for (const li of $('list').children) li.setAttribute('aria-selected', li.dataset.id === id ? 'true' : 'false');
+  const li = [...$('list').children].find((x) => x.dataset.id === id);
+  if (li) li.scrollIntoView({ block: 'nearest' });
+  let r = state.items.find((x) => x.id === id);
+  if (fresh || !r) {
+    const got = await call('GET', '/v1/requests/' + encodeURIComponent(id));
+    if (got.status !== 200) { result('error', problemText(got)); return; }
+    r = got.body;
+  }
+  state.shown = r;
+  renderDetail();
+}
+
+function renderDetail(message) {
+  const r = state.shown;
+  const d = $('detail');
+  d.dataset.id = r.id;
+  d.dataset.revision = String(r.revision);
+  const actions = terminal(r) ? null : el('div', { class: 'actions' },
+    button('Allow… (a)', () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
+    button('Deny… (d)', () => openForm('deny'), { class: 'deny', id: 'open-deny' }));
+  d.replaceChildren(...[el('p', { id: 'changed', class: 'changed', role: 'status', hidden: true }), ...page(r), actions,
+    el('div', { id: 'answer-slot' }), el('div', { id: 'answer-result', role: 'status', hidden: true })].filter(Boolean));
+  if (message) result(...message);
+}
+
+function result(kind, ...content) {
+  const box = $('answer-result');
+  if (!box) return;
+  box.hidden = false;
+  box.className = 'result ' + kind;
+  box.replaceChildren(...content);
+}
+
+function radio(name, value, checked, disabled, label) {
+  return el('label', { class: 'choice' }, el('input', { type: 'radio', name, value, id: name + '-' + value, checked, disabled }), ' ' + label);
+}
+
+function openForm(decision) {
+  if (!state.shown && state.items.length) { select(state.items[0].id).then(() => openForm(decision)); return; }
+  const r = state.shown;
+  if (!r || terminal(r) || !$('answer-slot')) return;
+  const once = onlyOnce(r);
+  const stage = Array.isArray(r.stages) && r.stages.length ? ' (stage ' + (currentStage(r) + 1) + ' of ' + r.stages.length + ')' : '';
+  const form = el('form', { id: 'answer', class: 'answer', 'data-decision': decision },
+    el('h3', {}, 'Answer revision ' + r.revision + stage),
+    el('fieldset', {}, el('legend', {}, 'Decision'), radio('decision', 'allow', decision === 'allow', false, 'Allow'),
+      radio('decision', 'deny', decision === 'deny', false, 'Deny')),
+    el('fieldset', {}, el('legend', {}, 'Scope'), radio('scope', 'once', true, false, 'Once'),
+      radio('scope', 'session', false, once, 'This session' + (r.session ? '' : ' (no session: no grant kept)')),
+      radio('scope', 'lifetime', false, once, 'Lifetime'),
+      once ? el('p', { class: 'muted' }, 'This request may only be answered for this one call.') : null),
+    el('label', { for: 'answer-reason' }, 'Reason (kept as the decision\'s note)'),
+    el('textarea', { id: 'answer-reason', rows: '2', maxlength: '2000' }),
+    el('label', { for: 'answer-rule' }, 'Rule to keep for the agent (optional)'),
+    el('input', { id: 'answer-rule', type: 'text', maxlength: '2000' }),
+    el('div', { class: 'buttons' }, el('button', { type: 'submit', id: 'answer-submit' }, 'Send answer'),
+      button('Cancel (Esc)', closeForm)));
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); answer(r, form); });
+  $('answer-slot').replaceChildren(form);
+  // Focus the chosen decision, not a text field: the key that opened the
+  // form must not be typed into the reason.
+  $('decision-' + decision).focus();
+}
+
+function closeForm() {
+  if ($('answer-slot')) $('answer-slot').replaceChildren();
+}
+
+// answer sends the form's answer with the shown revision as expected.
+async function answer(shown, form) {
+  const pick = (name) => form.querySelector('input[name="' + name + '"]:checked').value;
+  const body = { expected: shown.revision, decision: pick('decision'), scope: pick('scope') };
+  if ($('answer-reason').value) body.reason = $('answer-reason').value;
+  if ($('answer-rule').value) body.rule = $('answer-rule').value;
+  $('answer-submit').disabled = true;
+  const r = await call('POST', '/v1/requests/' + encodeURIComponent(shown.id), body);
+  if (r.status === 200) { answered(shown, r.body, body); return; }
+  $('answer-submit').disabled = false;
+  if (r.status === 409) { await conflict(shown, r); return; }
+  if (r.status === 401) { signOut('The server no longer accepts this token.'); return; }
+  result('error', 'Not answered: ' + problemText(r));
+}
+
+function answered(shown, now, body) {
+  const words = terminal(now) ? 'You answered ' + body.decision + ' (scope ' + body.scope + '): the request is ' + now.status + '.'
+    : 'You allowed stage ' + (currentStage(shown) + 1) + '; stage ' + (currentStage(now) + 1) + ' waits for an answer.';
+  state.shown = now;
+  renderDetail(['done', words]);
+  scheduleRefresh();
+}
+
+// conflict reads the request again and says what changed since it was
+// shown; nothing was changed by the refused answer.
+async function conflict(shown, refused) {
+  const now = await call('GET', '/v1/requests/' + encodeURIComponent(shown.id));
+  if (now.status !== 200) {
+    result('conflict', 'Not answered: the request is no longer visible to you. Nothing was changed.');
+    return;
+  }
+  const what = now.body.revision === shown.revision && terminal(now.body) === terminal(shown)
+    ? problemText(refused) : changes(shown, now.body);
+  const note = now.body.decision && now.body.decision.note ? [el('span', { class: 'attribution' }, ' Their note:'), quoted(now.body.decision.note)] : [];
+  result('conflict', 'Not answered: the request changed since you saw it. ' + what, ...note, ' Nothing was changed by your answer. ',
+    button('Show the current version', () => { state.shown = now.body; renderDetail(); }));
+  closeForm();
+}
+
+function setView(view) {
+  if (state.view === view) return;
+  state.view = view;
+  state.selected = '';
+  $('tab-pending').setAttribute('aria-pressed', String(view === 'pending'));
+  $('tab-history').setAttribute('aria-pressed', String(view === 'history'));
+  state.items = [];
+  renderList();
+  refresh();
+}
+
+function move(step) {
+  if (!state.items.length) return;
+  const at = state.items.findIndex((r) => r.id === state.selected);
+  const next = at < 0 ? (step > 0 ? 0 : state.items.length - 1) : Math.min(Math.max(at + step, 0), state.items.length - 1);
+  select(state.items[next].id);
+}
+
+const keys = {
+  j: () => move(1),
+  k: () => move(-1),
+  a: () => openForm('allow'),
+  d: () => openForm('deny'),
+  h: () => setView('history'),
+  i: () => setView('pending'),
+  '?': () => { $('help').hidden = !$('help').hidden; },
+};
+
+function onKey(ev) {
+  if (ev.key === 'Escape') { closeForm(); return; }
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || $('inbox').hidden) return;
+  if (ev.target.closest && ev.target.closest('input, textarea, select')) return;
+  const fn = keys[ev.key];
+  if (!fn) return;
+  ev.preventDefault();
+  fn();
+}
+
+function tick() {
+  for (const e of document.querySelectorAll('[data-deadline]')) e.textContent = countdown(e.dataset.deadline);
+}
+
+function init() {
+  $('signin-form').addEventListener('submit', signIn);
+  $('signout').addEventListener('click', () => signOut());
+  $('tab-pending').addEventListener('click', () => setView('pending'));
+  $('tab-history').addEventListener('click', () => setView('history'));
+  $('list').addEventListener('click', (ev) => {
+    const li = ev.target.closest('li[data-id]');
+    if (li) select(li.dataset.id);
+  });
+  document.addEventListener('keydown', onKey);
+  setInterval(tick, 1000);
+  if (token.get()) enter(); else showSignin();
+}
+
+init();

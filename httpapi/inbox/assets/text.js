@@ -1,0 +1,185 @@
+// Showing data as text. Everything a request carries (arguments, reasons,
+// notes, ids) reaches the page through these functions, as text nodes:
+// never as markup. Invisible characters become visible escapes and
+// look-alike letters are flagged.
+
+// el builds an element. attrs are set with setAttribute (never on*
+// handlers); children are nodes or strings, and strings become text nodes.
+export function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === false || v === null || v === undefined) continue;
+    e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    e.append(typeof c === 'string' ? document.createTextNode(c) : c);
+  }
+  return e;
+}
+
+// Names of the characters people most need told apart.
+const names = {
+  0x200b: 'ZERO WIDTH SPACE', 0x200c: 'ZERO WIDTH NON-JOINER', 0x200d: 'ZERO WIDTH JOINER',
+  0x200e: 'LEFT-TO-RIGHT MARK', 0x200f: 'RIGHT-TO-LEFT MARK', 0x2028: 'LINE SEPARATOR',
+  0x2029: 'PARAGRAPH SEPARATOR', 0x202a: 'LEFT-TO-RIGHT EMBEDDING', 0x202b: 'RIGHT-TO-LEFT EMBEDDING',
+  0x202c: 'POP DIRECTIONAL FORMATTING', 0x202d: 'LEFT-TO-RIGHT OVERRIDE', 0x202e: 'RIGHT-TO-LEFT OVERRIDE',
+  0x2060: 'WORD JOINER', 0x2066: 'LEFT-TO-RIGHT ISOLATE', 0x2067: 'RIGHT-TO-LEFT ISOLATE',
+  0x2068: 'FIRST STRONG ISOLATE', 0x2069: 'POP DIRECTIONAL ISOLATE', 0xfeff: 'ZERO WIDTH NO-BREAK SPACE',
+  0x00ad: 'SOFT HYPHEN', 0x061c: 'ARABIC LETTER MARK', 0x00a0: 'NO-BREAK SPACE',
+};
+
+// Characters shown as escapes: controls (Cc), format characters (Cf:
+// bidi controls, zero-width joiners and spaces, tags), surrogates,
+// private use and unassigned code points, line and paragraph separators,
+// every space but U+0020, variation selectors, the combining grapheme
+// joiner and the invisible Hangul fillers.
+const hidden = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\p{Zs}\u034f\u115f\u1160\u3164\uffa0\ufe00-\ufe0f\u{e0100}-\u{e01ef}]/u;
+
+const jsonEscapes = { '"': '\\"', '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\b': '\\b', '\f': '\\f' };
+
+function hex(cp) {
+  return cp.toString(16).toUpperCase().padStart(4, '0');
+}
+
+// escapeOf returns the visible escape of a hidden character, in
+// \u202E style (\u{E0041} above the BMP).
+export function escapeOf(ch) {
+  const cp = ch.codePointAt(0);
+  return cp > 0xffff ? '\\u{' + hex(cp) + '}' : '\\u' + hex(cp);
+}
+
+// A selection of Unicode's confusables.txt: letters of other scripts that
+// look like Latin ones, with the letter they imitate.
+const lookalikes = new Map(Object.entries({
+  // Cyrillic
+  'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's',
+  'ԁ': 'd', 'һ': 'h', 'ӏ': 'l', 'ԛ': 'q', 'ԝ': 'w', 'ь': 'b', 'ү': 'y', 'ɡ': 'g',
+  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T',
+  'Х': 'X', 'У': 'Y', 'І': 'I', 'Ј': 'J', 'Ѕ': 'S', 'Ү': 'Y', 'Ԁ': 'D', 'Ԛ': 'Q', 'Ԝ': 'W',
+  // Greek
+  'α': 'a', 'ο': 'o', 'ν': 'v', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'υ': 'u', 'τ': 't', 'γ': 'y',
+  'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O',
+  'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
+  // Armenian, Latin extensions
+  'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ց': 'g', 'ı': 'i', 'ɑ': 'a', 'ʏ': 'y', 'ᴠ': 'v', 'ᴡ': 'w',
+}));
+
+// compatible returns the ASCII text whose compatibility variant ch is
+// (fullwidth ａ, mathematical 𝐚, ligature ﬁ), or ''.
+function compatible(ch) {
+  if (ch.codePointAt(0) < 0x80) return '';
+  const k = ch.normalize('NFKC');
+  return /^[\x21-\x7e]+$/.test(k) ? k : '';
+}
+
+// imitated returns the ASCII character ch imitates, or '' when none.
+export function imitated(ch) {
+  if (ch.codePointAt(0) < 0x80) return '';
+  return lookalikes.get(ch) || compatible(ch);
+}
+
+// lookalikeSet returns the positions (code point indexes) of s's
+// look-alike letters: compatibility variants of ASCII always; letters of
+// other scripts that look Latin when s is mostly ASCII (at least half of
+// its letters), else those in words that mix them with ASCII letters
+// (so Russian text is not flagged, "pаypal" is).
+function lookalikeSet(chars) {
+  const letters = chars.filter((c) => /\p{L}/u.test(c));
+  const ascii = letters.filter((c) => /[A-Za-z]/.test(c)).length;
+  const mostly = letters.length > 0 && ascii * 2 >= letters.length;
+  const flagged = new Set();
+  let start = 0;
+  for (let i = 0; i <= chars.length; i++) {
+    if (i < chars.length && /[\p{L}\p{M}\p{N}]/u.test(chars[i])) continue;
+    const word = chars.slice(start, i);
+    const mixed = word.some((c) => /[A-Za-z0-9]/.test(c));
+    word.forEach((c, j) => { if (compatible(c) || ((mostly || mixed) && imitated(c))) flagged.add(start + j); });
+    start = i + 1;
+  }
+  return flagged;
+}
+
+// Findings collects what a view found, for the notices above it.
+export class Findings {
+  constructor() { this.hidden = []; this.lookalikes = []; }
+  get any() { return this.hidden.length > 0 || this.lookalikes.length > 0; }
+}
+
+// visible renders s as text for a node: hidden characters as escape
+// spans, look-alike letters as flagged spans, the rest as text. json
+// also escapes '"', '\' and the JSON short escapes, as JSON writes them.
+export function visible(s, findings, json = false) {
+  const frag = document.createDocumentFragment();
+  const chars = Array.from(String(s));
+  const flagged = lookalikeSet(chars);
+  let run = '';
+  const flush = () => { if (run) frag.append(document.createTextNode(run)); run = ''; };
+  chars.forEach((ch, i) => {
+    const cp = ch.codePointAt(0);
+    if (json && (ch === '"' || ch === '\\')) { run += jsonEscapes[ch]; return; }
+    if (!json && ch === '\n') { run += ch; return; } // a line break in prose stays one
+    if (ch !== ' ' && hidden.test(ch)) {
+      flush();
+      const text = (json && jsonEscapes[ch]) || escapeOf(ch);
+      const name = names[cp] ? ' ' + names[cp] : '';
+      frag.append(el('span', { class: 'esc', title: 'U+' + hex(cp) + name + ' (shown as an escape)' }, text));
+      if (findings) findings.hidden.push('U+' + hex(cp) + name);
+      return;
+    }
+    if (flagged.has(i)) {
+      flush();
+      const like = imitated(ch);
+      frag.append(el('mark', { class: 'lookalike', title: 'U+' + hex(cp) + ' looks like "' + like + '"' }, ch));
+      if (findings) findings.lookalikes.push({ ch, cp: 'U+' + hex(cp), like, text: String(s) });
+      return;
+    }
+    run += ch;
+  });
+  flush();
+  return frag;
+}
+
+// quoted shows s as someone's quoted words: a blockquote of text.
+export function quoted(s, findings, cls = 'quote') {
+  return el('blockquote', { class: cls }, visible(s, findings));
+}
+
+// jsonView renders a parsed JSON node (see json.js) as formatted JSON,
+// two spaces per level, keys and strings through visible.
+export function jsonView(node, findings) {
+  const pre = el('pre', { class: 'json' });
+  write(pre, node, findings, '');
+  return pre;
+}
+
+function write(out, node, findings, indent) {
+  const inner = indent + '  ';
+  switch (node.t) {
+    case 'obj':
+      if (node.v.length === 0) { out.append('{}'); return; }
+      out.append('{\n');
+      node.v.forEach(([k, v], i) => {
+        out.append(inner, el('span', { class: 'key' }, '"', visible(k, findings, true), '"'), ': ');
+        write(out, v, findings, inner);
+        out.append(i < node.v.length - 1 ? ',\n' : '\n');
+      });
+      out.append(indent + '}');
+      return;
+    case 'arr':
+      if (node.v.length === 0) { out.append('[]'); return; }
+      out.append('[\n');
+      node.v.forEach((v, i) => {
+        out.append(inner);
+        write(out, v, findings, inner);
+        out.append(i < node.v.length - 1 ? ',\n' : '\n');
+      });
+      out.append(indent + ']');
+      return;
+    case 'str':
+      out.append(el('span', { class: 'str' }, '"', visible(node.v, findings, true), '"'));
+      return;
+    default: // numbers as written, true, false, null
+      out.append(el('span', { class: node.t }, node.v));
+  }
+}
