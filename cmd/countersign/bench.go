@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/countersign/countersign/events"
@@ -36,8 +37,17 @@ func runBench(args []string) int {
 	fl.StringVar(&o.Endorser, "endorser-token", "", "grant: that agent's parent (default dev-main)")
 	fl.BoolVar(&o.Idempotency, "idempotency", false, "send an Idempotency-Key with every submit")
 	asJSON := fl.Bool("json", false, "print the result as one JSON line")
+	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (the built-in server runs in this process; against --url, profile the server with serve --pprof)")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			return 1
+		}
+		defer stopProfile()
 	}
 	o.Exe, _ = os.Executable()
 	o.Tenant = events.TenantID(*tenant)
@@ -57,6 +67,20 @@ func runBench(args []string) int {
 		}
 	}
 	return code
+}
+
+// startCPUProfile profiles this process into file until the returned
+// func is called.
+func startCPUProfile(file string) (func(), error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 func printBench(r bench.Result, asJSON bool) {

@@ -32,10 +32,19 @@ func runServe(args []string) int {
 	natsURL := fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)")
 	natsListen := fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)")
 	roles := fl.String("roles", "", "roles to run: api,deciders (default both)")
+	pprofAddr := fl.String("pprof", "", "serve net/http/pprof on this loopback address (default off)")
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	if *pprofAddr != "" {
+		addr, err := servePprof(*pprofAddr, log)
+		if err != nil {
+			log.Error("pprof", "err", err)
+			return 2
+		}
+		log.Info("pprof on http://" + addr + "/debug/pprof/")
+	}
 	cfg, demo, err := loadConfig(*file)
 	if err != nil {
 		log.Error("config", "err", err)
