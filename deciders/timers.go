@@ -26,32 +26,71 @@ const DefaultReviewTimeout = 2 * time.Minute
 // Timers keeps one timer per pending request, set from the request
 // mirror's changes (so it recovers every timer when the mirror replays at
 // start, and never scans periodically), and acts when one fires.
+// Its timers run on Clock and stop when Run returns.
 type Timers struct {
 	Views *kvstate.Views
 	Act   TimeActions
 	Log   *slog.Logger
+	// Clock is the time timers run on. Default SystemClock.
+	Clock Clock
 
-	mu     sync.Mutex
-	timers map[string]*time.Timer
-	due    chan kvstate.Record
+	mu      sync.Mutex
+	timers  map[string]func() bool // each pending timer's stop
+	due     chan kvstate.Record
+	stopped bool
+}
+
+// init makes the timer table; t.mu held.
+func (t *Timers) init() {
+	if t.timers == nil {
+		t.timers = map[string]func() bool{}
+		t.due = make(chan kvstate.Record, 1024)
+	}
+	if t.Clock == nil {
+		t.Clock = SystemClock{}
+	}
+	if t.Log == nil {
+		t.Log = slog.Default()
+	}
 }
 
 // Observe is the request mirror's OnChange hook.
 func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.timers == nil {
-		t.timers = map[string]*time.Timer{}
-		t.due = make(chan kvstate.Record, 1024)
-	}
-	if old := t.timers[key]; old != nil {
-		old.Stop()
+	t.init()
+	if stop := t.timers[key]; stop != nil {
+		stop()
 		delete(t.timers, key)
 	}
-	if deleted || r.Status != events.StatusPending {
+	if deleted || r.Status != events.StatusPending || t.stopped {
 		return
 	}
-	t.timers[key] = time.AfterFunc(time.Until(t.next(r)), func() { t.due <- r })
+	t.timers[key] = t.Clock.AfterFunc(t.next(r).Sub(t.Clock.Now()), func() { t.fire(r) })
+}
+
+// fire hands a due request to Run, unless Run has returned.
+func (t *Timers) fire(r kvstate.Record) {
+	t.mu.Lock()
+	stopped, due := t.stopped, t.due
+	t.mu.Unlock()
+	if !stopped {
+		due <- r
+	}
+}
+
+// stop ends every timer; later Observes arm none.
+func (t *Timers) stop() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.stopped = true
+	for key, stop := range t.timers {
+		stop()
+		delete(t.timers, key)
+	}
+	for len(t.due) > 0 { // a fire blocked on a full channel gets through and finds stopped
+		<-t.due
+	}
 }
 
 // next is when r must be looked at: its deadline, or sooner the end of the
@@ -87,12 +126,10 @@ func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
 // second later (the record is re-read each time).
 func (t *Timers) Run(ctx context.Context) error {
 	t.mu.Lock()
-	if t.due == nil {
-		t.timers = map[string]*time.Timer{}
-		t.due = make(chan kvstate.Record, 1024)
-	}
+	t.init()
 	due := t.due
 	t.mu.Unlock()
+	defer t.stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -100,14 +137,14 @@ func (t *Timers) Run(ctx context.Context) error {
 		case r := <-due:
 			if err := t.act(ctx, r); err != nil && ctx.Err() == nil {
 				t.Log.Warn("timer action failed; retrying", "request", r.ID, "err", err)
-				time.AfterFunc(time.Second, func() { due <- r })
+				t.Clock.AfterFunc(time.Second, func() { t.fire(r) })
 			}
 		}
 	}
 }
 
 func (t *Timers) act(ctx context.Context, r kvstate.Record) error {
-	if !time.Now().Before(r.DeadlineAt) {
+	if !t.Clock.Now().Before(r.DeadlineAt) {
 		return t.Act.Expire(ctx, r.Tenant, r.ID)
 	}
 	return t.Act.PassUp(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)

@@ -30,6 +30,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Listener, if set, is served instead of listening on Config.Listen.
 	Listener net.Listener
+	// Clock is the time the use cases and the timers go by (deadlines,
+	// approval TTLs, review timeouts). Default deciders.SystemClock; tests
+	// step a testutil.Clock.
+	Clock deciders.Clock
 }
 
 // App is a running process.
@@ -52,6 +56,9 @@ type App struct {
 func Start(ctx context.Context, o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.Clock == nil {
+		o.Clock = deciders.SystemClock{}
 	}
 	cfg := o.Config
 	tenants, err := cfg.DomainTenants()
@@ -109,7 +116,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	dropRetired(b, views)
 	reg := prometheus.NewRegistry()
 	checker := &deciders.Checker{Views: views}
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
 	checker.Rules = svc.RulesFor
 	wireJudges(checker, tenants, reg, o.Logger)
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}}
@@ -121,7 +128,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		if err != nil {
 			return nil, err
 		}
-		if err := a.startDeciders(wctx, workJS, views, svc); err != nil { // registers its mirror hooks first
+		if err := a.startDeciders(wctx, workJS, views, svc, o.Clock); err != nil { // registers its mirror hooks first
 			a.stopWorkers()
 			return nil, err
 		}
@@ -174,8 +181,8 @@ func dropRetired(b *broker.Broker, views *kvstate.Views) {
 	})
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service) error {
-	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log}
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, clock deciders.Clock) error {
+	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log, Clock: clock}
 	views.Requests().OnChange(timers.Observe)
 	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Logger: a.log})
 	if err != nil {

@@ -2,6 +2,7 @@ package servertest
 
 import (
 	"context"
+	"github.com/countersign/countersign/deciders"
 	"io"
 	"log/slog"
 	"net"
@@ -22,16 +23,18 @@ const (
 
 // Server is a running test server.
 type Server struct {
-	URL  string // http://127.0.0.1:port
-	Dir  string // the data directory, kept across Restart
-	App  *app.App
-	cfg  *config.Config
-	addr string
+	URL   string // http://127.0.0.1:port
+	Dir   string // the data directory, kept across Restart
+	App   *app.App
+	cfg   *config.Config
+	addr  string
+	clock deciders.Clock
 }
 
 type options struct {
-	yaml string
-	log  *slog.Logger
+	yaml  string
+	log   *slog.Logger
+	clock deciders.Clock
 }
 
 // Option configures Start.
@@ -43,6 +46,10 @@ func WithConfig(yaml string) Option { return func(o *options) { o.yaml = yaml } 
 
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithClock runs the server on clock (a testutil.Clock the test steps),
+// kept across Restart.
+func WithClock(c deciders.Clock) Option { return func(o *options) { o.clock = c } }
 
 // Start runs a server until the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
@@ -60,7 +67,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.NATSListen = "127.0.0.1:0" // bus clients: App.Broker.ClientURL()
-	s := &Server{Dir: cfg.DataDir, cfg: cfg}
+	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock}
 	s.start(t, o.log, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -81,7 +88,7 @@ func (s *Server) start(t testing.TB, log *slog.Logger, addr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln})
+	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock})
 	if err != nil {
 		t.Fatalf("servertest: start: %v", err)
 	}

@@ -1,0 +1,51 @@
+package app_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testutil"
+)
+
+// Time rules on one stepped clock, without sleeping through them: a
+// deadline expires a request, an approval TTL ends a claim, a review
+// timeout passes a request up.
+func TestTimeRulesOnASteppedClock(t *testing.T) {
+	clock := testutil.NewClock(time.Now())
+	srv := servertest.Start(t, servertest.WithClock(clock))
+	main, prog, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-programmer"), newClient(srv.URL, "dev-person")
+	get := func(c *client, id string) record {
+		var r record
+		c.do(t, "GET", "/v1/requests/"+id, nil, nil, &r)
+		return r
+	}
+
+	var waiting, approved, reviewed record
+	main.do(t, "POST", "/v1/requests", refund(1), nil, &waiting)  // 1h timeout, waits on the person
+	main.do(t, "POST", "/v1/requests", refund(2), nil, &approved) // the person approves it
+	prog.do(t, "POST", "/v1/requests", refund(3), nil, &reviewed) // waits on agt_main, whose review times out after 2m
+	if code := person.do(t, "POST", "/v1/requests/"+approved.ID, map[string]any{"expected": 0, "decision": "allow"}, nil, &approved); code != 200 {
+		t.Fatalf("approve: %d", code)
+	}
+
+	clock.Advance(2*time.Minute + time.Second)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		r := get(person, reviewed.ID)
+		return r.Approver != nil && r.Approver.Kind == "person"
+	}, "agt_main's review timed out and the request went up to the person")
+	if r := get(main, waiting.ID); r.Status != "pending" {
+		t.Fatalf("before its deadline: %s", r.Status)
+	}
+
+	clock.Advance(3 * time.Minute) // past approval_ttl (5m)
+	if code := main.do(t, "POST", "/v1/requests/"+approved.ID+"/claim", map[string]any{"call_digest": approved.CallDigest}, nil, nil); code != 409 {
+		t.Errorf("claim past decision.expires_at: %d, want 409", code)
+	}
+
+	clock.Advance(time.Hour) // past the 1h deadline
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		r := get(main, waiting.ID)
+		return r.Status == "expired" && r.Decision != nil && r.Decision.By.Kind == "deadline"
+	}, "the request expired at its deadline")
+}
