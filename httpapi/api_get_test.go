@@ -43,7 +43,7 @@ func TestAPIGetWait(t *testing.T) {
 	done := make(chan resp, 1)
 	start = time.Now()
 	go func() { done <- main.do("GET", "/v1/requests/"+id+"?wait=30s", nil) }()
-	time.Sleep(300 * time.Millisecond)
+	waitHeld(t, url, 1)
 	person.answer(pend, "allow", "once").want(t, "answer", http.StatusOK)
 	select {
 	case r := <-done:
@@ -118,7 +118,7 @@ func TestAPIGetWaitIgnoresEscalation(t *testing.T) {
 	done := make(chan resp, 1)
 	start := time.Now()
 	go func() { done <- sub.do("GET", "/v1/requests/"+str(rec["id"])+"?wait=2s", nil) }()
-	time.Sleep(300 * time.Millisecond)
+	waitHeld(t, url, 1)
 	prog.answer(rec, "allow", "").want(t, "endorse", http.StatusOK)
 	r := <-done
 	el := time.Since(start)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -371,4 +372,26 @@ func adminCount(t *testing.T, url string) int {
 func jsonString(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// waitHeld waits until the server at url holds at least n long-polls (its
+// countersign_longpolls_waiting gauge): an event, not a sleep.
+func waitHeld(t *testing.T, url string, n int) {
+	t.Helper()
+	eventually(t, 10*time.Second, "a held long-poll", func() bool {
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "countersign_longpolls_waiting "); ok {
+				var held float64
+				_, _ = fmt.Sscan(v, &held)
+				return held >= float64(n)
+			}
+		}
+		return false
+	})
 }

@@ -80,8 +80,8 @@ func TestOutboxDerivesEventsFromTheWrite(t *testing.T) {
 	js := a.Broker.JS
 	subject := events.EventSubject("demo", events.TypeRequestCreated)
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(streamMsgs(t, js, events.EventsStream, subject)) > 0 }, "created event derived")
-	time.Sleep(300 * time.Millisecond)
-	got := streamMsgs(t, js, events.EventsStream, subject)
+	waitMarker(t, a)
+	got := about(streamMsgs(t, js, events.EventsStream, subject), r.ID)
 	if len(got) != 1 {
 		t.Fatalf("%d created events, want 1", len(got))
 	}
@@ -102,8 +102,8 @@ func TestOutboxDerivesEventsFromTheWrite(t *testing.T) {
 	if stored.Header.Get("ce-id") != eventID || stored.Header.Get("ce-type") != events.TypeRequestCreated {
 		t.Fatalf("stored write's event = %v, want ce-id %s", stored.Header, eventID)
 	}
-	time.Sleep(300 * time.Millisecond)
-	if n := len(streamMsgs(t, a.Broker.JS, events.EventsStream, subject)); n > 1 {
+	waitMarker(t, a)
+	if n := len(about(streamMsgs(t, a.Broker.JS, events.EventsStream, subject), r.ID)); n > 1 {
 		t.Fatalf("%d created events after a restart, want at most 1", n)
 	}
 }
@@ -192,4 +192,27 @@ func TestRestartRederivesPendingWork(t *testing.T) {
 		info, err := st.Info(context.Background())
 		return err == nil && info.State.LastSeq >= 3
 	}, "a work message for each of the 3 pending requests after the restart")
+}
+
+// waitMarker submits a marker request and waits for its event: the outbox
+// derives writes in order, so any event of an earlier write (a duplicate
+// included) is published by then. An event, not a sleep.
+func waitMarker(t *testing.T, a *app.App) {
+	t.Helper()
+	var marker record
+	if code := newClient("http://"+a.Addr(), "dev-sub").do(t, "POST", "/v1/requests", refund(999), nil, &marker); code != 201 {
+		t.Fatalf("marker submit: %d", code)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return hasEventFor(t, a.Broker.JS, marker.ID) }, "the marker's event")
+}
+
+// about keeps the messages whose event is about request id.
+func about(msgs []jetstream.Msg, id string) []jetstream.Msg {
+	var out []jetstream.Msg
+	for _, m := range msgs {
+		if m.Headers().Get("ce-subject") == id {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -75,6 +75,23 @@ func countEvents(t *testing.T, srv *servertest.Server, id, typ string) int {
 		return n
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return count() > 0 }, "event published")
-	time.Sleep(200 * time.Millisecond) // a duplicate would arrive right behind the first
+	// A duplicate would be published before the outbox derives a later
+	// write: wait for a marker request's event instead of sleeping.
+	var marker record
+	newClient(srv.URL, "dev-main").do(t, "POST", "/v1/requests", refund(999), nil, &marker)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return hasEventFor(t, js, marker.ID)
+	}, "the marker's event published")
 	return count()
+}
+
+// hasEventFor reports whether any event about request id is on the events
+// stream.
+func hasEventFor(t *testing.T, js jetstream.JetStream, id string) bool {
+	for _, m := range streamMsgs(t, js, events.EventsStream, events.EventsFilter) {
+		if m.Headers().Get("ce-subject") == id {
+			return true
+		}
+	}
+	return false
 }

@@ -53,7 +53,7 @@ func TestRolesShareExternalNATS(t *testing.T) {
 		main1.do(t, "GET", "/v1/requests/"+r.ID+"?wait=30s", nil, nil, &got)
 		woke <- got
 	}()
-	time.Sleep(200 * time.Millisecond)
+	testutil.Eventually(t, 10*time.Second, func() bool { return api1.Service.Hub().Waiting() == 1 }, "the poll is held on api1")
 	if code := person2.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "allow"}, nil, nil); code != 200 {
 		t.Fatalf("answer on api2: %d", code)
 	}

@@ -2,9 +2,12 @@ package app_test
 
 import (
 	"net/http"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/internal/testutil"
 )
 
 // SIGTERM stops the server gracefully: a held long-poll is answered at
@@ -30,7 +33,9 @@ func TestGracefulShutdownOnSIGTERM(t *testing.T) {
 		}
 		polled <- got
 	}()
-	time.Sleep(300 * time.Millisecond) // let the poll be held
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return strings.Contains(metricsText(t, url), "countersign_longpolls_waiting 1")
+	}, "the poll is held")
 	start := time.Now()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
