@@ -64,6 +64,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
+	tenants[0].RequestRetention = 24 * time.Hour
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, err := kvstate.Open(ctx, testutil.NewJetStream(t).JS, 1)
@@ -154,5 +155,47 @@ func TestIdempotencyKeyWithoutItsRecordIsRecovered(t *testing.T) {
 	again, _, err := f.svc.Submit(ctx, f.agent, in, "k-1", "sha256:body")
 	if err != nil || again.ID != id || again.Revision != 0 {
 		t.Errorf("a repeat: %v id %s rev %d", err, again.ID, again.Revision)
+	}
+}
+
+// A terminal record is removed request_retention after it ended, and not
+// a moment before; a pending one, or one changed since, never.
+func TestRemoveRequestAfterRetention(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	zero := uint64(0)
+	rec := f.submit(t, "1h")
+	pending := f.submit(t, "1h")
+	done, err := f.svc.Answer(ctx, f.person, rec.ID, approvals.AnswerInput{Expected: &zero, Decision: approvals.DecisionDeny})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.clock.Set(done.Decision.DecidedAt.Add(24*time.Hour - time.Second))
+	for _, r := range []kvstate.Record{done, pending} {
+		if err := f.svc.RemoveRequest(ctx, "acme", r.ID, r.KVRevision); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.store.GetRequest(ctx, "acme", r.ID); err != nil {
+			t.Errorf("%s removed before its retention: %v", r.Status, err)
+		}
+	}
+	f.clock.Set(done.Decision.DecidedAt.Add(24 * time.Hour))
+	if err := f.svc.RemoveRequest(ctx, "acme", done.ID, done.KVRevision-1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.GetRequest(ctx, "acme", done.ID); err != nil {
+		t.Errorf("removed at a revision it no longer has: %v", err)
+	}
+	if err := f.svc.RemoveRequest(ctx, "acme", pending.ID, pending.KVRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.GetRequest(ctx, "acme", pending.ID); err != nil {
+		t.Errorf("a pending request was removed: %v", err)
+	}
+	if err := f.svc.RemoveRequest(ctx, "acme", done.ID, done.KVRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.store.GetRequest(ctx, "acme", done.ID); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Errorf("after its retention: %v, want ErrNotFound", err)
 	}
 }

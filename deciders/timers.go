@@ -18,12 +18,15 @@ type TimeActions interface {
 	// PassUp moves a request still waiting on agent approver at revision
 	// rev to the decider above, as an abstention (review_timeout).
 	PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
+	// RemoveRequest removes a terminal request past its tenant's
+	// request_retention, if its stored revision is still kvRev.
+	RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error
 }
 
 // DefaultReviewTimeout bounds an agent decider's review (SPEC §3).
 const DefaultReviewTimeout = 2 * time.Minute
 
-// Timers keeps one timer per pending request, set from the request
+// Timers keeps one timer per request, set from the request
 // mirror's changes (so it recovers every timer when the mirror replays at
 // start, and never scans periodically), and acts when one fires.
 // Its timers run on Clock and stop when Run returns.
@@ -35,16 +38,24 @@ type Timers struct {
 	Clock Clock
 
 	mu      sync.Mutex
-	timers  map[string]func() bool // each pending timer's stop
-	due     chan kvstate.Record
+	timers  map[string]func() bool // each armed timer's stop
+	due     chan job
 	stopped bool
+}
+
+// job is what a fired timer asks Run to do: act on a pending request, or
+// remove a terminal one. A removal holds only the ids, not the record:
+// every retained request has one armed.
+type job struct {
+	id  events.RequestID
+	run func(ctx context.Context) error
 }
 
 // init makes the timer table; t.mu held.
 func (t *Timers) init() {
 	if t.timers == nil {
 		t.timers = map[string]func() bool{}
-		t.due = make(chan kvstate.Record, 1024)
+		t.due = make(chan job, 1024)
 	}
 	if t.Clock == nil {
 		t.Clock = SystemClock{}
@@ -63,14 +74,36 @@ func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 		stop()
 		delete(t.timers, key)
 	}
-	if deleted || r.Status != events.StatusPending || t.stopped {
+	if deleted || t.stopped {
 		return
 	}
-	t.timers[key] = t.Clock.AfterFunc(t.next(r).Sub(t.Clock.Now()), func() { t.fire(r) })
+	if r.Status == events.StatusPending {
+		t.arm(key, t.next(r), job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }})
+		return
+	}
+	if at, ok := t.removeAt(r); ok {
+		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
+		t.arm(key, at, job{id: id, run: func(ctx context.Context) error { return t.Act.RemoveRequest(ctx, tenant, id, rev) }})
+	}
 }
 
-// fire hands a due request to Run, unless Run has returned.
-func (t *Timers) fire(r kvstate.Record) {
+// arm sets key's timer to hand j to Run at at; t.mu held.
+func (t *Timers) arm(key string, at time.Time, j job) {
+	t.timers[key] = t.Clock.AfterFunc(at.Sub(t.Clock.Now()), func() { t.fire(j) })
+}
+
+// removeAt is when a terminal record goes: its tenant's retention after
+// it ended; false when the tenant keeps its records.
+func (t *Timers) removeAt(r kvstate.Record) (time.Time, bool) {
+	tn, ok := t.Views.Tenant(r.Tenant)
+	if !ok {
+		return time.Time{}, false
+	}
+	return r.RemoveAt(tn.RequestRetention)
+}
+
+// fire hands a due job to Run, unless Run has returned.
+func (t *Timers) fire(r job) {
 	t.mu.Lock()
 	stopped, due := t.stopped, t.due
 	t.mu.Unlock()
@@ -134,10 +167,10 @@ func (t *Timers) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case r := <-due:
-			if err := t.act(ctx, r); err != nil && ctx.Err() == nil {
-				t.Log.Warn("timer action failed; retrying", "request", r.ID, "err", err)
-				t.Clock.AfterFunc(time.Second, func() { t.fire(r) })
+		case j := <-due:
+			if err := j.run(ctx); err != nil && ctx.Err() == nil {
+				t.Log.Warn("timer action failed; retrying", "request", j.id, "err", err)
+				t.Clock.AfterFunc(time.Second, func() { t.fire(j) })
 			}
 		}
 	}

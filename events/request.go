@@ -236,6 +236,15 @@ func (r *Request) SetStages(stages []Stage) {
 	r.Stages, r.CurrentStage = stages, 0
 }
 
+// RemoveAt returns when a terminal r is removed, retention after it ended
+// (SPEC §9); false while r is pending or when retention is 0 (kept).
+func (r *Request) RemoveAt(retention time.Duration) (time.Time, bool) {
+	if !r.Status.Terminal() || r.Decision == nil || retention <= 0 {
+		return time.Time{}, false
+	}
+	return r.Decision.DecidedAt.Add(retention), true
+}
+
 // Answered reports whether principal p answered (decided, endorsed or
 // abstained on) r.
 func (r *Request) Answered(p Ref) bool {

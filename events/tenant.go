@@ -23,11 +23,14 @@ type Tenant struct {
 	RequestTimeout time.Duration // default 24h
 	ApprovalTTL    time.Duration // default 5m
 	IdempotencyTTL time.Duration // default 24h
-	ReadRules      []string
-	Members        map[MemberID]*Member
-	Agents         map[AgentID]*Agent
-	Tokens         []Token
-	Judge          *JudgeConfig
+	// RequestRetention is how long a terminal record is kept after it
+	// ends (default 720h); 0 keeps it.
+	RequestRetention time.Duration
+	ReadRules        []string
+	Members          map[MemberID]*Member
+	Agents           map[AgentID]*Agent
+	Tokens           []Token
+	Judge            *JudgeConfig
 }
 
 // Policy is what a member, and agents working for them, may ever do.

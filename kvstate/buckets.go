@@ -29,8 +29,10 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 	}
 	idem := kv(BucketIdempotency, "Idempotency-Key → request, per tenant and principal", 1)
 	idem.LimitMarkerTTL = time.Minute // enables per-key TTLs
+	requests := kv(BucketRequests, "request records, one key per <tenant>.<request id>", requestHistory)
+	requests.LimitMarkerTTL = time.Minute // enables the purge markers' TTL (RemoveRequest)
 	return []jetstream.KeyValueConfig{
-		kv(BucketRequests, "request records, one key per <tenant>.<request id>", requestHistory),
+		requests,
 		kv(BucketGrants, "grants, one key per <tenant>.<grant id>", 8),
 		kv(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1),
 		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),

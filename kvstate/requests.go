@@ -237,3 +237,17 @@ func encode(v any) ([]byte, error) {
 	}
 	return bytes.TrimRight(buf.Bytes(), "\n"), nil
 }
+
+// PurgeMarkerTTL is how long the marker of a removed request stays in the
+// requests stream: long enough for a watcher that was away to see the
+// removal when it resumes, short enough not to accumulate.
+const PurgeMarkerTTL = 24 * time.Hour
+
+// RemoveRequest removes every stored revision of a request, if its latest
+// is still kvRev (ErrConflict otherwise): a terminal record past its
+// retention (SPEC §9). Watchers see the removal and drop it from memory;
+// the removal's own marker goes after PurgeMarkerTTL.
+func (s *Store) RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error {
+	err := s.requests.Purge(ctx, RequestKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
+	return mapErr(err)
+}
