@@ -44,6 +44,12 @@ type Config struct {
 	MaxConnections int `yaml:"max_connections"`
 	// HTTPTimeouts bound each HTTP connection.
 	HTTPTimeouts HTTPTimeouts `yaml:"http_timeouts"`
+	// PublicURL, when set, is the base of decision links
+	// (<public_url>/d/<token>) in the events of requests waiting on a
+	// person; it needs link_secret_env.
+	PublicURL string `yaml:"public_url"`
+	// LinkSecretEnv names the variable holding the key of decision links.
+	LinkSecretEnv string `yaml:"link_secret_env"`
 	// Tenants. At least one.
 	Tenants []*TenantConfig `yaml:"tenants"`
 }
@@ -74,12 +80,37 @@ type TenantConfig struct {
 	Tokens         []*TokenConfig  `yaml:"tokens"`
 	Judge          *JudgeConfig    `yaml:"judge"`
 	line           int
+
+	// RequestRetention keeps terminal records this long (default 720h).
+	RequestRetention string `yaml:"request_retention"`
+	// SlackSigningSecretEnv names the variable holding the Slack app's
+	// signing secret; set, Slack buttons are interactive.
+	SlackSigningSecretEnv string `yaml:"slack_signing_secret_env"`
+	// Webhooks receive the tenant's events (SPEC §10).
+	Webhooks []*WebhookConfig `yaml:"webhooks"`
 }
 
 // MemberConfig is a person and their policy.
 type MemberConfig struct {
 	ID     string         `yaml:"id"`
 	Policy *events.Policy `yaml:"policy"`
+	line   int
+
+	// SlackUserID is the member's Slack user (U024BE7LH): their clicks on
+	// interactive Slack buttons answer as them.
+	SlackUserID string `yaml:"slack_user_id"`
+}
+
+// WebhookConfig is one endpoint that receives a tenant's events.
+type WebhookConfig struct {
+	URL string `yaml:"url"`
+	// SecretEnv names the variable holding the signing secret (whsec_…
+	// base64, or the raw key). Required for format cloudevents.
+	SecretEnv string `yaml:"secret_env"`
+	// Events are short types (request.created); empty: all.
+	Events []string `yaml:"events"`
+	// Format is cloudevents (default) or slack.
+	Format string `yaml:"format"`
 	line   int
 }
 
@@ -181,6 +212,9 @@ func (c *Config) Validate() error {
 		return errors.New("config: max_connections, max_long_polls and http_timeouts must not be negative")
 	}
 	if err := c.validateNATS(); err != nil {
+		return err
+	}
+	if err := c.validateLinks(); err != nil {
 		return err
 	}
 	for _, r := range c.Roles {

@@ -146,6 +146,9 @@ func atLine(err error, root *yaml.Node) error {
 	if strings.Contains(msg, "role") {
 		key = "roles"
 	}
+	if strings.Contains(msg, "public_url") {
+		key = "public_url"
+	}
 	return lineErr(topLine(root, key), "%s", strings.TrimPrefix(msg, "config: "))
 }
 
@@ -195,4 +198,11 @@ func (j *JudgeConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain JudgeConfig
 	j.line = n.Line
 	return n.Decode((*plain)(j))
+}
+
+// UnmarshalYAML remembers the line.
+func (w *WebhookConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain WebhookConfig
+	w.line = n.Line
+	return n.Decode((*plain)(w))
 }

@@ -16,6 +16,8 @@ const (
 	DefaultIdempotencyTTL = 24 * time.Hour
 	DefaultReviewTimeout  = 2 * time.Minute
 	DefaultJudgeTimeout   = 20 * time.Second
+	// DefaultRequestRetention is how long terminal records are kept.
+	DefaultRequestRetention = 720 * time.Hour
 )
 
 // Tenant validates tc and returns its domain form; errors name the line.
@@ -35,7 +37,10 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	if t.IdempotencyTTL, err = duration(tc.line, "idempotency_ttl", tc.IdempotencyTTL, DefaultIdempotencyTTL); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(*events.Tenant) error{tc.members, tc.agents, tc.chains, tc.tokens, tc.judge} {
+	if _, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
+		return nil, err
+	}
+	for _, step := range []func(*events.Tenant) error{tc.members, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
 		if err := step(t); err != nil {
 			return nil, err
 		}

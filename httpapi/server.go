@@ -32,6 +32,11 @@ type Config struct {
 	// open. Default DefaultMaxLongPolls + ConnHeadroom; always lowered to
 	// what the open-file limit leaves room for.
 	MaxConnections int
+	// Links, when set, serves decision links at /d/{token}.
+	Links *LinkConfig
+	// Slack lists the tenants whose Slack buttons post clicks to
+	// POST /v1/slack/interactions.
+	Slack []SlackTenant
 }
 
 // API is the HTTP handler.
@@ -44,6 +49,7 @@ type API struct {
 	closing  chan struct{}
 	timeouts Timeouts
 	maxConns int
+	notifyHandlers
 }
 
 // New builds the API handler.
@@ -62,6 +68,7 @@ func New(cfg Config) *API {
 	}
 	a.metrics = newMetrics(cfg.Registry, cfg.Service)
 	a.routes(cfg.Registry)
+	a.notifyRoutes(cfg)
 	return a
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/notify"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -34,6 +35,9 @@ type Options struct {
 	// approval TTLs, review timeouts). Default deciders.SystemClock; tests
 	// step a testutil.Clock.
 	Clock deciders.Clock
+	// Notify bounds webhook delivery; zero fields keep the defaults
+	// (tests shorten the backoff).
+	Notify notify.Tuning
 }
 
 // App is a running process.
@@ -63,6 +67,9 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	cfg := o.Config
 	tenants, err := cfg.DomainTenants()
 	if err != nil {
+		return nil, err
+	}
+	if _, err := readOutside(cfg); err != nil {
 		return nil, err
 	}
 	seed, err := calloutSeed(cfg)
@@ -129,6 +136,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 			return nil, err
 		}
 		if err := a.startDeciders(wctx, workJS, views, svc, o.Clock); err != nil { // registers its mirror hooks first
+			a.stopWorkers()
+			return nil, err
+		}
+		if err := a.startNotify(wctx, o, workJS); err != nil {
 			a.stopWorkers()
 			return nil, err
 		}
@@ -247,8 +258,13 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
 	}
 	t := cfg.HTTPTimeouts
+	out, err := readOutside(cfg)
+	if err != nil {
+		return err
+	}
 	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
-		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle}})
+		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
+		Links:    out.linkKey, Slack: out.slack})
 	a.api = api
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()

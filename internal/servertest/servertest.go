@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/notify"
 )
 
 // Demo tokens of the demo tenant.
@@ -29,12 +30,14 @@ type Server struct {
 	cfg   *config.Config
 	addr  string
 	clock deciders.Clock
+	tune  notify.Tuning
 }
 
 type options struct {
 	yaml  string
 	log   *slog.Logger
 	clock deciders.Clock
+	tune  notify.Tuning
 }
 
 // Option configures Start.
@@ -50,6 +53,10 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // WithClock runs the server on clock (a testutil.Clock the test steps),
 // kept across Restart.
 func WithClock(c deciders.Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithNotify bounds webhook delivery (short backoff in tests); it holds
+// across Restart.
+func WithNotify(t notify.Tuning) Option { return func(o *options) { o.tune = t } }
 
 // Start runs a server until the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
@@ -67,7 +74,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.NATSListen = "127.0.0.1:0" // bus clients: App.Broker.ClientURL()
-	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock}
+	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock, tune: o.tune}
 	s.start(t, o.log, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -88,7 +95,7 @@ func (s *Server) start(t testing.TB, log *slog.Logger, addr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock})
+	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock, Notify: s.tune})
 	if err != nil {
 		t.Fatalf("servertest: start: %v", err)
 	}

@@ -1,0 +1,171 @@
+package httpapi
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/links"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// LinkConfig turns on decision links (GET and POST /d/{token}).
+type LinkConfig struct {
+	// Secret is the key of the links' MACs (link_secret_env).
+	Secret []byte
+}
+
+// Outcomes of a decision link's use, the label of
+// countersign_decision_link_uses_total.
+const (
+	linkShown     = "shown"     // GET showed the confirmation page
+	linkDecided   = "decided"   // POST answered
+	linkUsed      = "used"      // the person had already answered
+	linkStale     = "stale"     // the request changed, or waits on someone else
+	linkExpired   = "expired"   // the deadline passed
+	linkForged    = "forged"    // the MAC does not match
+	linkMalformed = "malformed" // not a token
+	linkGone      = "not_found" // no such request for that person
+	linkFailed    = "error"     // the answer failed (NATS unavailable)
+)
+
+func newLinkUses(reg prometheus.Registerer) *prometheus.CounterVec {
+	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_decision_link_uses_total",
+		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, error."}, []string{"outcome"})
+	_ = reg.Register(c)
+	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkFailed} {
+		c.WithLabelValues(o)
+	}
+	return c
+}
+
+// linkGet shows the call and a form; it never decides (mail scanners and
+// link previews open links).
+func (a *API) linkGet(w http.ResponseWriter, r *http.Request) error {
+	c, _, rec, ok := a.linkState(w, r)
+	if !ok {
+		return nil
+	}
+	a.linkUses.WithLabelValues(linkShown).Inc()
+	writeLinkPage(w, http.StatusOK, linkPage{Title: confirmTitle(c.Decision), Decision: c.Decision, Request: &rec.Request})
+	return nil
+}
+
+// linkPost answers once, as the link's person, with the revision in the
+// token as expected: the same use case as POST /v1/requests/{id}.
+func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
+	c, caller, _, ok := a.linkState(w, r)
+	if !ok {
+		return nil
+	}
+	rev := c.Revision
+	rec, err := a.svc.Answer(r.Context(), caller, c.Request, approvals.AnswerInput{Expected: &rev, Decision: c.Decision,
+		Scope: events.ScopeOnce, Reason: "answered with a decision link"})
+	switch {
+	case errors.Is(err, approvals.ErrConflict):
+		a.linkRefuse(w, r, c, caller, linkStale)
+		return nil
+	case err != nil:
+		a.linkUses.WithLabelValues(linkFailed).Inc()
+		a.log.Warn("decision link answer failed", "request", c.Request, "err", err)
+		writeLinkPage(w, http.StatusServiceUnavailable, linkPage{Title: "Not answered", Why: "countersign could not take the answer now; try again."})
+		return nil
+	}
+	a.linkUses.WithLabelValues(linkDecided).Inc()
+	writeLinkPage(w, http.StatusOK, linkPage{Title: "Answered", Done: "Your answer was recorded: " + outcomeText(&rec.Request), Request: &rec.Request})
+	return nil
+}
+
+// linkState checks the token and the request. When the link may be used
+// it returns the claim, the person as caller and the record; otherwise it
+// has written the page that says why, and ok is false.
+func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, approvals.Caller, kvstate.Record, bool) {
+	var none kvstate.Record
+	if a.links == nil {
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "No decision links", Why: "Decision links are not enabled on this server."})
+		return links.Claim{}, approvals.Caller{}, none, false
+	}
+	c, err := links.Check(a.links.Secret, r.PathValue("token"), time.Now())
+	if err != nil {
+		a.linkBad(w, err)
+		return c, approvals.Caller{}, none, false
+	}
+	caller, ok := a.svc.PersonCaller(c.Tenant, c.Person)
+	if !ok {
+		a.linkUses.WithLabelValues(linkGone).Inc()
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "This link names a person or tenant that is not configured."})
+		return c, caller, none, false
+	}
+	rec, err := a.svc.Get(r.Context(), caller, c.Request)
+	if err != nil {
+		a.linkUses.WithLabelValues(linkGone).Inc()
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you (it may have been removed after its retention)."})
+		return c, caller, none, false
+	}
+	if outcome := linkFits(c, caller, &rec.Request); outcome != "" {
+		a.linkWhy(w, c, &rec.Request, outcome)
+		return c, caller, none, false
+	}
+	return c, caller, rec, true
+}
+
+// linkFits says why the link can no longer answer r ("" if it can).
+func linkFits(c links.Claim, caller approvals.Caller, r *events.Request) string {
+	switch {
+	case r.Status.Terminal() && r.Decision != nil && r.Decision.By == caller.Principal:
+		return linkUsed
+	case r.Status.Terminal(), r.Revision != c.Revision, r.Approver == nil || *r.Approver != caller.Principal:
+		return linkStale
+	}
+	return ""
+}
+
+// linkRefuse re-reads the request after a refused answer and says why.
+func (a *API) linkRefuse(w http.ResponseWriter, r *http.Request, c links.Claim, caller approvals.Caller, fallback string) {
+	rec, err := a.svc.Get(r.Context(), caller, c.Request)
+	if err != nil {
+		a.linkUses.WithLabelValues(linkGone).Inc()
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you."})
+		return
+	}
+	outcome := linkFits(c, caller, &rec.Request)
+	if outcome == "" {
+		outcome = fallback
+	}
+	a.linkWhy(w, c, &rec.Request, outcome)
+}
+
+func (a *API) linkWhy(w http.ResponseWriter, c links.Claim, r *events.Request, outcome string) {
+	a.linkUses.WithLabelValues(outcome).Inc()
+	why := "This link was already used: " + outcomeText(r) + ". Nothing was changed."
+	if outcome == linkStale {
+		why = "This request changed since the link was sent (revision " + itoa(c.Revision) + ", now " + itoa(r.Revision) +
+			"): " + outcomeText(r) + ". Nothing was changed; answer from the current request instead."
+	}
+	writeLinkPage(w, http.StatusConflict, linkPage{Title: "Link not used", Why: why, Request: r})
+}
+
+// linkBad explains a token that does not check out.
+func (a *API) linkBad(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, links.ErrExpired):
+		a.linkUses.WithLabelValues(linkExpired).Inc()
+		writeLinkPage(w, http.StatusGone, linkPage{Title: "Link expired", Why: "The request's deadline has passed: no decision was made in time, and this link changes nothing."})
+	case errors.Is(err, links.ErrForged):
+		a.linkUses.WithLabelValues(linkForged).Inc()
+		writeLinkPage(w, http.StatusForbidden, linkPage{Title: "Invalid link", Why: "This link was not made by this server (its signature does not match). Nothing was changed."})
+	default:
+		a.linkUses.WithLabelValues(linkMalformed).Inc()
+		writeLinkPage(w, http.StatusBadRequest, linkPage{Title: "Invalid link", Why: "This is not a complete decision link (it may have been cut when copied). Nothing was changed."})
+	}
+}
+
+func confirmTitle(decision string) string {
+	if decision == links.Approve {
+		return "Approve this call?"
+	}
+	return "Deny this call?"
+}

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/notify"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// SlackTenant is one tenant's Slack app.
+type SlackTenant struct {
+	Tenant events.TenantID
+	// Secret is the app's signing secret (slack_signing_secret_env).
+	Secret []byte
+	// Members maps Slack user ids to the members they answer as.
+	Members map[string]events.MemberID
+}
+
+// notifyHandlers are the surfaces where people answer outside the API:
+// decision links and Slack buttons.
+type notifyHandlers struct {
+	links       *LinkConfig
+	linkUses    *prometheus.CounterVec
+	slack       []SlackTenant
+	slackClicks *prometheus.CounterVec
+	slackHTTP   *http.Client
+}
+
+func (a *API) notifyRoutes(cfg Config) {
+	a.links, a.slack = cfg.Links, cfg.Slack
+	a.linkUses = newLinkUses(cfg.Registry)
+	a.slackClicks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_slack_interactions_total",
+		Help: "Slack button clicks by outcome: decided, conflict, unmapped, bad_signature, bad_payload, error."}, []string{"outcome"})
+	_ = cfg.Registry.Register(a.slackClicks)
+	a.slackHTTP = &http.Client{Timeout: 5 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	a.handle("GET /d/{token}", a.linkGet)
+	a.handle("POST /d/{token}", a.linkPost)
+	a.handle("POST /v1/slack/interactions", a.slackInteraction)
+}
+
+// slackClick is the part of Slack's block_actions payload countersign
+// reads.
+type slackClick struct {
+	Type string `json:"type"`
+	User struct {
+		ID string `json:"id"`
+	} `json:"user"`
+	Actions []struct {
+		ActionID string `json:"action_id"`
+		Value    string `json:"value"`
+	} `json:"actions"`
+	ResponseURL string `json:"response_url"`
+}
+
+var (
+	errSlackSignature = approvals.NewProblem(http.StatusUnauthorized, "Unauthenticated", "the Slack signature or timestamp is not valid", "").Err()
+	errSlackPayload   = approvals.NewProblem(http.StatusBadRequest, "InvalidRequest", "not a countersign button click", "payload").Err()
+)
+
+// slackInteraction takes a signed click on an Approve or Deny button: it
+// checks Slack's v0 signature with each Slack tenant's secret, finds the
+// member with the clicking user's slack_user_id, answers as that person
+// (scope once, the revision the message showed), and rewrites the message
+// in place through the click's response_url.
+func (a *API) slackInteraction(w http.ResponseWriter, r *http.Request) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return err
+	}
+	st, ok := a.slackTenant(r.Header, body)
+	if !ok {
+		a.slackClicks.WithLabelValues("bad_signature").Inc()
+		return errSlackSignature
+	}
+	click, id, rev, decision, ok := parseClick(st.Tenant, body)
+	if !ok {
+		a.slackClicks.WithLabelValues("bad_payload").Inc()
+		return errSlackPayload
+	}
+	note := a.slackAnswer(r.Context(), st, click, id, rev, decision)
+	a.slackRespond(r.Context(), click.ResponseURL, note)
+	w.WriteHeader(http.StatusOK)
+	return nil
+}
+
+// slackTenant finds the tenant whose signing secret signed the request.
+func (a *API) slackTenant(h http.Header, body []byte) (SlackTenant, bool) {
+	ts, sig, now := h.Get("X-Slack-Request-Timestamp"), h.Get("X-Slack-Signature"), time.Now()
+	for _, st := range a.slack {
+		if notify.VerifySlack(st.Secret, ts, sig, body, now) == nil {
+			return st, true
+		}
+	}
+	return SlackTenant{}, false
+}
+
+// parseClick reads the form's payload: one countersign button of tenant.
+func parseClick(tenant events.TenantID, body []byte) (slackClick, events.RequestID, uint64, string, bool) {
+	var c slackClick
+	form, err := url.ParseQuery(string(body))
+	if err != nil || json.Unmarshal([]byte(form.Get("payload")), &c) != nil || c.Type != "block_actions" || len(c.Actions) != 1 {
+		return c, "", 0, "", false
+	}
+	decision := map[string]string{notify.ActionApprove: approvals.DecisionAllow, notify.ActionDeny: approvals.DecisionDeny}[c.Actions[0].ActionID]
+	t, id, rev, ok := notify.ParseActionValue(c.Actions[0].Value)
+	return c, id, rev, decision, ok && t == tenant && decision != ""
+}
+
+// slackAnswer answers as the clicking member and returns the body for the
+// click's response_url.
+func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id events.RequestID, rev uint64, decision string) []byte {
+	member, ok := st.Members[c.User.ID]
+	caller, known := a.svc.PersonCaller(st.Tenant, member)
+	if !ok || !known {
+		a.slackClicks.WithLabelValues("unmapped").Inc()
+		b, _ := notify.Ephemeral("Your Slack user is not linked to a countersign member (slack_user_id); nothing was answered.")
+		return b
+	}
+	rec, err := a.svc.Answer(ctx, caller, id, approvals.AnswerInput{Expected: &rev, Decision: decision,
+		Scope: events.ScopeOnce, Reason: "answered from Slack"})
+	switch {
+	case err == nil:
+		a.slackClicks.WithLabelValues("decided").Inc()
+		b, _ := notify.Replacement(&rec.Request, "Answered from Slack by "+string(member)+": "+outcomeText(&rec.Request))
+		return b
+	case errors.Is(err, approvals.ErrConflict):
+		a.slackClicks.WithLabelValues("conflict").Inc()
+		return a.slackConflict(ctx, caller, id)
+	}
+	a.slackClicks.WithLabelValues("error").Inc()
+	a.log.Warn("slack answer failed", "request", id, "err", err)
+	b, _ := notify.Ephemeral("countersign could not take the answer now; nothing was answered. Try again.")
+	return b
+}
+
+// slackConflict shows where the request stands now: the message is
+// rewritten if it ended, otherwise the clicker is told it changed.
+func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID) []byte {
+	var rec kvstate.Record
+	rec, err := a.svc.Get(ctx, caller, id)
+	if err != nil {
+		b, _ := notify.Ephemeral("This request is not yours to answer; nothing was answered.")
+		return b
+	}
+	if rec.Status.Terminal() {
+		b, _ := notify.Replacement(&rec.Request, "Already ended: "+outcomeText(&rec.Request))
+		return b
+	}
+	b, _ := notify.Ephemeral("This request changed since the message (now revision " + itoa(rec.Revision) + ": " +
+		outcomeText(&rec.Request) + "); nothing was answered.")
+	return b
+}
+
+// slackRespond posts body to the click's response_url (bounded; a
+// failure only leaves the message as it was).
+func (a *API) slackRespond(ctx context.Context, responseURL string, body []byte) {
+	u, err := url.Parse(responseURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, responseURL, bytes.NewReader(body))
+	if err != nil {
+		return
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := a.slackHTTP.Do(req)
+	if err != nil {
+		a.log.Warn("slack response_url failed", "err", err)
+		return
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	resp.Body.Close()
+}

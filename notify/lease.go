@@ -1,0 +1,85 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// lease lets one process at a time deliver a feed: a bucket entry naming
+// its holder until a time, taken by create or by a compare-and-set on an
+// expired entry, and renewed by compare-and-set.
+type lease struct {
+	kv     jetstream.KeyValue
+	key    string
+	holder string
+	ttl    time.Duration
+	rev    uint64
+}
+
+type leaseValue struct {
+	Holder string    `json:"holder"`
+	Until  time.Time `json:"until"`
+}
+
+func (l *lease) value() []byte {
+	b, _ := json.Marshal(leaseValue{Holder: l.holder, Until: time.Now().Add(l.ttl)})
+	return b
+}
+
+// acquire waits until it holds the lease or ctx ends.
+func (l *lease) acquire(ctx context.Context) error {
+	for {
+		if l.try(ctx) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(l.ttl / 3):
+		}
+	}
+}
+
+func (l *lease) try(ctx context.Context) bool {
+	e, err := l.kv.Get(ctx, l.key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		l.rev, err = l.kv.Create(ctx, l.key, l.value())
+		return err == nil
+	}
+	if err != nil {
+		return false
+	}
+	var v leaseValue
+	if json.Unmarshal(e.Value(), &v) == nil && v.Holder != l.holder && time.Now().Before(v.Until) {
+		return false
+	}
+	l.rev, err = l.kv.Update(ctx, l.key, l.value(), e.Revision())
+	return err == nil
+}
+
+// hold renews the lease until ctx ends, then releases it; it calls lost
+// if a renewal fails (another process may take the feed).
+func (l *lease) hold(ctx context.Context, lost func()) {
+	t := time.NewTicker(l.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+			_ = l.kv.Delete(rctx, l.key, jetstream.LastRevision(l.rev))
+			cancel()
+			return
+		case <-t.C:
+			rev, err := l.kv.Update(ctx, l.key, l.value(), l.rev)
+			if err != nil {
+				lost()
+				return
+			}
+			l.rev = rev
+		}
+	}
+}

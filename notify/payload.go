@@ -1,0 +1,104 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
+)
+
+// item is one stored event on its way to one endpoint.
+type item struct {
+	seq  uint64 // stream sequence of the write that carried it
+	key  string // the request's or grant's subject: events of one key go in order
+	rev  uint64 // ce-revision
+	id   string // ce-id: the webhook-id
+	typ  string
+	at   time.Time // ce-time: the event's age bounds its retries
+	head nats.Header
+	data []byte
+	// failed is set once an attempt failed (the item is in the retry
+	// backlog); guarded by the feed's mutex.
+	failed bool
+	done   func() // called once it is delivered or dropped
+}
+
+// newItem reads a stored write; ok is false for a write without an event
+// (delete and purge markers) or with unreadable attributes.
+func newItem(seq uint64, subject string, h nats.Header, data []byte) (*item, bool) {
+	if h.Get("ce-type") == "" {
+		return nil, false
+	}
+	ce, err := events.DecodeHeaders(h)
+	if err != nil {
+		return nil, false
+	}
+	rev, _ := strconv.ParseUint(fmt.Sprint(ce.Extensions()["revision"]), 10, 64)
+	return &item{seq: seq, key: subject, rev: rev, id: ce.ID(), typ: ce.Type(), at: ce.Time(), head: h, data: data}, true
+}
+
+// body builds what endpoint e receives for it: the structured-mode
+// CloudEvent (made by the CloudEvents SDK), or the Slack message. The data
+// of a request waiting on a person gets its decision links.
+func (it *item) body(e *Endpoint, l *Links) (contentType string, body []byte, err error) {
+	var r *events.Request
+	if strings.HasPrefix(ShortType(it.typ), "request.") {
+		r = new(events.Request)
+		if err := json.Unmarshal(it.data, r); err != nil {
+			return "", nil, fmt.Errorf("notify: event %s: %w", it.id, err)
+		}
+	}
+	var pair *Pair
+	if r != nil {
+		pair = l.For(r)
+	}
+	if e.Format == FormatSlack {
+		b, err := slackMessage(it.typ, r, e.Interactive, pair)
+		return "application/json", b, err
+	}
+	b, err := cloudEvent(it, pair)
+	return "application/cloudevents+json", b, err
+}
+
+// cloudEvent encodes the stored event in structured mode, its data as
+// stored plus "links" when there are any.
+func cloudEvent(it *item, pair *Pair) ([]byte, error) {
+	ce, err := events.DecodeHeaders(it.head)
+	if err != nil {
+		return nil, err
+	}
+	data := it.data
+	if pair != nil {
+		if data, err = withLinks(data, pair); err != nil {
+			return nil, err
+		}
+	}
+	// The data as stored: SetData would encode it again, HTML-escaped.
+	ce.SetDataContentType("application/json")
+	ce.DataEncoded, ce.DataBase64 = data, false
+	return ce.MarshalJSON()
+}
+
+// withLinks adds "links" as the last member of the JSON object data.
+func withLinks(data []byte, pair *Pair) ([]byte, error) {
+	obj := bytes.TrimSpace(data)
+	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
+		return nil, fmt.Errorf("notify: event data is not a JSON object")
+	}
+	l, err := json.Marshal(pair)
+	if err != nil {
+		return nil, err
+	}
+	out := append([]byte(nil), obj[:len(obj)-1]...)
+	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
+		out = append(out, ',')
+	}
+	out = append(out, `"links":`...)
+	out = append(append(out, l...), '}')
+	return out, nil
+}

@@ -1,0 +1,161 @@
+package notify
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/countersign/countersign/events"
+)
+
+// Slack action ids of the two buttons.
+const (
+	ActionApprove = "countersign_approve"
+	ActionDeny    = "countersign_deny"
+)
+
+// slackTextMax bounds the text of one block (Slack refuses more than 3000
+// characters in a section).
+const slackTextMax = 2800
+
+// block is a Slack Block Kit block; Slack's JSON shapes, written as maps.
+type block = map[string]any
+
+// slackMessage is the message for one event: the call, and for a request
+// waiting on a person, Approve and Deny buttons — interactive ones, or
+// URL buttons opening the decision links (none without links). Every piece
+// of the request is sent as plain_text or rich text, which Slack never
+// reads as markup. grant events get one line.
+func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) ([]byte, error) {
+	if r == nil {
+		return json.Marshal(map[string]any{"text": "countersign: " + ShortType(typ)})
+	}
+	blocks := CallBlocks(r)
+	if b := buttons(r, interactive, pair); b != nil {
+		blocks = append(blocks, b)
+	}
+	return json.Marshal(map[string]any{"text": headline(typ, r), "blocks": blocks})
+}
+
+// headline is the message's fallback text (notifications, screen readers).
+func headline(typ string, r *events.Request) string {
+	switch ShortType(typ) {
+	case "request.created", "request.escalated":
+		return fmt.Sprintf("Approval needed: %s for %s", r.Capability, r.Agent)
+	}
+	return fmt.Sprintf("Request %s: %s", r.ID, Outcome(r))
+}
+
+// Outcome says in words where r stands.
+func Outcome(r *events.Request) string {
+	d := r.Decision
+	switch {
+	case r.Status == events.StatusPending && r.Approver != nil:
+		return "waiting on " + r.Approver.Kind + " " + r.Approver.ID
+	case d == nil:
+		return string(r.Status)
+	case d.Status == events.StatusExpired:
+		return "expired: no decision was made in time"
+	case d.Status == events.StatusCancelled:
+		return "cancelled by the agent"
+	}
+	return fmt.Sprintf("%s by %s %s", d.Status, d.By.Kind, d.By.ID)
+}
+
+// CallBlocks shows the call: capability and agent, the arguments as a
+// code block, the reason quoted as the agent's words, and where it stands.
+func CallBlocks(r *events.Request) []block {
+	fields := []block{plain("Capability: " + r.Capability.String()), plain("Agent: " + string(r.Agent)),
+		plain("Request: " + string(r.ID)), plain("Status: " + Outcome(r))}
+	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", prettyArgs(r.Arguments))}
+	if r.Reason != "" {
+		out = append(out, richText("rich_text_quote", "The agent says: "+clip(r.Reason)))
+	}
+	return out
+}
+
+func plain(s string) block { return block{"type": "plain_text", "text": clip(s), "emoji": false} }
+
+// richText is a rich_text block with one element of kind holding text
+// literally.
+func richText(kind, text string) block {
+	return block{"type": "rich_text", "elements": []block{{"type": kind,
+		"elements": []block{{"type": "text", "text": text}}}}}
+}
+
+// prettyArgs indents the stored arguments; they stay exactly the stored
+// JSON values.
+func prettyArgs(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Indent(&b, raw, "", "  ") != nil {
+		return clip(string(raw))
+	}
+	return clip(b.String())
+}
+
+func clip(s string) string {
+	if len(s) <= slackTextMax {
+		return s
+	}
+	cut := slackTextMax
+	for cut > 0 && !utf8Start(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "… (cut; see countersign)"
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// buttons returns the actions block, or nil when r does not wait on a
+// person or there is nothing for the buttons to do.
+func buttons(r *events.Request, interactive bool, pair *Pair) block {
+	if r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindPerson {
+		return nil
+	}
+	approve := block{"type": "button", "action_id": ActionApprove, "style": "primary", "text": plain("Approve")}
+	deny := block{"type": "button", "action_id": ActionDeny, "style": "danger", "text": plain("Deny")}
+	switch {
+	case interactive:
+		v := ActionValue(r.Tenant, r.ID, r.Revision)
+		approve["value"], deny["value"] = v, v
+	case pair != nil:
+		approve["url"], deny["url"] = pair.ApproveURL, pair.DenyURL
+	default:
+		return nil
+	}
+	return block{"type": "actions", "block_id": "countersign", "elements": []block{approve, deny}}
+}
+
+// ActionValue is what an interactive button carries: the tenant, the
+// request and the revision shown.
+func ActionValue(t events.TenantID, id events.RequestID, rev uint64) string {
+	return "v1 " + string(t) + " " + string(id) + " " + strconv.FormatUint(rev, 10)
+}
+
+// ParseActionValue reads ActionValue; false on anything else.
+func ParseActionValue(v string) (events.TenantID, events.RequestID, uint64, bool) {
+	parts := strings.Split(v, " ")
+	if len(parts) != 4 || parts[0] != "v1" || !events.ConfigIDPattern.MatchString(parts[1]) || !events.ValidGeneratedID(parts[2]) {
+		return "", "", 0, false
+	}
+	rev, err := strconv.ParseUint(parts[3], 10, 64)
+	if err != nil || strconv.FormatUint(rev, 10) != parts[3] {
+		return "", "", 0, false
+	}
+	return events.TenantID(parts[1]), events.RequestID(parts[2]), rev, true
+}
+
+// Replacement is the body posted to a click's response_url: the message
+// rewritten in place to show the call and how it ended, with a note on
+// who answered from Slack.
+func Replacement(r *events.Request, note string) ([]byte, error) {
+	blocks := append(CallBlocks(r), block{"type": "context", "elements": []block{plain(note)}})
+	return json.Marshal(map[string]any{"replace_original": true, "text": headline("", r), "blocks": blocks})
+}
+
+// Ephemeral is a note only the clicking user sees; the message stays.
+func Ephemeral(text string) ([]byte, error) {
+	return json.Marshal(map[string]any{"response_type": "ephemeral", "replace_original": false, "text": text})
+}
