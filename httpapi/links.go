@@ -102,7 +102,7 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 	rec, err := a.svc.Get(r.Context(), caller, c.Request)
 	if err != nil {
 		a.linkUses.WithLabelValues(linkGone).Inc()
-		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you (it may have been removed after its retention)."})
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you to answer (it may have been removed after its retention). Nothing was changed."})
 		return c, caller, none, false
 	}
 	if outcome := linkFits(c, caller, &rec.Request); outcome != "" {
@@ -128,7 +128,7 @@ func (a *API) linkRefuse(w http.ResponseWriter, r *http.Request, c links.Claim, 
 	rec, err := a.svc.Get(r.Context(), caller, c.Request)
 	if err != nil {
 		a.linkUses.WithLabelValues(linkGone).Inc()
-		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you."})
+		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you to answer. Nothing was changed."})
 		return
 	}
 	outcome := linkFits(c, caller, &rec.Request)
