@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -88,7 +89,7 @@ func TestWebhookRetriesInOrderOffTheDecisionPath(t *testing.T) {
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(rc.of(r.ID)) >= 2 }, "both events delivered")
 	got := rc.of(r.ID)
 	if len(got) != 2 || got[0].Type != "dev.countersign.request.created" || got[1].Type != "dev.countersign.request.decided" || got[0].ID == got[1].ID {
-		t.Fatalf("deliveries = %+v", got)
+		t.Fatalf("deliveries = %v", types(got))
 	}
 	if v := metric(t, srv.URL, `countersign_webhook_deliveries_total{outcome="failed"}`); v < 5 {
 		t.Errorf("failed deliveries counted: %v", v)
@@ -129,7 +130,14 @@ func TestWebhookBadEndpointsAreBounded(t *testing.T) {
 	rc := newReceiver(t, nil)
 	var loopHits, followed atomic.Int64
 	stop := make(chan struct{})
+	var hangRetried atomic.Bool // one event tried twice: the first attempt timed out
+	var hangMu sync.Mutex
+	hangHits := map[string]int{}
 	hang := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hangMu.Lock()
+		hangHits[r.Header.Get("webhook-id")]++
+		hangRetried.Store(hangRetried.Load() || hangHits[r.Header.Get("webhook-id")] > 1)
+		hangMu.Unlock()
 		select {
 		case <-r.Context().Done():
 		case <-stop:
@@ -142,7 +150,7 @@ func TestWebhookBadEndpointsAreBounded(t *testing.T) {
 		loopHits.Add(1)
 		http.Redirect(w, r, "/next", http.StatusTemporaryRedirect)
 	}))
-	var hugeServed atomic.Int64
+	var hugeServed, hugeWhole atomic.Int64
 	huge := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hugeServed.Add(1)
 		chunk := []byte(strings.Repeat("x", 1<<20))
@@ -150,7 +158,9 @@ func TestWebhookBadEndpointsAreBounded(t *testing.T) {
 			if _, err := w.Write(chunk); err != nil {
 				return
 			}
+			http.NewResponseController(w).Flush()
 		}
+		hugeWhole.Add(1)
 	}))
 	for _, s := range []*httptest.Server{hang, loop, huge} {
 		t.Cleanup(s.Close)
@@ -174,11 +184,23 @@ func TestWebhookBadEndpointsAreBounded(t *testing.T) {
 			t.Errorf("request %s delivered %d times", id, got)
 		}
 	}
-	testutil.Eventually(t, 10*time.Second, func() bool { return loopHits.Load() >= 2 && hugeServed.Load() >= 3 }, "the loop and the huge answer were tried")
+	testutil.Eventually(t, 10*time.Second, func() bool { return loopHits.Load() >= 2 && hugeServed.Load() >= 3 && hangRetried.Load() },
+		"the hanging endpoint tried again after a timeout, the loop and the huge answer tried")
 	if followed.Load() != 0 {
 		t.Errorf("a redirect was followed %d times", followed.Load())
+	}
+	if n := hugeWhole.Load(); n != 0 {
+		t.Errorf("the 10 MB answer was read whole %d times", n)
 	}
 	if v := metric(t, srv.URL, `countersign_webhook_deliveries_total{outcome="failed"}`); v < 2 {
 		t.Errorf("failed attempts (hang, loop) = %v", v)
 	}
+}
+
+func types(ds []delivered) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.Type+"@"+d.Revision)
+	}
+	return out
 }
