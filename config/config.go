@@ -82,6 +82,7 @@ type TenantConfig struct {
 	line           int
 
 	// RequestRetention keeps terminal records this long (default 720h).
+	// It is read and checked; removing records after it is not built yet.
 	RequestRetention string `yaml:"request_retention"`
 	// SlackSigningSecretEnv names the variable holding the Slack app's
 	// signing secret; set, Slack buttons are interactive.
