@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -75,6 +77,12 @@ func TestDecisionLinkGetNeverDecidesPostOnce(t *testing.T) {
 		}
 		if got := getRecord(t, srv, r.ID); got.Status != "pending" || got.Revision != 0 {
 			t.Fatalf("GET %d decided: %+v", i, got)
+		}
+		_, style, _ := strings.Cut(body, "<style>")
+		style, _, _ = strings.Cut(style, "</style>")
+		sum := sha256.Sum256([]byte(style))
+		if !strings.Contains(h.Get("Content-Security-Policy"), "'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"'") {
+			t.Errorf("the CSP does not allow the page's own style")
 		}
 	}
 	if code, body, _ := page(t, "POST", srv.URL+approve); code != 200 || !strings.Contains(body, "approved by person u-1") {
