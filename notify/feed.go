@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -60,7 +61,7 @@ func (f *feed) load(ctx context.Context) (*tracker, uint64, error) {
 	e, err := f.w.kv.Get(ctx, f.key)
 	if err == nil {
 		var p progress
-		if jsonErr := decodeJSON(e.Value(), &p); jsonErr == nil {
+		if jsonErr := json.Unmarshal(e.Value(), &p); jsonErr == nil {
 			return newTracker(p), p.Floor + 1, nil
 		}
 	} else if !errors.Is(err, jetstream.ErrKeyNotFound) {

@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -138,5 +137,3 @@ func (w *Worker) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 	}
 	return nil, fmt.Errorf("notify: bucket %s: %w", Bucket, err)
 }
-
-func decodeJSON(b []byte, v any) error { return json.Unmarshal(b, v) }
