@@ -81,8 +81,8 @@ type TenantConfig struct {
 	Judge          *JudgeConfig    `yaml:"judge"`
 	line           int
 
-	// RequestRetention keeps terminal records this long (default 720h).
-	// It is read and checked; removing records after it is not built yet.
+	// RequestRetention keeps terminal records this long after they end
+	// (default 720h).
 	RequestRetention string `yaml:"request_retention"`
 	// SlackSigningSecretEnv names the variable holding the Slack app's
 	// signing secret; set, Slack buttons are interactive.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // specExample is the YAML example of docs/SPEC.md §10 "Flags and
@@ -38,6 +39,9 @@ func TestSpecSection10ExampleLoads(t *testing.T) {
 	}
 	if tc.SlackSigningSecretEnv != "SLACK_SIGNING_SECRET" || tc.Members[0].SlackUserID != "U024BE7LH" || tc.RequestRetention != "720h" {
 		t.Errorf("tenant = %+v, member = %+v", tc, tc.Members[0])
+	}
+	if ts, _ := c.DomainTenants(); ts[0].RequestRetention != 720*time.Hour {
+		t.Errorf("request_retention = %v, want 720h", ts[0].RequestRetention)
 	}
 	w := tc.Webhooks
 	if len(w) != 1 || w[0].URL != "https://hooks.example.com/cs" || w[0].SecretEnv != "CS_HOOK_SECRET" ||

@@ -37,7 +37,7 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	if t.IdempotencyTTL, err = duration(tc.line, "idempotency_ttl", tc.IdempotencyTTL, DefaultIdempotencyTTL); err != nil {
 		return nil, err
 	}
-	if _, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
+	if t.RequestRetention, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
 		return nil, err
 	}
 	for _, step := range []func(*events.Tenant) error{tc.members, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
