@@ -49,3 +49,36 @@ func TestTimeRulesOnASteppedClock(t *testing.T) {
 		return r.Status == "expired" && r.Decision != nil && r.Decision.By.Kind == "deadline"
 	}, "the request expired at its deadline")
 }
+
+// A terminal record is removed request_retention after it ended: the
+// timers arm the removal, and a GET of it is then 404; a pending one stays.
+func TestRetentionRemovesTerminalRecords(t *testing.T) {
+	clock := testutil.NewClock(time.Now())
+	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
+  - id: demo
+    request_retention: 1h
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents: [{id: agt_main, member: u-1}]
+    tokens:
+      - {token: dev-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
+      - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
+`))
+	main, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	var denied, pending record
+	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}, "timeout": "3h"}, nil, &denied)
+	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 2}, "timeout": "3h"}, nil, &pending)
+	if code := person.do(t, "POST", "/v1/requests/"+denied.ID, map[string]any{"expected": 0, "decision": "deny"}, nil, nil); code != 200 {
+		t.Fatalf("deny: %d", code)
+	}
+	clock.Advance(59 * time.Minute)
+	if code := main.do(t, "GET", "/v1/requests/"+denied.ID, nil, nil, nil); code != 200 {
+		t.Fatalf("before its retention: %d", code)
+	}
+	clock.Advance(2 * time.Minute)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return main.do(t, "GET", "/v1/requests/"+denied.ID, nil, nil, nil) == 404
+	}, "the denied request removed after its retention")
+	if code := main.do(t, "GET", "/v1/requests/"+pending.ID, nil, nil, nil); code != 200 {
+		t.Errorf("the pending request: %d, want 200", code)
+	}
+}
