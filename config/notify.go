@@ -18,7 +18,7 @@ const (
 // webhookEvents are the short event types a webhook may list.
 var webhookEvents = func() []string {
 	var out []string
-	for _, t := range []string{events.TypeRequestCreated, events.TypeRequestEscalated, events.TypeRequestDecided,
+	for _, t := range []string{events.TypeRequestCreated, events.TypeRequestEscalated, events.TypeRequestUpdated, events.TypeRequestDecided,
 		events.TypeRequestExpired, events.TypeRequestCancelled, events.TypeRequestClaimed,
 		events.TypeGrantCreated, events.TypeGrantRevoked} {
 		out = append(out, strings.TrimPrefix(t, "dev.countersign."))

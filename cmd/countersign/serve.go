@@ -54,9 +54,16 @@ func runServe(args []string) int {
 	if *natsListen != "" {
 		cfg.NATSListen = *natsListen
 	}
+	var notes []string
+	if demo {
+		notes = demoNotify(cfg)
+	}
 	if err := cfg.Validate(); err != nil {
 		log.Error("config", "err", err)
 		return 1
+	}
+	for _, n := range notes {
+		log.Info("demo: " + n)
 	}
 	return serve(cfg, demo, log)
 }
