@@ -84,6 +84,7 @@ func TestMalformedMessages(t *testing.T) {
 		{"empty batch", `[]`, -32600},
 		{"a string", `"hello"`, -32600},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"approval/approve"}`, -32601},
+		{"id null is answered", `{"jsonrpc":"2.0","id":null,"method":"approval/approve"}`, -32601},
 		{"params an array", `{"jsonrpc":"2.0","id":1,"method":"approval/subscribe","params":[true]}`, -32602},
 		{"subscribe both", `{"jsonrpc":"2.0","id":1,"method":"approval/subscribe","params":{"inbox":true,"sessionIds":["s"]}}`, -32602},
 		{"subscribe neither", `{"jsonrpc":"2.0","id":1,"method":"approval/subscribe","params":{}}`, -32602},
