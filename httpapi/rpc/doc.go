@@ -32,7 +32,8 @@
 //     It is approvals.Service.Answer, the use case of POST
 //     /v1/requests/{id}, with expected = requirementId.revision: the same
 //     compare-and-set, events and errors. It is matched by approvalId,
-//     never by the JSON-RPC id. A requirementId whose sourceIndex or
+//     never by the JSON-RPC id (the notification it causes may arrive
+//     before its result). A requirementId whose sourceIndex or
 //     revision is not current, a choice not offered to the caller, and
 //     deny_with_reason without a reason are refused. A protectedWrite
 //     request is decided only while a client of this process is
