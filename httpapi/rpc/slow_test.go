@@ -3,6 +3,7 @@ package rpc_test
 import (
 	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -15,23 +16,25 @@ import (
 // TestStalledReaderDropped: a client that stops reading is dropped once
 // its send queue is full, and another client keeps receiving meanwhile
 // and after. The handler runs on the server's own service with a queue
-// of 16 (a burst of 8 fits: only a stall fills it); large requests fill the socket buffers quickly.
+// of 16 (a burst of 8 fits: only a stall fills it), on a listener whose
+// sockets have small buffers, so that a stall shows quickly.
 func TestStalledReaderDropped(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	h := httptest.NewServer(rpc.New(rpc.Config{Service: s.App.Service, SendQueue: 16, WriteTimeout: time.Minute,
+	h := httptest.NewUnstartedServer(rpc.New(rpc.Config{Service: s.App.Service, SendQueue: 16, WriteTimeout: time.Minute,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	h.Listener = smallBuffers{h.Listener}
+	h.Start()
 	t.Cleanup(h.Close)
 	stalled, reader := dial(t, h.URL, tokPerson), dial(t, h.URL, tokPerson)
 	for i := 0; i < 8; i++ { // eight copies of each notification for the stalled client
 		stalled.subscribe(map[string]any{"sessionIds": []string{"ses-big"}})
 	}
 	reader.subscribe(map[string]any{"sessionIds": []string{"ses-big"}})
-	big := strings.Repeat("x", 400<<10)
-	var ids []string
-	for i := 0; i < 8; i++ { // 8 x 8 x 400 KiB: more than the socket buffers hold
-		ids = append(ids, submit(t, s, tokMain, map[string]any{"tool": "t", "session": "ses-big", "arguments": map[string]any{"blob": big, "i": i}})["id"].(string))
-		reader.expect("approval/requested", ids[i])
+	big := strings.Repeat("x", 64<<10)
+	for i := 0; i < 6; i++ { // 6 x 8 x 64 KiB: more than the queue and the buffers hold
+		id := submit(t, s, tokMain, map[string]any{"tool": "t", "session": "ses-big", "arguments": map[string]any{"blob": big, "i": i}})["id"].(string)
+		reader.expect("approval/requested", id)
 	}
 	closed := make(chan error, 1)
 	go func() { // drain what the stalled client was sent: it ends in a close
@@ -51,4 +54,16 @@ func TestStalledReaderDropped(t *testing.T) {
 	}
 	after := submit(t, s, tokMain, map[string]any{"tool": "after", "session": "ses-big"})["id"].(string)
 	reader.expect("approval/requested", after)
+}
+
+// smallBuffers gives each accepted connection small socket buffers.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetWriteBuffer(4096)
+		_ = tc.SetReadBuffer(4096)
+	}
+	return c, err
 }
