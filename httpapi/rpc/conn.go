@@ -78,6 +78,9 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 // send queues v for the writer; a full queue drops the client, never
 // blocking whoever sends.
 func (c *conn) send(v any) {
+	if c.ctx.Err() != nil {
+		return // closing: nothing more is written
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		c.h.cfg.Logger.Error("rpc: encode", "err", err)

@@ -2,6 +2,7 @@ package rpc_test
 
 import (
 	"fmt"
+	"net/http"
 	"testing"
 )
 
@@ -60,9 +61,16 @@ func TestSubscribeDecideResolved(t *testing.T) {
 	if dec["scope"] != "session" || fmt.Sprint(dec["by"]) != "map[id:u-1 kind:person]" {
 		t.Errorf("resolved decision %v", dec)
 	}
-	if got := record(t, s, tokPerson, id); got["status"] != "approved" || got["revision"] != 1.0 {
+	got := record(t, s, tokPerson, id)
+	if got["status"] != "approved" || got["revision"] != 1.0 {
 		t.Errorf("record after decide: %v at %v", got["status"], got["revision"])
 	}
+	// The claim is no news for approvers: the next notification is the next request's.
+	if code, data := s.API(t).Do(http.MethodPost, "/v1/requests/"+id+"/claim", tokMain, map[string]any{"call_digest": got["call_digest"]}); code != http.StatusOK {
+		t.Fatalf("claim: %d %s", code, data)
+	}
+	next := submit(t, s, tokMain, map[string]any{"tool": "deploy", "session": "ses-1", "arguments": map[string]any{"env": "dev"}})["id"].(string)
+	w.expect("approval/requested", next)
 }
 
 // TestChoicesPerDecider: a person without a session gets no
