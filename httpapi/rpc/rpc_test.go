@@ -69,7 +69,7 @@ func TestSubscribeDecideResolved(t *testing.T) {
 	if code, data := s.API(t).Do(http.MethodPost, "/v1/requests/"+id+"/claim", tokMain, map[string]any{"call_digest": got["call_digest"]}); code != http.StatusOK {
 		t.Fatalf("claim: %d %s", code, data)
 	}
-	next := submit(t, s, tokMain, map[string]any{"tool": "deploy", "session": "ses-1", "arguments": map[string]any{"env": "dev"}})["id"].(string)
+	next := submit(t, s, tokMain, map[string]any{"tool": "migrate", "session": "ses-1"})["id"].(string)
 	w.expect("approval/requested", next)
 }
 
