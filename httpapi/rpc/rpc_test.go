@@ -95,6 +95,12 @@ func TestChoicesPerDecider(t *testing.T) {
 		t.Errorf("read-only token: %s, want none", got)
 	}
 
+	// An unknown subject kind is answered once only.
+	odd := submit(t, s, tokMain, map[string]any{"tool": "click", "session": "ses-o", "subject": map[string]any{"kind": "cua"}})["id"].(string)
+	if got := choiceIDs(person.expect("approval/requested", odd)); got != "allow_once,deny,deny_with_reason" {
+		t.Errorf("unknown subject kind: %s", got)
+	}
+
 	// agt_main does not hold deploy: allow is an endorsement.
 	sub := submit(t, s, tokProg, map[string]any{"tool": "deploy", "session": "ses-9"})["id"].(string)
 	n := main.expect("approval/requested", sub)
