@@ -22,7 +22,11 @@
 //     repeated. Otherwise ("resumed": false, "viewCursor": "") the server
 //     first sends approval/requested for every pending request in scope
 //     (a snapshot, from this process's request mirror), then the live
-//     changes. A session subscription covers the requests of those
+//     changes from the position the feed had when the subscribe began
+//     (a change in both is sent once: older revisions are skipped). With
+//     several processes, a change made through another one in the
+//     moment before the subscribe, and not yet in this mirror, is not
+//     sent; the next change of that request is. A session subscription covers the requests of those
 //     sessions the caller may see (SPEC §5); the inbox covers those
 //     waiting on the caller or answered by it (admin: all). At most 8
 //     subscriptions per connection, 100 sessions per subscription.
