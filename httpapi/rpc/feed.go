@@ -37,7 +37,7 @@ func (s *subscription) notify(r *events.Request, ev approvals.Event, opened bool
 		}
 	case !opened:
 		s.open(r, r.JudgeEscalated, ev.ID)
-	case ev.Type == typeRequestUpdated: // the next stage: a re-send keeps judgeEscalated
+	case ev.Type == events.TypeRequestUpdated: // the next stage: a re-send keeps judgeEscalated
 		s.c.notify(NotifyRequested, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))
 	default:
 		s.c.notify(NotifyUpdated, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))

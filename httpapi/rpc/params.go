@@ -22,10 +22,29 @@ type SubagentOrigin struct {
 	ParentAgentID string `json:"parentAgentId"`
 }
 
-// Subject is what the approval is for (the record's subject, camelCase).
+// Subject is what the approval is for (the record's subject, camelCase),
+// with a shell request's stages.
 type Subject struct {
-	Kind    string `json:"kind"`
-	Command string `json:"command,omitempty"`
+	Kind    string  `json:"kind"`
+	Command string  `json:"command,omitempty"`
+	Stages  []Stage `json:"stages,omitempty"`
+}
+
+// Stage is one stage of a shell request; allowedBy is null while it waits.
+type Stage struct {
+	Text      string      `json:"text"`
+	Prefix    []string    `json:"prefix"`
+	Opaque    string      `json:"opaque,omitempty"`
+	AllowedBy *events.Ref `json:"allowedBy"`
+	Scope     string      `json:"scope,omitempty"`
+}
+
+func subjectOf(r *events.Request) Subject {
+	s := Subject{Kind: r.Subject.Kind, Command: r.Subject.Command}
+	for _, st := range r.Stages {
+		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, AllowedBy: st.AllowedBy, Scope: st.Scope})
+	}
+	return s
 }
 
 // RequestParams is seed 001's ApprovalRequestParams (every required field
@@ -83,7 +102,7 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 		CurrentRequirementID: RequirementID{SourceIndex: currentStage(r), Revision: r.Revision},
 		ItemID:               string(r.ID), JudgeEscalated: judgeEscalated, ProtectedWrite: protectedWrite(r),
 		RawArgs: string(r.Arguments), SessionID: r.Session, SourceRange: cursor,
-		SubagentOrigin: subagentOrigin(svc, r), Subject: Subject{Kind: r.Subject.Kind, Command: r.Subject.Command},
+		SubagentOrigin: subagentOrigin(svc, r), Subject: subjectOf(r),
 		TaskID: string(r.Agent), ToolCallID: r.ToolCallID, ToolName: r.Tool, TurnID: r.Turn,
 		ViewCursor: events.MsgID(r.ID, 0), EventCursor: cursor,
 		Capability: r.Capability, Reason: r.Reason, DeadlineAt: r.DeadlineAt,
@@ -119,10 +138,10 @@ func resolvedParams(r *events.Request, cursor string) ResolvedParams {
 
 // currentStage is the index of the shell stage still needing a decision
 // (0 for other subject kinds).
-func currentStage(r *events.Request) int { return 0 }
+func currentStage(r *events.Request) int { return r.CurrentStage }
 
 // protectedWrite reports whether r guards a write to a protected file.
-func protectedWrite(r *events.Request) bool { return false }
+func protectedWrite(r *events.Request) bool { return r.Subject.ProtectedWrite }
 
 // recordOf decodes the record an event carries (structured mode);
 // false for grant events and anything else.
@@ -135,6 +154,3 @@ func recordOf(ev approvals.Event) (*events.Request, bool) {
 	}
 	return &ce.Data, ce.Data.ID != ""
 }
-
-// typeRequestUpdated is a stage change of a shell request.
-const typeRequestUpdated = "dev.countersign.request.updated"
