@@ -27,7 +27,8 @@ func escalatingJudge(t *testing.T) string {
 // TestJudgeEscalatedAndReviewerReason: a live approval/requested carries
 // the record's judgeEscalated and reviewerReason; the same request
 // re-issued in a snapshot (a new connection, and after a server
-// restart) has judgeEscalated false, as seed 001 says.
+// restart) has judgeEscalated false, as seed 001 says, and so has the
+// re-send for its next stage.
 func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t, servertest.WithConfig(fmt.Sprintf(`tenants:
@@ -42,7 +43,8 @@ func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 `, escalatingJudge(t))))
 	w := dial(t, s.URL, tokPerson)
 	w.subscribe(map[string]any{"sessionIds": []string{"ses-j"}})
-	id := submit(t, s, tokMain, map[string]any{"tool": "refund", "session": "ses-j", "arguments": map[string]any{"amount": 9000}})["id"].(string)
+	id := submit(t, s, tokMain, map[string]any{"tool": "Bash", "session": "ses-j", "arguments": map[string]any{"command": "ls && rm -rf /tmp/x"},
+		"subject": map[string]any{"kind": "shell", "command": "ls && rm -rf /tmp/x"}})["id"].(string)
 	live := w.expect("approval/requested", id)
 	if live.Params["judgeEscalated"] != true || live.Params["reviewerReason"] != "The amount is unusually large." {
 		t.Errorf("live: judgeEscalated %v, reviewerReason %v", live.Params["judgeEscalated"], live.Params["reviewerReason"])
@@ -55,7 +57,15 @@ func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	s.Restart(t)
 	after := dial(t, s.URL, tokPerson)
 	after.subscribe(map[string]any{"sessionIds": []string{"ses-j"}})
-	if n := after.expect("approval/requested", id); n.Params["judgeEscalated"] != false {
+	n := after.expect("approval/requested", id)
+	if n.Params["judgeEscalated"] != false {
 		t.Errorf("after a restart: judgeEscalated %v", n.Params["judgeEscalated"])
+	}
+	// The next stage's re-send keeps what the opening said.
+	if d := after.decide(n, "allow_once"); d.Error != nil {
+		t.Fatalf("allow stage 0: %s", d.raw)
+	}
+	if n := after.expect("approval/requested", id); n.Params["judgeEscalated"] != false {
+		t.Errorf("stage re-send after a re-issue: judgeEscalated %v", n.Params["judgeEscalated"])
 	}
 }
