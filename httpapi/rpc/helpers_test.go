@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -250,5 +249,3 @@ func choiceIDs(n msg) string {
 	}
 	return strings.Join(ids, ",")
 }
-
-func drain(r io.Reader) { _, _ = io.Copy(io.Discard, r) }

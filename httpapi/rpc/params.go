@@ -98,14 +98,26 @@ type Decision struct {
 // are c's own.
 func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request, judgeEscalated bool, cursor string) RequestParams {
 	p := RequestParams{
-		ApprovalID: string(r.ID), AvailableChoices: choices(svc, c, r),
+		ApprovalID:           string(r.ID),
+		AvailableChoices:     choices(svc, c, r),
 		CurrentRequirementID: RequirementID{SourceIndex: currentStage(r), Revision: r.Revision},
-		ItemID:               string(r.ID), JudgeEscalated: judgeEscalated, ProtectedWrite: protectedWrite(r),
-		RawArgs: string(r.Arguments), SessionID: r.Session, SourceRange: cursor,
-		SubagentOrigin: subagentOrigin(svc, r), Subject: subjectOf(r),
-		TaskID: string(r.Agent), ToolCallID: r.ToolCallID, ToolName: r.Tool, TurnID: r.Turn,
-		ViewCursor: events.MsgID(r.ID, 0), EventCursor: cursor,
-		Capability: r.Capability, Reason: r.Reason, DeadlineAt: r.DeadlineAt,
+		ItemID:               string(r.ID),
+		JudgeEscalated:       judgeEscalated,
+		ProtectedWrite:       protectedWrite(r),
+		RawArgs:              string(r.Arguments),
+		SessionID:            r.Session,
+		SourceRange:          cursor,
+		SubagentOrigin:       subagentOrigin(svc, r),
+		Subject:              subjectOf(r),
+		TaskID:               string(r.Agent),
+		ToolCallID:           r.ToolCallID,
+		ToolName:             r.Tool,
+		TurnID:               r.Turn,
+		ViewCursor:           events.MsgID(r.ID, 0),
+		EventCursor:          cursor,
+		Capability:           r.Capability,
+		Reason:               r.Reason,
+		DeadlineAt:           r.DeadlineAt,
 	}
 	if r.ReviewerReason != nil {
 		p.ReviewerReason = *r.ReviewerReason
