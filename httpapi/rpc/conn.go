@@ -36,8 +36,8 @@ func newConn(h *Handler, ws *websocket.Conn, c approvals.Caller) *conn {
 func (c *conn) serve(ctx context.Context) {
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cleanup()
-	c.spawn(c.writeLoop)
-	c.spawn(c.pingLoop)
+	c.spawn(func() { c.writeLoop(ctx) })
+	c.spawn(func() { c.pingLoop(ctx) })
 	c.spawn(c.closeOnShutdown)
 	for { // read with ctx, not c.ctx: cancelling c.ctx must not cut the close frame
 		_, msg, err := c.ws.Read(ctx)
@@ -98,13 +98,16 @@ func (c *conn) notify(method string, params any) {
 	c.send(Notification{JSONRPC: "2.0", Method: method, Params: params})
 }
 
-func (c *conn) writeLoop() {
+// writeLoop writes the queue until the connection ends. Each write is
+// bounded by WriteTimeout under ctx, not under c.ctx: ending c.ctx while
+// a write returns would cut the socket before close's frame.
+func (c *conn) writeLoop(ctx context.Context) {
 	for {
 		select {
 		case <-c.ctx.Done():
 			return
 		case b := <-c.out:
-			ctx, cancel := context.WithTimeout(c.ctx, c.h.cfg.WriteTimeout)
+			ctx, cancel := context.WithTimeout(ctx, c.h.cfg.WriteTimeout)
 			err := c.ws.Write(ctx, websocket.MessageText, b)
 			cancel()
 			if err != nil {
@@ -115,7 +118,8 @@ func (c *conn) writeLoop() {
 	}
 }
 
-func (c *conn) pingLoop() {
+// pingLoop pings the client every PingInterval (under ctx, as writeLoop).
+func (c *conn) pingLoop(ctx context.Context) {
 	t := time.NewTicker(c.h.cfg.PingInterval)
 	defer t.Stop()
 	for {
@@ -123,7 +127,7 @@ func (c *conn) pingLoop() {
 		case <-c.ctx.Done():
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(c.ctx, c.h.cfg.PingInterval)
+			ctx, cancel := context.WithTimeout(ctx, c.h.cfg.PingInterval)
 			err := c.ws.Ping(ctx)
 			cancel()
 			if err != nil {
