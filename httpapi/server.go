@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/httpapi/inbox"
+	"github.com/countersign/countersign/httpapi/rpc"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -94,6 +95,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
 	a.handle("GET /v1/events", a.events)
+	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing}))
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
 	a.mux.Handle("GET /metrics", metricsHandler(reg))

@@ -1,0 +1,41 @@
+package approvals
+
+import (
+	"sort"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// What live surfaces (the JSON-RPC stream) need beyond the HTTP use
+// cases: which choices a caller may be offered, and the pending requests
+// a subscription opens with.
+
+// Holds reports whether c holds r's capability and the largest scope c
+// may give (SPEC §3): a person what their policy allows; an agent by its
+// grants or a read. A service principal holds nothing.
+func (s *Service) Holds(c Caller, r *events.Request) (bool, string) {
+	return s.checker.Holds(c.Tenant, c.Principal, r)
+}
+
+// Visible reports whether c may see r (SPEC §5, "Who sees a request").
+func (s *Service) Visible(c Caller, r *events.Request) bool { return s.visible(c, r) }
+
+// PendingIn returns the pending requests c may see, from this process's
+// request mirror, in the order they were last written (KV revision):
+// with sessions, those of these sessions; without, c's inbox (those
+// waiting on c, or those c endorsed that still wait; admin: all).
+func (s *Service) PendingIn(c Caller, sessions map[string]bool) []kvstate.Record {
+	recs := s.views.AllRequests(c.Tenant.ID)
+	if sessions == nil && !c.Admin() {
+		recs = s.views.Inbox(c.Tenant.ID, c.Principal)
+	}
+	out := recs[:0:0]
+	for _, r := range recs {
+		if r.Status == events.StatusPending && (sessions == nil || sessions[r.Session]) && s.visible(c, &r.Request) {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].KVRevision < out[j].KVRevision })
+	return out
+}

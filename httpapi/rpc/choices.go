@@ -1,0 +1,84 @@
+package rpc
+
+import (
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+)
+
+// Choice is one entry of availableChoices: what a decide with its
+// ChoiceID answers (decision and scope, as POST /v1/requests/{id}).
+type Choice struct {
+	ChoiceID       string `json:"choiceId"`
+	Label          string `json:"label"`
+	Decision       string `json:"decision"`
+	Scope          string `json:"scope"`
+	RequiresReason bool   `json:"requiresReason"`
+}
+
+// The choices the server builds; clients never build their own.
+var (
+	allowOnce      = Choice{"allow_once", "Allow once", approvals.DecisionAllow, events.ScopeOnce, false}
+	allowSession   = Choice{"allow_session", "Allow for this session", approvals.DecisionAllow, events.ScopeSession, false}
+	allowAlways    = Choice{"allow_always", "Always allow", approvals.DecisionAllow, events.ScopeLifetime, false}
+	deny           = Choice{"deny", "Deny", approvals.DecisionDeny, events.ScopeOnce, false}
+	denyWithReason = Choice{"deny_with_reason", "Deny with reason", approvals.DecisionDeny, events.ScopeOnce, true}
+	reject         = Choice{"deny", "Reject", approvals.DecisionDeny, events.ScopeOnce, false}
+)
+
+// knownChoice returns the choice a choiceId names, whoever may give it.
+func knownChoice(id string) (Choice, bool) {
+	return offered([]Choice{allowOnce, allowSession, allowAlways, deny, denyWithReason}, id)
+}
+
+// choices returns what caller c may answer r's current requirement with:
+// nothing unless c is its current approver with approvals:write; allow
+// once and reject on a protected write; otherwise the allows up to the
+// largest scope c may give (maxAllow), then deny and deny with reason.
+func choices(svc *approvals.Service, c approvals.Caller, r *events.Request) []Choice {
+	if r.Status.Terminal() || r.Approver == nil || *r.Approver != c.Principal || !c.Token.Has(events.ScopeApprovalsWrite) {
+		return []Choice{}
+	}
+	if protectedWrite(r) {
+		return []Choice{allowOnce, reject}
+	}
+	out := []Choice{}
+	switch max := maxAllow(svc, c, r); {
+	case max == events.ScopeLifetime:
+		out = append(out, allowOnce, allowSession, allowAlways)
+	case max == events.ScopeSession:
+		out = append(out, allowOnce, allowSession)
+	case max == events.ScopeOnce:
+		out = append(out, allowOnce)
+	}
+	if r.Session == "" && len(out) > 1 {
+		out = append(out[:1], out[2:]...) // no session: no allow_session
+	}
+	return append(out, deny, denyWithReason)
+}
+
+// maxAllow is the largest scope of an allow c may give r ("" for none):
+// a person who holds, the scope of the grant by which an agent holds
+// (SPEC §3); an agent that does not hold endorses, which takes no scope
+// (once); a person who does not hold cannot allow. An unknown subject
+// kind is answered once only.
+func maxAllow(svc *approvals.Service, c approvals.Caller, r *events.Request) string {
+	holds, max := svc.Holds(c, r)
+	switch {
+	case !holds && c.Principal.Kind != events.KindAgent:
+		return ""
+	case !holds, !deciders.KnownSubject(r.Subject.Kind):
+		return events.ScopeOnce
+	}
+	return max
+}
+
+// offered returns the choice of list with this id.
+func offered(list []Choice, id string) (Choice, bool) {
+	for _, c := range list {
+		if c.ChoiceID == id {
+			return c, true
+		}
+	}
+	return Choice{}, false
+}

@@ -1,0 +1,147 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/countersign/countersign/approvals"
+)
+
+// conn is one client connection. Its read loop runs the calls in order;
+// one writer goroutine drains the bounded send queue; each subscription
+// feeds the queue from its own goroutine.
+type conn struct {
+	h      *Handler
+	ws     *websocket.Conn
+	caller approvals.Caller
+	out    chan []byte
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	drop   sync.Once
+
+	mu     sync.Mutex // guards subs and nextID
+	subs   map[string]*subscription
+	nextID int
+}
+
+func newConn(h *Handler, ws *websocket.Conn, c approvals.Caller) *conn {
+	return &conn{h: h, ws: ws, caller: c, out: make(chan []byte, h.cfg.SendQueue), subs: map[string]*subscription{}}
+}
+
+// serve runs the connection until the client or the server closes it.
+func (c *conn) serve(ctx context.Context) {
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	defer c.cleanup()
+	c.spawn(func() { c.writeLoop(ctx) })
+	c.spawn(func() { c.pingLoop(ctx) })
+	c.spawn(c.closeOnShutdown)
+	for { // read with ctx, not c.ctx: cancelling c.ctx must not cut the close frame
+		_, msg, err := c.ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		c.handle(msg)
+	}
+}
+
+func (c *conn) spawn(fn func()) {
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); fn() }()
+}
+
+// cleanup ends the subscriptions and the goroutines, then the socket.
+func (c *conn) cleanup() {
+	c.cancel()
+	c.mu.Lock()
+	for id, s := range c.subs {
+		c.h.watchers.remove(s.watched())
+		delete(c.subs, id)
+	}
+	c.mu.Unlock()
+	c.wg.Wait()
+	_ = c.ws.CloseNow()
+}
+
+// close drops the client with code: a close frame is attempted (bounded
+// by the library's own timeouts), and everything of the connection ends.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.drop.Do(func() {
+		go func() { _ = c.ws.Close(code, reason) }()
+		c.cancel()
+	})
+}
+
+// send queues v for the writer; a full queue drops the client, never
+// blocking whoever sends.
+func (c *conn) send(v any) {
+	if c.ctx.Err() != nil {
+		return // closing: nothing more is written
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		c.h.cfg.Logger.Error("rpc: encode", "err", err)
+		return
+	}
+	select {
+	case c.out <- b:
+	default:
+		c.h.cfg.Logger.Info("rpc: client dropped: send queue full", "principal", c.caller.Principal)
+		c.close(websocket.StatusTryAgainLater, "send queue full")
+	}
+}
+
+func (c *conn) notify(method string, params any) {
+	c.send(Notification{JSONRPC: "2.0", Method: method, Params: params})
+}
+
+// writeLoop writes the queue until the connection ends. Each write is
+// bounded by WriteTimeout under ctx, not under c.ctx: ending c.ctx while
+// a write returns would cut the socket before close's frame.
+func (c *conn) writeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case b := <-c.out:
+			ctx, cancel := context.WithTimeout(ctx, c.h.cfg.WriteTimeout)
+			err := c.ws.Write(ctx, websocket.MessageText, b)
+			cancel()
+			if err != nil {
+				c.close(websocket.StatusPolicyViolation, "write timed out")
+				return
+			}
+		}
+	}
+}
+
+// pingLoop pings the client every PingInterval (under ctx, as writeLoop).
+func (c *conn) pingLoop(ctx context.Context) {
+	t := time.NewTicker(c.h.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-t.C:
+			ctx, cancel := context.WithTimeout(ctx, c.h.cfg.PingInterval)
+			err := c.ws.Ping(ctx)
+			cancel()
+			if err != nil {
+				c.close(websocket.StatusPolicyViolation, "no pong")
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) closeOnShutdown() {
+	select {
+	case <-c.h.cfg.Closing:
+		c.close(websocket.StatusGoingAway, "server shutting down")
+	case <-c.ctx.Done():
+	}
+}

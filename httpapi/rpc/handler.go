@@ -1,0 +1,142 @@
+package rpc
+
+import (
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
+)
+
+// Subprotocol is the WebSocket subprotocol the server selects.
+const Subprotocol = "countersign.v1"
+
+// bearerProtocol prefixes the token a browser offers as a subprotocol.
+const bearerProtocol = "bearer."
+
+// Config wires the handler.
+type Config struct {
+	Service *approvals.Service
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+	// Closing, when closed, closes every connection with 1001 (going
+	// away): at shutdown, since http.Server.Shutdown does not wait for
+	// hijacked connections. Default: never.
+	Closing <-chan struct{}
+	// SendQueue bounds the messages waiting to be written to one client;
+	// a client whose queue is full is dropped (1013). Default 256.
+	SendQueue int
+	// WriteTimeout bounds writing one message; a client that does not
+	// take it in time is dropped. Default 10s.
+	WriteTimeout time.Duration
+	// PingInterval is how often a client is pinged; one that does not
+	// answer within the interval is dropped. Default 30s.
+	PingInterval time.Duration
+	// MaxMessage bounds a client's message; a larger one closes the
+	// connection with 1009. Default approvals.MaxBody (1 MiB).
+	MaxMessage int64
+	// MaxSubscriptions bounds the subscriptions of one connection.
+	// Default 8.
+	MaxSubscriptions int
+}
+
+func (c *Config) setDefaults() {
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	c.SendQueue = orDefault(c.SendQueue, 256)
+	c.WriteTimeout = orDefault(c.WriteTimeout, 10*time.Second)
+	c.PingInterval = orDefault(c.PingInterval, 30*time.Second)
+	c.MaxMessage = orDefault(c.MaxMessage, approvals.MaxBody)
+	c.MaxSubscriptions = orDefault(c.MaxSubscriptions, 8)
+}
+
+func orDefault[T int | int64 | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// Handler serves GET /v1/rpc. It is safe for concurrent use.
+type Handler struct {
+	cfg      Config
+	svc      *approvals.Service
+	watchers *watchers
+}
+
+// New builds the handler. A nil Service panics.
+func New(cfg Config) *Handler {
+	if cfg.Service == nil {
+		panic("rpc: Config.Service is required")
+	}
+	cfg.setDefaults()
+	return &Handler{cfg: cfg, svc: cfg.Service, watchers: newWatchers()}
+}
+
+// ServeHTTP authenticates (401, 403 as problem+json, before upgrading),
+// upgrades to a WebSocket and serves the connection until it closes.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c, err := h.svc.Authenticate(authorization(r), events.ScopeApprovalsRead)
+	if err == nil && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
+		err = errNotWebSocket
+	}
+	if err != nil {
+		writeProblem(w, approvals.ProblemFor(err))
+		return
+	}
+	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
+	if err != nil {
+		return // Accept wrote the refusal
+	}
+	ws.SetReadLimit(h.cfg.MaxMessage)
+	newConn(h, ws, c).serve(r.Context())
+}
+
+// authorization is the Authorization header, or for browsers (which
+// cannot set it on a WebSocket) the token offered as the subprotocol
+// bearer.<token> beside countersign.v1.
+func authorization(r *http.Request) string {
+	if a := r.Header.Get("Authorization"); a != "" {
+		return a
+	}
+	offers := websocketProtocols(r)
+	for _, p := range offers {
+		if tok, ok := strings.CutPrefix(p, bearerProtocol); ok && hasProtocol(offers, Subprotocol) {
+			return "Bearer " + tok
+		}
+	}
+	return ""
+}
+
+func websocketProtocols(r *http.Request) []string {
+	var out []string
+	for _, h := range r.Header.Values("Sec-WebSocket-Protocol") {
+		for _, p := range strings.Split(h, ",") {
+			out = append(out, strings.TrimSpace(p))
+		}
+	}
+	return out
+}
+
+func hasProtocol(list []string, p string) bool {
+	for _, q := range list {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func writeProblem(w http.ResponseWriter, p approvals.Problem) {
+	if p.Retryable() {
+		w.Header().Set("Retry-After", "1")
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(p.Status)
+	_ = json.NewEncoder(w).Encode(p)
+}
