@@ -98,6 +98,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing}))
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
+	a.handle("GET /v1/openapi.json", a.openapi)
 	a.mux.Handle("GET /metrics", metricsHandler(reg))
 	inbox.Mount(a.mux) // the web inbox: GET / and GET /inbox/…
 }
