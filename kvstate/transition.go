@@ -1,6 +1,11 @@
 package kvstate
 
-import "github.com/countersign/countersign/events"
+import (
+	"cmp"
+	"slices"
+
+	"github.com/countersign/countersign/events"
+)
 
 // move is one legal change of a request: its event type, the status it may
 // start from ("" for creation) and the statuses it may end in.
@@ -38,4 +43,28 @@ func contains(xs []events.Status, s events.Status) bool {
 		}
 	}
 	return false
+}
+
+// Move is one legal change of a request's status: a change of event type
+// Type taking it from From (none, "", for creation) to To.
+type Move struct {
+	Type     string
+	From, To events.Status
+}
+
+// Moves lists every legal move of the table, sorted by type, from and to:
+// a read-only copy for checks such as the lifecycle diagram's test.
+func Moves() []Move {
+	var out []Move
+	for typ, m := range legal {
+		for _, from := range m.from {
+			for _, to := range m.to {
+				out = append(out, Move{Type: typ, From: from, To: to})
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b Move) int {
+		return cmp.Or(cmp.Compare(a.Type, b.Type), cmp.Compare(a.From, b.From), cmp.Compare(a.To, b.To))
+	})
+	return out
 }

@@ -29,3 +29,24 @@ func TestLegalMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestMovesIsTheTable: Moves lists exactly the moves Legal accepts.
+func TestMovesIsTheTable(t *testing.T) {
+	all := []events.Status{none, events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled}
+	listed := map[Move]bool{}
+	for _, m := range Moves() {
+		listed[m] = true
+		if !Legal(m.Type, m.From, m.To) {
+			t.Errorf("Moves lists %+v, which Legal refuses", m)
+		}
+	}
+	for typ := range legal {
+		for _, from := range all {
+			for _, to := range all {
+				if Legal(typ, from, to) && !listed[Move{typ, from, to}] {
+					t.Errorf("Legal accepts %s %q → %q, which Moves leaves out", typ, from, to)
+				}
+			}
+		}
+	}
+}
