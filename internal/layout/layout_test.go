@@ -33,6 +33,7 @@ var rank = map[string]int{
 	"internal/bench":      6,
 	"internal/cluster":    6,
 	"cmd/countersign":     7,
+	"docs":                8, // tests only: the diagrams and links of the reference
 }
 
 type pkg struct {

@@ -1,0 +1,206 @@
+// Package docs holds the user-facing reference as Markdown; its tests keep
+// the pictures and links in it true to the code and the repository.
+package docs
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+const typePrefix = "dev.countersign."
+
+// mermaid returns the first mermaid block of file that contains marker.
+func mermaid(t *testing.T, file, marker string) string {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, block := range strings.Split(string(b), "```mermaid\n")[1:] {
+		body, _, _ := strings.Cut(block, "```")
+		if strings.Contains(body, marker) {
+			return body
+		}
+	}
+	t.Fatalf("%s has no mermaid block with %q", file, marker)
+	return ""
+}
+
+// stateEdge is `from --> to: label` of a stateDiagram-v2.
+var stateEdge = regexp.MustCompile(`^\s*(\[\*\]|\w+)\s*-->\s*(\[\*\]|\w+)\s*(?::\s*(.*?))?\s*$`)
+
+// diagramMoves parses the lifecycle diagram: its moves as the table writes
+// them ([*] as the start is creation, status ""), and the states it ends.
+func diagramMoves(t *testing.T, diagram string) (moves []kvstate.Move, ends []events.Status) {
+	for _, line := range strings.Split(diagram, "\n") {
+		m := stateEdge.FindStringSubmatch(line)
+		switch {
+		case m == nil:
+		case m[2] == "[*]":
+			ends = append(ends, events.Status(m[1]))
+		default:
+			from := events.Status(m[1])
+			if from == "[*]" {
+				from = ""
+			}
+			moves = append(moves, kvstate.Move{Type: typePrefix + m[3], From: from, To: events.Status(m[2])})
+		}
+	}
+	if len(moves) == 0 {
+		t.Fatal("no transitions found in the state diagram")
+	}
+	return moves, ends
+}
+
+func TestLifecycleDiagramMatchesTransitions(t *testing.T) {
+	moves, ends := diagramMoves(t, mermaid(t, "concepts.md", "stateDiagram-v2"))
+	table := kvstate.Moves()
+	for _, m := range moves {
+		if !slices.Contains(table, m) {
+			t.Errorf("the diagram draws %s %q → %q, which kvstate's table does not allow", m.Type, m.From, m.To)
+		}
+	}
+	for _, m := range table {
+		if !slices.Contains(moves, m) {
+			t.Errorf("kvstate's table allows %s %q → %q, which the diagram does not draw", m.Type, m.From, m.To)
+		}
+	}
+	for _, s := range []events.Status{events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled} {
+		if slices.Contains(ends, s) != s.Terminal() {
+			t.Errorf("state %s: drawn as final %v, terminal in the code %v", s, slices.Contains(ends, s), s.Terminal())
+		}
+	}
+}
+
+// requestTypes matches the short event types written on the path diagram.
+var requestTypes = regexp.MustCompile(`request\.[a-z]+`)
+
+func TestRequestPathDiagramMatchesTransitions(t *testing.T) {
+	diagram := mermaid(t, "architecture.md", "flowchart")
+	var drawn []string
+	for _, line := range strings.Split(diagram, "\n") {
+		if strings.Contains(line, "outbox -->") && strings.HasSuffix(strings.TrimSpace(line), "evstream") {
+			for _, typ := range requestTypes.FindAllString(line, -1) {
+				drawn = append(drawn, typePrefix+typ)
+			}
+		}
+	}
+	var table []string
+	for _, m := range kvstate.Moves() {
+		table = append(table, m.Type)
+	}
+	slices.Sort(drawn)
+	slices.Sort(table)
+	if table = slices.Compact(table); !slices.Equal(slices.Compact(drawn), table) {
+		t.Errorf("the outbox's events in the diagram are %v; kvstate's table has %v", drawn, table)
+	}
+	for _, name := range []string{events.EventsStream, events.WorkStream, "KV bucket " + kvstate.BucketRequests, events.DeciderConsumer} {
+		if !strings.Contains(diagram, name) {
+			t.Errorf("the path diagram does not name %q", name)
+		}
+	}
+}
+
+// link matches a Markdown link's target.
+var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+
+// TestLinksStayInTheRepository: the README links only to files of the
+// repository, by relative paths that never leave it, and so do the docs.
+func TestLinksStayInTheRepository(t *testing.T) {
+	files, _ := filepath.Glob("*.md")
+	for _, f := range append(files, "../README.md") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			checkLink(t, f, m[1])
+		}
+	}
+}
+
+func checkLink(t *testing.T, file, target string) {
+	t.Helper()
+	path, _, _ := strings.Cut(target, "#")
+	switch {
+	case strings.HasPrefix(target, "#"):
+		return
+	case strings.Contains(target, "://") || strings.HasPrefix(path, "/"):
+		t.Errorf("%s links outside the repository: %s", file, target)
+		return
+	case file == "../README.md" && strings.Contains(path, ".."):
+		t.Errorf("README.md links with ..: %s", target)
+	}
+	full, _ := filepath.Abs(filepath.Join(filepath.Dir(file), path))
+	root, _ := filepath.Abs("..")
+	if rel, err := filepath.Rel(root, full); err != nil || strings.HasPrefix(rel, "..") {
+		t.Errorf("%s links outside the repository: %s", file, target)
+	} else if _, err := os.Stat(full); err != nil {
+		t.Errorf("%s links to %s, which does not exist", file, target)
+	}
+}
+
+// TestREADMENamesTheGoVersion: the README says which Go go.mod needs.
+func TestREADMENamesTheGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^go (\S+)$`).FindSubmatch(mod)
+	if m == nil {
+		t.Fatal("go.mod has no go line")
+	}
+	readme, _ := os.ReadFile("../README.md")
+	if want := "Go " + string(m[1]); !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q (go.mod's go line)", want)
+	}
+}
+
+// TestConfigurationDocumentsEveryKey: every key the config file may hold,
+// at any depth, is named in configuration.md.
+func TestConfigurationDocumentsEveryKey(t *testing.T) {
+	page, err := os.ReadFile("configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := yamlKeys(reflect.TypeOf(config.Config{}), map[reflect.Type]bool{})
+	if len(keys) < 20 {
+		t.Fatalf("found only %d config keys: %v", len(keys), keys)
+	}
+	for _, k := range keys {
+		if !strings.Contains(string(page), "`"+k+"`") {
+			t.Errorf("configuration.md does not name the config key `%s`", k)
+		}
+	}
+}
+
+// yamlKeys lists the yaml keys of t and of the structs below it.
+func yamlKeys(t reflect.Type, seen map[reflect.Type]bool) []string {
+	for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || seen[t] {
+		return nil
+	}
+	seen[t] = true
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		out = append(out, name)
+		out = append(out, yamlKeys(f.Type, seen)...)
+	}
+	return out
+}
