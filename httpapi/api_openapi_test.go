@@ -215,6 +215,8 @@ func TestOpenAPIMatchesResponses(t *testing.T) {
 	s.want(200, call{method: "GET", path: "/"})
 	s.want(200, call{method: "GET", path: "/inbox/app.js"})
 	s.want(404, call{method: "GET", path: "/inbox/nothing.js"})
+	s.want(400, call{method: "GET", path: "/v1/rpc", token: P}) // not a WebSocket upgrade
+	s.want(401, call{method: "GET", path: "/v1/rpc", badRequest: true})
 	s.want(404, call{method: "GET", path: "/d/not-a-token"}) // decision links are off without public_url
 	s.want(401, call{method: "POST", path: "/v1/slack/interactions", body: "payload=%7B%7D", badRequest: true,
 		header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
