@@ -63,7 +63,7 @@ func TestDemoDecidesFromASlackLink(t *testing.T) {
 	for approve == "" {
 		select {
 		case msg := <-got:
-			if m := regexp.MustCompile(`"url":"(` + regexp.QuoteMeta(base) + `/d/[^"]+)"`).FindAllSubmatch(msg, -1); len(m) > 0 && strings.Contains(string(msg), "Approve") {
+			if m := regexp.MustCompile(`"url":"(`+regexp.QuoteMeta(base)+`/d/[^"]+)"`).FindAllSubmatch(msg, -1); len(m) > 0 && strings.Contains(string(msg), "Approve") {
 				approve = string(m[0][1])
 			}
 		case <-time.After(30 * time.Second):
