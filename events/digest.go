@@ -1,7 +1,6 @@
 package events
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -21,58 +20,53 @@ type CallBinding struct {
 }
 
 // CallDigest returns "sha256:" and the lowercase hex SHA-256 of the JCS
-// canonical JSON of b. It fails only if b.Arguments is not strict JSON.
-//
-// The canonical form is written directly: the members in RFC 8785 order
-// (agent, arguments, capability{action, target}, connection{id, revision}
-// or null, session, tenant, tool_call_id, turn), the arguments
-// canonicalized on their own.
+// canonical JSON of b. It fails only if b.Arguments is not strict JSON
+// (the errors of Canonicalize); empty arguments are null.
 func CallDigest(b CallBinding) (string, error) {
+	canon, err := appendBinding(make([]byte, 0, len(b.Arguments)+256), b)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), nil
+}
+
+// appendBinding appends the canonical form of b through the canonical
+// writer, its members already in RFC 8785 order: agent, arguments
+// (canonicalized), capability{action, target}, connection{id, revision} or
+// null, session, tenant, tool_call_id, turn.
+func appendBinding(dst []byte, b CallBinding) ([]byte, error) {
 	args := []byte(b.Arguments)
 	if len(args) == 0 {
 		args = []byte("null")
 	}
-	canonArgs, err := Canonicalize(args)
+	dst = appendText(appendKey(dst, '{', "agent"), b.Agent)
+	dst, err := appendCanonical(appendKey(dst, ',', "arguments"), args)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(canonArgs) + 256)
-	member := func(first bool, key string) {
-		if !first {
-			buf.WriteByte(',')
-		}
-		writeJCSString(&buf, key)
-		buf.WriteByte(':')
+	dst = appendKey(dst, ',', "capability")
+	dst = appendText(appendKey(dst, '{', "action"), b.Capability.Action)
+	dst = append(appendText(appendKey(dst, ',', "target"), b.Capability.Target), '}')
+	dst = appendConnection(appendKey(dst, ',', "connection"), b.Connection)
+	for _, m := range [...]struct{ key, val string }{
+		{"session", b.Session}, {"tenant", b.Tenant}, {"tool_call_id", b.ToolCallID}, {"turn", b.Turn},
+	} {
+		dst = appendText(appendKey(dst, ',', m.key), m.val)
 	}
-	buf.WriteByte('{')
-	member(true, "agent")
-	writeJCSString(&buf, b.Agent)
-	member(false, "arguments")
-	buf.Write(canonArgs)
-	member(false, "capability")
-	buf.WriteByte('{')
-	member(true, "action")
-	writeJCSString(&buf, b.Capability.Action)
-	member(false, "target")
-	writeJCSString(&buf, b.Capability.Target)
-	buf.WriteByte('}')
-	member(false, "connection")
-	if c := b.Connection; c != nil {
-		buf.WriteByte('{')
-		member(true, "id")
-		writeJCSString(&buf, c.ID)
-		member(false, "revision")
-		buf.WriteString(FormatES6(float64(c.Revision)))
-		buf.WriteByte('}')
-	} else {
-		buf.WriteString("null")
+	return append(dst, '}'), nil
+}
+
+// appendKey appends sep, then key and a colon.
+func appendKey(dst []byte, sep byte, key string) []byte {
+	return append(appendString(append(dst, sep), key), ':')
+}
+
+func appendConnection(dst []byte, c *Connection) []byte {
+	if c == nil {
+		return append(dst, "null"...)
 	}
-	for _, kv := range [][2]string{{"session", b.Session}, {"tenant", b.Tenant}, {"tool_call_id", b.ToolCallID}, {"turn", b.Turn}} {
-		member(false, kv[0])
-		writeJCSString(&buf, kv[1])
-	}
-	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
+	dst = appendText(appendKey(dst, '{', "id"), c.ID)
+	dst = appendES6(appendKey(dst, ',', "revision"), float64(c.Revision))
+	return append(dst, '}')
 }

@@ -1,17 +1,9 @@
 package events
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"math/big"
-	"sort"
-	"strconv"
-	"strings"
-	"unicode/utf16"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -21,234 +13,200 @@ var (
 	ErrInvalidUTF8  = errors.New("events: invalid UTF-8")
 	ErrNumber       = errors.New("events: number does not round-trip through an IEEE double")
 	ErrSurrogate    = errors.New("events: lone surrogate escape (RFC 8785 and I-JSON forbid it)")
+	ErrSyntax       = errors.New("events: malformed JSON")
+	ErrDepth        = errors.New("events: JSON nested deeper than 10000 levels")
 )
 
+// maxDepth is the deepest nesting Canonicalize accepts: encoding/json's
+// limit, so that what canonicalizes also decodes.
+const maxDepth = 10000
+
 // Canonicalize returns the RFC 8785 (JCS) canonical form of the JSON text
-// raw. It refuses duplicate keys, invalid UTF-8, and numbers that an IEEE
-// double cannot hold exactly as written (ErrDuplicateKey, ErrInvalidUTF8,
-// ErrNumber), lone surrogate escapes such as "\ud800" (ErrSurrogate), and
-// any other malformed JSON.
+// raw, in one pass over it. It refuses duplicate keys after unescaping,
+// invalid UTF-8, and numbers that an IEEE double cannot hold exactly as
+// written (ErrDuplicateKey, ErrInvalidUTF8, ErrNumber), lone surrogate
+// escapes such as "\ud800" (ErrSurrogate), nesting deeper than 10000
+// (ErrDepth), and any other malformed JSON, trailing data included
+// (ErrSyntax).
+//
+// When raw has several faults the error is the one the rules meet first in
+// this order: invalid UTF-8, then a lone surrogate escape anywhere, then
+// whatever comes first in the text.
 func Canonicalize(raw []byte) ([]byte, error) {
+	return appendCanonical(make([]byte, 0, len(raw)+16), raw)
+}
+
+// appendCanonical appends the canonical form of raw to dst.
+func appendCanonical(dst, raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, ErrInvalidUTF8
 	}
-	if err := checkSurrogates(raw); err != nil {
-		return nil, err
+	p := parsers.Get().(*parser)
+	defer p.release()
+	p.reset(raw, dst)
+	if err := p.document(); err != nil {
+		return nil, firstFault(raw, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var buf bytes.Buffer
-	if err := canonValue(dec, &buf); err != nil {
-		return nil, err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("events: trailing data after JSON value")
-	}
-	return buf.Bytes(), nil
+	return p.out, nil
 }
 
-// checkSurrogates refuses a \u escape of a UTF-16 surrogate that is not
-// a high surrogate directly followed by an escaped low one: encoding/json
-// would silently turn it into U+FFFD. Raw UTF-8 cannot hold surrogates
-// (utf8.Valid refuses them), so escapes are the only way in.
-func checkSurrogates(raw []byte) error {
-	inString := false
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '"':
-			inString = !inString
-		case c == '\\' && inString:
-			n, err := surrogateEscape(raw, i)
-			if err != nil {
-				return err
-			}
-			i += n
-		}
+// firstFault reports a lone surrogate escape anywhere in raw before any
+// other fault but invalid UTF-8, as the canonicalizer this one replaced did
+// (it checked for them before parsing).
+func firstFault(raw []byte, err error) error {
+	if !errors.Is(err, ErrSurrogate) && checkSurrogates(raw) != nil {
+		return ErrSurrogate
 	}
-	return nil
-}
-
-// surrogateEscape checks the escape at raw[i] (a backslash) and returns
-// how many bytes after the backslash it spans.
-func surrogateEscape(raw []byte, i int) (int, error) {
-	u := escapedUnit(raw, i)
-	switch {
-	case u < 0xD800 || u > 0xDFFF:
-		if u < 0 {
-			return 1, nil // not \u: one escaped character
-		}
-		return 5, nil
-	case u <= 0xDBFF:
-		if lo := escapedUnit(raw, i+6); lo >= 0xDC00 && lo <= 0xDFFF {
-			return 11, nil
-		}
-	}
-	return 0, ErrSurrogate
-}
-
-// escapedUnit returns the code unit of a \uXXXX escape at raw[i], or -1.
-func escapedUnit(raw []byte, i int) int {
-	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
-		return -1
-	}
-	n, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
-	if err != nil {
-		return -1
-	}
-	return int(n)
-}
-
-func canonValue(dec *json.Decoder, buf *bytes.Buffer) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '{' {
-			return canonObject(dec, buf)
-		}
-		return canonArray(dec, buf)
-	case string:
-		writeJCSString(buf, t)
-	case json.Number:
-		s, err := canonNumber(string(t))
-		if err != nil {
-			return err
-		}
-		buf.WriteString(s)
-	case bool:
-		buf.WriteString(strconv.FormatBool(t))
-	case nil:
-		buf.WriteString("null")
-	}
-	return nil
-}
-
-func canonArray(dec *json.Decoder, buf *bytes.Buffer) error {
-	buf.WriteByte('[')
-	for i := 0; dec.More(); i++ {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		if err := canonValue(dec, buf); err != nil {
-			return err
-		}
-	}
-	_, err := dec.Token() // ']'
-	buf.WriteByte(']')
 	return err
 }
 
-func canonObject(dec *json.Decoder, buf *bytes.Buffer) error {
-	type member struct {
-		key string
-		val []byte
+// parser reads JSON text in and appends its canonical form to out.
+type parser struct {
+	in      []byte
+	pos     int
+	out     []byte
+	depth   int
+	members []member // the members of the open objects, innermost last
+	keys    []byte   // unescaped keys that held escapes
+	str     []byte   // an unescaped string value
+	tmp     []byte   // an object's members while they are reordered
+}
+
+// member is one object member: its unescaped key, and its `"key":value`
+// as written in out.
+type member struct {
+	key        []byte
+	start, end int
+}
+
+var parsers = sync.Pool{New: func() any { return new(parser) }}
+
+func (p *parser) reset(in, out []byte) {
+	p.in, p.pos, p.out, p.depth = in, 0, out, 0
+	p.members, p.keys = p.members[:0], p.keys[:0]
+}
+
+// release returns p to the pool, holding no caller's bytes.
+func (p *parser) release() {
+	clear(p.members[:cap(p.members)])
+	p.in, p.out = nil, nil
+	if cap(p.tmp) > 1<<16 || cap(p.keys) > 1<<16 || cap(p.str) > 1<<16 {
+		p.tmp, p.keys, p.str = nil, nil, nil
 	}
-	var members []member
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key := tok.(string)
-		if seen[key] {
-			return fmt.Errorf("%w: %q", ErrDuplicateKey, key)
-		}
-		seen[key] = true
-		var vb bytes.Buffer
-		if err := canonValue(dec, &vb); err != nil {
-			return err
-		}
-		members = append(members, member{key, vb.Bytes()})
-	}
-	if _, err := dec.Token(); err != nil { // '}'
+	parsers.Put(p)
+}
+
+// document reads one value and nothing after it but whitespace.
+func (p *parser) document() error {
+	if err := p.value(); err != nil {
 		return err
 	}
-	sort.Slice(members, func(i, j int) bool { return utf16Less(members[i].key, members[j].key) })
-	buf.WriteByte('{')
-	for i, m := range members {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		writeJCSString(buf, m.key)
-		buf.WriteByte(':')
-		buf.Write(m.val)
+	if p.skipSpace(); p.pos < len(p.in) {
+		return p.syntax("trailing data after JSON value")
 	}
-	buf.WriteByte('}')
 	return nil
 }
 
-// utf16Less orders keys by their UTF-16 code units, as RFC 8785 requires.
-func utf16Less(a, b string) bool {
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
-	for i := 0; i < len(ua) && i < len(ub); i++ {
-		if ua[i] != ub[i] {
-			return ua[i] < ub[i]
+func (p *parser) value() error {
+	p.skipSpace()
+	if p.pos >= len(p.in) {
+		return p.unexpected()
+	}
+	switch c := p.in[p.pos]; {
+	case c == '{':
+		return p.object()
+	case c == '[':
+		return p.array()
+	case c == '"':
+		return p.stringValue()
+	case c == '-' || c >= '0' && c <= '9':
+		return p.number()
+	}
+	return p.literal()
+}
+
+func (p *parser) literal() error {
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if end := p.pos + len(lit); end <= len(p.in) && string(p.in[p.pos:end]) == lit {
+			p.pos = end
+			p.out = append(p.out, lit...)
+			return nil
 		}
 	}
-	return len(ua) < len(ub)
+	return p.unexpected()
 }
 
-func writeJCSString(buf *bytes.Buffer, s string) {
-	buf.WriteByte('"')
-	for _, r := range s {
-		switch r {
-		case '"':
-			buf.WriteString(`\"`)
-		case '\\':
-			buf.WriteString(`\\`)
-		case '\b':
-			buf.WriteString(`\b`)
-		case '\f':
-			buf.WriteString(`\f`)
-		case '\n':
-			buf.WriteString(`\n`)
-		case '\r':
-			buf.WriteString(`\r`)
-		case '\t':
-			buf.WriteString(`\t`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(buf, `\u%04x`, r)
-			} else {
-				buf.WriteRune(r)
-			}
+func (p *parser) skipSpace() {
+	for ; p.pos < len(p.in); p.pos++ {
+		if c := p.in[p.pos]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return
 		}
 	}
-	buf.WriteByte('"')
 }
 
-// canonNumber formats a JSON number as ECMAScript's Number.prototype.toString
-// does, refusing numbers that the double does not hold exactly as written.
-func canonNumber(text string) (string, error) {
-	f, err := strconv.ParseFloat(text, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
-		return "", fmt.Errorf("%w: %s", ErrNumber, text)
+// open enters the array or object at p.pos.
+func (p *parser) open() error {
+	if p.depth++; p.depth > maxDepth {
+		return fmt.Errorf("%w: at offset %d", ErrDepth, p.pos)
 	}
-	out := FormatES6(f)
-	want, ok1 := new(big.Rat).SetString(text)
-	got, ok2 := new(big.Rat).SetString(out)
-	if !ok1 || !ok2 || want.Cmp(got) != 0 {
-		return "", fmt.Errorf("%w: %s", ErrNumber, text)
-	}
-	return out, nil
+	p.out = append(p.out, p.in[p.pos])
+	p.pos++
+	return nil
 }
 
-// FormatES6 formats f the way ECMAScript's Number.prototype.toString does
-// (RFC 8785 §3.2.2.3).
-func FormatES6(f float64) string {
-	if f == 0 {
-		return "0"
+// more reports whether another element follows in the array or object
+// that end closes, consuming the comma before it, or the end.
+func (p *parser) more(end byte, first bool) (bool, error) {
+	p.skipSpace()
+	switch {
+	case p.pos < len(p.in) && p.in[p.pos] == end:
+		p.pos++
+		p.depth--
+		return false, nil
+	case first:
+		return true, nil
+	case p.pos < len(p.in) && p.in[p.pos] == ',':
+		p.pos++
+		return true, nil
 	}
-	abs := math.Abs(f)
-	if abs >= 1e21 || abs < 1e-6 {
-		s := strconv.FormatFloat(f, 'e', -1, 64)
-		mant, exp, _ := strings.Cut(s, "e")
-		sign := exp[0]
-		exp = strings.TrimLeft(exp[1:], "0")
-		return mant + "e" + string(sign) + exp
+	return false, p.unexpected()
+}
+
+func (p *parser) array() error {
+	if err := p.open(); err != nil {
+		return err
 	}
-	return strconv.FormatFloat(f, 'f', -1, 64)
+	for first := true; ; first = false {
+		more, err := p.more(']', first)
+		if err != nil || !more {
+			p.out = append(p.out, ']')
+			return err
+		}
+		if !first {
+			p.out = append(p.out, ',')
+		}
+		if err := p.value(); err != nil {
+			return err
+		}
+	}
+}
+
+// expect consumes c after optional whitespace.
+func (p *parser) expect(c byte) error {
+	if p.skipSpace(); p.pos < len(p.in) && p.in[p.pos] == c {
+		p.pos++
+		return nil
+	}
+	return p.unexpected()
+}
+
+func (p *parser) unexpected() error {
+	if p.pos >= len(p.in) {
+		return p.syntax("unexpected end of JSON input")
+	}
+	return p.syntax(fmt.Sprintf("invalid character %q", p.in[p.pos]))
+}
+
+func (p *parser) syntax(what string) error {
+	return fmt.Errorf("%w: %s at offset %d", ErrSyntax, what, p.pos)
 }

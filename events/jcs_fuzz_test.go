@@ -19,14 +19,16 @@ var jcsSeeds = []string{
 	`{"€":1,"a":2,"\u00e9":3,"😀":4}`,
 }
 
-// FuzzCanonicalize: Canonicalize never panics, and whatever it accepts
-// canonicalizes deterministically to valid JSON that is its own canonical
-// form.
+// FuzzCanonicalize: Canonicalize never panics, agrees with the
+// encoding/json canonicalizer it replaced (checkOracle), and whatever it
+// accepts canonicalizes deterministically to valid JSON that is its own
+// canonical form.
 func FuzzCanonicalize(f *testing.F) {
 	for _, s := range jcsSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
+		checkOracle(t, raw)
 		canon, err := Canonicalize(raw)
 		if err != nil {
 			return
