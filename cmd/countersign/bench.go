@@ -14,10 +14,6 @@ import (
 	"github.com/countersign/countersign/internal/bench"
 )
 
-func init() {
-	register("bench", "load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold)", runBench)
-}
-
 func runBench(args []string) int {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o bench.Options

@@ -72,14 +72,17 @@ var cliCommands = []cliCommand{
 	{name: "revoke", usage: "revoke ID", summary: "revoke a grant", nargs: 1, run: cliRevoke},
 }
 
-func init() {
+// cliEntries are the CLI commands as entries of the command table.
+func cliEntries() map[string]command {
+	out := map[string]command{}
 	for _, c := range cliCommands {
-		register(c.name, c.summary+": "+c.usage, func(args []string) int {
+		out[c.name] = command{summary: c.summary + ": " + c.usage, run: func(args []string) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runCLI(ctx, c.name, args, cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
-		})
+		}}
 	}
+	return out
 }
 
 // runCLI runs the CLI command name with args and returns its exit code.

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/countersign/countersign/config"
 )
@@ -26,7 +27,7 @@ const (
 // and returns what to print about them.
 func demoNotify(cfg *config.Config) []string {
 	var lines []string
-	if cfg.PublicURL == "" && cfg.Listen != "" {
+	if cfg.PublicURL == "" && cfg.Listen != "" && !strings.HasSuffix(cfg.Listen, ":0") { // a port chosen at start has no URL yet
 		cfg.PublicURL, cfg.LinkSecretEnv = "http://"+cfg.Listen, envLinkSecret
 		if ensureSecret(envLinkSecret) {
 			lines = append(lines, "decision links signed with a random key of this process ("+envLinkSecret+" keeps one across restarts)")

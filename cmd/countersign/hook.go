@@ -16,10 +16,6 @@ import (
 	"github.com/countersign/countersign/adapter/hook"
 )
 
-func init() {
-	register("hook", "answer an agent harness's PreToolUse hook: hook claude-code [--format claude|codex|gemini]", runHook)
-}
-
 // agentDefaultURL is where the agent-side commands look when neither --url
 // nor COUNTERSIGN_URL says otherwise.
 const agentDefaultURL = "http://127.0.0.1:8080"

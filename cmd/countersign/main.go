@@ -2,8 +2,8 @@
 // CLI (pending, show, approve, deny, grants, revoke), the agent-side
 // integrations (hook, mcp-proxy) and the load generator (bench).
 //
-// Each subcommand lives in its own file and registers itself in init with
-// register; main only dispatches.
+// Each subcommand lives in its own file; the table below names them all,
+// and main only dispatches.
 package main
 
 import (
@@ -20,12 +20,19 @@ type command struct {
 	run     func(args []string) int
 }
 
-var commands = map[string]command{}
-
-// register adds a subcommand; called from init in each command's file.
-func register(name, summary string, run func(args []string) int) {
-	commands[name] = command{summary: summary, run: run}
-}
+// commands is the table of subcommands.
+var commands = func() map[string]command {
+	t := map[string]command{
+		"serve":     {"run the server (embedded NATS unless --nats-url)", runServe},
+		"hook":      {"answer an agent harness's PreToolUse hook: hook claude-code [--format claude|codex|gemini]", runHook},
+		"mcp-proxy": {"gate an upstream MCP server's tools/call: mcp-proxy [flags] (--upstream-url URL | -- command args...)", runMCPProxy},
+		"bench":     {"load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold)", runBench},
+	}
+	for name, c := range cliEntries() {
+		t[name] = c
+	}
+	return t
+}()
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 

@@ -19,10 +19,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-func init() {
-	register("mcp-proxy", "gate an upstream MCP server's tools/call: mcp-proxy [flags] (--upstream-url URL | -- command args...)", runMCPProxy)
-}
-
 func runMCPProxy(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -16,10 +17,6 @@ import (
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
 )
-
-func init() {
-	register("serve", "run the server (embedded NATS unless --nats-url)", runServe)
-}
 
 // defaultConfigFile is read when present and --config is not given.
 const defaultConfigFile = "countersign.yaml"
@@ -107,7 +104,7 @@ func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 		return 1
 	}
 	if demo {
-		printDemo()
+		printDemo(os.Stderr, cfg)
 	}
 	if u := a.Broker.ClientURL(); u != "" {
 		log.Info("nats listening on " + u)
@@ -128,12 +125,21 @@ func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 	return 0
 }
 
-func printDemo() {
-	fmt.Fprint(os.Stderr, `countersign demo tenant "demo" (no countersign.yaml found):
-  person u-1        token dev-person      (approvals:read, approvals:write)
-  agent agt_main    token dev-main        (top agent; decides for agt_programmer)
-  agent agt_programmer token dev-programmer (works for agt_main)
-  agent agt_sub     token dev-sub         (works for agt_programmer)
-  reads: tools.call:read_*  |  these tokens are for development only
-`)
+// printDemo prints the demo tenant's principals and tokens, from the demo
+// config itself.
+func printDemo(w io.Writer, cfg *config.Config) {
+	t := cfg.Tenants[0]
+	fmt.Fprintf(w, "countersign demo tenant %q (no countersign.yaml found):\n", t.ID)
+	parents := map[string]string{}
+	for _, a := range t.Agents {
+		parents["agent:"+a.ID] = a.Parent
+	}
+	for _, tok := range t.Tokens {
+		line := fmt.Sprintf("  %-26s token %-15s %s", tok.Principal, tok.Token, strings.Join(tok.Scopes, ", "))
+		if p := parents[tok.Principal]; p != "" {
+			line += "  (works for " + p + ")"
+		}
+		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "  reads: %s  |  these tokens are for development only\n", strings.Join(t.ReadRules, ", "))
 }
