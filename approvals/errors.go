@@ -17,6 +17,8 @@ var (
 	ErrUnavailable     = errors.New("approvals: state unavailable")
 	ErrRateLimited     = errors.New("approvals: too many long-polls held; retry shortly")
 	ErrTooLarge        = errors.New("approvals: request bodies are limited to 1 MiB")
+	// ErrConfig: a constructor was given a config it cannot run with.
+	ErrConfig = errors.New("approvals: bad config")
 )
 
 // InvalidError is bad input: Field names the offending field.

@@ -58,15 +58,35 @@ const LegacyOutboxConsumer = "outbox"
 // messages of every pending request. Healthy reports its state for
 // readiness.
 type Outbox struct {
-	JS      jetstream.JetStream
-	Service *Service
-	Log     *slog.Logger
-	// Streams are the derived streams to keep (events.StreamConfigs).
-	Streams []jetstream.StreamConfig
+	js      jetstream.JetStream
+	svc     *Service
+	log     *slog.Logger
+	streams []jetstream.StreamConfig
 
 	healMu  sync.Mutex
 	created map[string]time.Time // each stream's creation time when last seen
 	trouble atomic.Pointer[error]
+}
+
+// OutboxConfig wires an Outbox.
+type OutboxConfig struct {
+	JS      jetstream.JetStream
+	Service *Service
+	// Streams are the derived streams to keep (events.StreamConfigs).
+	Streams []jetstream.StreamConfig
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewOutbox validates cfg and returns an Outbox. Errors: ErrConfig.
+func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
+	if cfg.JS == nil || cfg.Service == nil || len(cfg.Streams) == 0 {
+		return nil, fmt.Errorf("%w: an outbox needs JetStream, the service and the derived streams", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Outbox{js: cfg.JS, svc: cfg.Service, log: cfg.Logger, streams: cfg.Streams}, nil
 }
 
 // Run republishes until ctx ends. Any number of processes may run it; they
@@ -74,12 +94,12 @@ type Outbox struct {
 // every pending request (the work stream lives in memory).
 func (o *Outbox) Run(ctx context.Context) error {
 	select {
-	case <-o.Service.views.Requests().Ready():
+	case <-o.svc.views.Requests().Ready():
 	case <-ctx.Done():
 		return nil
 	}
 	if err := o.heal(ctx, true); err != nil {
-		o.Log.Warn("outbox: re-deriving work messages", "err", err)
+		o.log.Warn("outbox: re-deriving work messages", "err", err)
 	}
 	go o.followConnection(ctx)
 	errc := make(chan error, 2)
@@ -104,7 +124,7 @@ func (o *Outbox) Run(ctx context.Context) error {
 // Concurrent processes converge on one consumer.
 func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consumer, error) {
 	stream := kvstate.StreamOf(bucket)
-	cons, err := o.JS.Consumer(ctx, stream, OutboxConsumer)
+	cons, err := o.js.Consumer(ctx, stream, OutboxConsumer)
 	if err == nil {
 		return cons, nil
 	}
@@ -115,7 +135,7 @@ func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consume
 		Durable: OutboxConsumer, AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxAckPending: 8192, AckWait: outboxAckWait, Description: "republishes state changes as CloudEvents",
 	}
-	legacy, err := o.JS.Consumer(ctx, stream, LegacyOutboxConsumer)
+	legacy, err := o.js.Consumer(ctx, stream, LegacyOutboxConsumer)
 	migrate := err == nil
 	switch {
 	case migrate:
@@ -123,18 +143,18 @@ func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consume
 	case !errors.Is(err, jetstream.ErrConsumerNotFound):
 		return nil, fmt.Errorf("approvals: outbox legacy consumer on %s: %w", bucket, err)
 	}
-	cons, err = o.JS.CreateConsumer(ctx, stream, cfg)
+	cons, err = o.js.CreateConsumer(ctx, stream, cfg)
 	if errors.Is(err, jetstream.ErrConsumerExists) { // another process created it first
-		cons, err = o.JS.Consumer(ctx, stream, OutboxConsumer)
+		cons, err = o.js.Consumer(ctx, stream, OutboxConsumer)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
 	}
 	if migrate {
-		if err := o.JS.DeleteConsumer(ctx, stream, LegacyOutboxConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-			o.Log.Warn("outbox: deleting the legacy consumer", "stream", stream, "err", err)
+		if err := o.js.DeleteConsumer(ctx, stream, LegacyOutboxConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			o.log.Warn("outbox: deleting the legacy consumer", "stream", stream, "err", err)
 		} else {
-			o.Log.Info("outbox: replaced the cumulative-ack consumer", "stream", stream, "from", cfg.OptStartSeq)
+			o.log.Info("outbox: replaced the cumulative-ack consumer", "stream", stream, "from", cfg.OptStartSeq)
 		}
 	}
 	return cons, nil
@@ -158,7 +178,7 @@ func (o *Outbox) keep(ctx context.Context, bucket string, cons jetstream.Consume
 		if ctx.Err() != nil {
 			return nil
 		}
-		o.Log.Warn("outbox: restarting after failure", "err", err)
+		o.log.Warn("outbox: restarting after failure", "err", err)
 		_ = o.retry(ctx, func() (err error) {
 			cons, err = o.consumer(ctx, bucket)
 			return err
@@ -268,7 +288,7 @@ func (o *Outbox) repairGrants(ctx context.Context, data []byte) error {
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil
 	}
-	return o.Service.ensureGrants(ctx, &r)
+	return o.svc.ensureGrants(ctx, &r)
 }
 
 // rederiveWork republishes the work message of every pending request from
@@ -277,19 +297,19 @@ func (o *Outbox) repairGrants(ctx context.Context, data []byte) error {
 // It returns once every one is acknowledged, or the first failure.
 func (o *Outbox) rederiveWork(ctx context.Context) error {
 	var pending []kvstate.Record
-	o.Service.views.Requests().Each(func(_ string, r kvstate.Record) {
+	o.svc.views.Requests().Each(func(_ string, r kvstate.Record) {
 		if r.Status == events.StatusPending && r.Approver != nil {
 			pending = append(pending, r)
 		}
 	})
 	acks := make([]jetstream.PubAckFuture, 0, len(pending))
 	for _, r := range pending {
-		m, err := o.Service.store.LastWrite(ctx, r.Tenant, r.ID)
+		m, err := o.svc.store.LastWrite(ctx, r.Tenant, r.ID)
 		if err != nil {
 			return err
 		}
 		out := workMsg(events.DecideSubject(r.Tenant, *r.Approver), m.Data, m.Header, events.MsgID(r.ID, r.Revision))
-		f, err := o.JS.PublishMsgAsync(out)
+		f, err := o.js.PublishMsgAsync(out)
 		if err != nil {
 			return err
 		}

@@ -34,20 +34,20 @@ func (o *Outbox) Healthy() error {
 
 func (o *Outbox) fail(err error) {
 	if o.trouble.Swap(&err) == nil {
-		o.Log.Warn("outbox: failing; retrying", "err", err)
+		o.log.Warn("outbox: failing; retrying", "err", err)
 	}
 }
 
 func (o *Outbox) recovered() {
 	if o.trouble.Swap(nil) != nil {
-		o.Log.Info("outbox: healed")
+		o.log.Info("outbox: healed")
 	}
 }
 
 // followConnection heals the derived streams each time the connection
 // comes back (a restarted NATS server has lost the in-memory ones).
 func (o *Outbox) followConnection(ctx context.Context) {
-	nc := o.JS.Conn()
+	nc := o.js.Conn()
 	status := nc.StatusChanged(nats.CONNECTED, nats.DISCONNECTED, nats.RECONNECTING)
 	defer nc.RemoveStatusListener(status)
 	for {
@@ -73,9 +73,9 @@ func (o *Outbox) followConnection(ctx context.Context) {
 func (o *Outbox) heal(ctx context.Context, force bool) error {
 	o.healMu.Lock()
 	defer o.healMu.Unlock()
-	seen := make(map[string]time.Time, len(o.Streams))
+	seen := make(map[string]time.Time, len(o.streams))
 	rederive := force
-	for _, sc := range o.Streams {
+	for _, sc := range o.streams {
 		created, err := o.ensureStream(ctx, sc)
 		if err != nil {
 			return err
@@ -86,7 +86,7 @@ func (o *Outbox) heal(ctx context.Context, force bool) error {
 		seen[sc.Name] = created
 	}
 	if rederive {
-		if !o.Service.views.Requests().Current() {
+		if !o.svc.views.Requests().Current() {
 			return fmt.Errorf("approvals: outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
 		}
 		if err := o.rederiveWork(ctx); err != nil {
@@ -100,10 +100,10 @@ func (o *Outbox) heal(ctx context.Context, force bool) error {
 func (o *Outbox) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, ackWait)
 	defer cancel()
-	s, err := o.JS.Stream(ctx, sc.Name)
+	s, err := o.js.Stream(ctx, sc.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		o.Log.Warn("outbox: re-creating a derived stream that NATS lost", "stream", sc.Name)
-		s, err = o.JS.CreateOrUpdateStream(ctx, sc)
+		o.log.Warn("outbox: re-creating a derived stream that NATS lost", "stream", sc.Name)
+		s, err = o.js.CreateOrUpdateStream(ctx, sc)
 	}
 	if err != nil {
 		return time.Time{}, fmt.Errorf("approvals: stream %s: %w", sc.Name, err)
@@ -135,7 +135,7 @@ func (o *Outbox) retry(ctx context.Context, op func() error) error {
 func (o *Outbox) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error) {
 	var f jetstream.PubAckFuture
 	err := o.retry(ctx, func() (err error) {
-		if f, err = o.JS.PublishMsgAsync(m); err != nil {
+		if f, err = o.js.PublishMsgAsync(m); err != nil {
 			_ = o.heal(ctx, false)
 		}
 		return err
@@ -157,7 +157,7 @@ func (o *Outbox) confirm(ctx context.Context, a jetstream.PubAckFuture) error {
 		if err := o.heal(ctx, false); err != nil {
 			return err
 		}
-		_, err := o.JS.PublishMsg(ctx, a.Msg())
+		_, err := o.js.PublishMsg(ctx, a.Msg())
 		return err
 	})
 }

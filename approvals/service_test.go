@@ -199,3 +199,11 @@ func TestRemoveRequestAfterRetention(t *testing.T) {
 		t.Errorf("after its retention: %v, want ErrNotFound", err)
 	}
 }
+
+// NewOutbox refuses a config it cannot run with.
+func TestNewOutboxValidates(t *testing.T) {
+	f := newFixture(t)
+	if _, err := approvals.NewOutbox(approvals.OutboxConfig{Service: f.svc}); !errors.Is(err, approvals.ErrConfig) {
+		t.Errorf("outbox without JetStream or streams: %v, want ErrConfig", err)
+	}
+}

@@ -3,7 +3,6 @@ package deciders
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -51,9 +50,9 @@ func (c *OffersConfig) setDefaults() {
 func (c *OffersConfig) Validate() error {
 	switch {
 	case c.Conn == nil || c.Views == nil:
-		return errors.New("deciders: offers need Conn and Views")
+		return fmt.Errorf("%w: offers need Conn and Views", ErrConfig)
 	case c.TakeWait <= 0 || c.Retry <= 0 || c.MaxRetry < c.Retry:
-		return errors.New("deciders: offers need TakeWait > 0 and 0 < Retry <= MaxRetry")
+		return fmt.Errorf("%w: offers need TakeWait > 0 and 0 < Retry <= MaxRetry", ErrConfig)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package deciders
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,11 +32,10 @@ const DefaultReviewTimeout = 2 * time.Minute
 // start, and never scans periodically), and acts when one fires.
 // Its timers run on Clock and stop when Run returns.
 type Timers struct {
-	Views *kvstate.Views
-	Act   TimeActions
-	Log   *slog.Logger
-	// Clock is the time timers run on. Default SystemClock.
-	Clock Clock
+	views *kvstate.Views
+	acts  TimeActions
+	log   *slog.Logger
+	clock Clock
 
 	mu      sync.Mutex
 	timers  map[string]func() bool // each armed timer's stop
@@ -51,25 +51,35 @@ type job struct {
 	run func(ctx context.Context) error
 }
 
-// init makes the timer table; t.mu held.
-func (t *Timers) init() {
-	if t.timers == nil {
-		t.timers = map[string]func() bool{}
-		t.due = make(chan job, 1024)
+// TimersConfig wires Timers.
+type TimersConfig struct {
+	Views *kvstate.Views
+	Act   TimeActions
+	// Clock is the time timers run on. Default SystemClock.
+	Clock Clock
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewTimers validates cfg and returns Timers. Errors: ErrConfig.
+func NewTimers(cfg TimersConfig) (*Timers, error) {
+	if cfg.Views == nil || cfg.Act == nil {
+		return nil, fmt.Errorf("%w: timers need the views and their actions", ErrConfig)
 	}
-	if t.Clock == nil {
-		t.Clock = SystemClock{}
+	if cfg.Clock == nil {
+		cfg.Clock = SystemClock{}
 	}
-	if t.Log == nil {
-		t.Log = slog.Default()
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
 	}
+	return &Timers{views: cfg.Views, acts: cfg.Act, log: cfg.Logger, clock: cfg.Clock,
+		timers: map[string]func() bool{}, due: make(chan job, 1024)}, nil
 }
 
 // Observe is the request mirror's OnChange hook.
 func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.init()
 	if stop := t.timers[key]; stop != nil {
 		stop()
 		delete(t.timers, key)
@@ -83,19 +93,19 @@ func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	}
 	if at, ok := t.removeAt(r); ok {
 		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
-		t.arm(key, at, job{id: id, run: func(ctx context.Context) error { return t.Act.RemoveRequest(ctx, tenant, id, rev) }})
+		t.arm(key, at, job{id: id, run: func(ctx context.Context) error { return t.acts.RemoveRequest(ctx, tenant, id, rev) }})
 	}
 }
 
 // arm sets key's timer to hand j to Run at at; t.mu held.
 func (t *Timers) arm(key string, at time.Time, j job) {
-	t.timers[key] = t.Clock.AfterFunc(at.Sub(t.Clock.Now()), func() { t.fire(j) })
+	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
 }
 
 // removeAt is when a terminal record goes: its tenant's retention after
 // it ended; false when the tenant keeps its records.
 func (t *Timers) removeAt(r kvstate.Record) (time.Time, bool) {
-	tn, ok := t.Views.Tenant(r.Tenant)
+	tn, ok := t.views.Tenant(r.Tenant)
 	if !ok {
 		return time.Time{}, false
 	}
@@ -140,7 +150,7 @@ func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
 	if r.Approver == nil || r.Approver.Kind != events.KindAgent {
 		return time.Time{}, false
 	}
-	a, ok := t.Views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
+	a, ok := t.views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
 	if !ok {
 		return time.Time{}, false
 	}
@@ -158,10 +168,7 @@ func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
 // Run acts on due requests until ctx ends. A failed action is retried a
 // second later (the record is re-read each time).
 func (t *Timers) Run(ctx context.Context) error {
-	t.mu.Lock()
-	t.init()
 	due := t.due
-	t.mu.Unlock()
 	defer t.stop()
 	for {
 		select {
@@ -169,16 +176,16 @@ func (t *Timers) Run(ctx context.Context) error {
 			return nil
 		case j := <-due:
 			if err := j.run(ctx); err != nil && ctx.Err() == nil {
-				t.Log.Warn("timer action failed; retrying", "request", j.id, "err", err)
-				t.Clock.AfterFunc(time.Second, func() { t.fire(j) })
+				t.log.Warn("timer action failed; retrying", "request", j.id, "err", err)
+				t.clock.AfterFunc(time.Second, func() { t.fire(j) })
 			}
 		}
 	}
 }
 
 func (t *Timers) act(ctx context.Context, r kvstate.Record) error {
-	if !t.Clock.Now().Before(r.DeadlineAt) {
-		return t.Act.Expire(ctx, r.Tenant, r.ID)
+	if !t.clock.Now().Before(r.DeadlineAt) {
+		return t.acts.Expire(ctx, r.Tenant, r.ID)
 	}
-	return t.Act.PassUp(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
+	return t.acts.PassUp(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
 }

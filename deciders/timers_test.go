@@ -2,6 +2,7 @@ package deciders_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 func TestTimersStopWhenRunReturns(t *testing.T) {
 	f := newFixture(t)
 	clock := testutil.NewClock(time.Now())
-	tm := &deciders.Timers{Views: f.views, Clock: clock}
+	tm, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views, Act: noActions{}, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pending := func(id string) kvstate.Record {
 		r := req("prog", "tools.call", "deploy", "", "tool")
 		r.ID, r.Status, r.DeadlineAt = events.RequestID(id), events.StatusPending, clock.Now().Add(time.Hour)
@@ -39,5 +43,31 @@ func TestTimersStopWhenRunReturns(t *testing.T) {
 	tm.Observe("acme.req_c", pending("req_c"), false)
 	if n := clock.Waiting(); n != 0 {
 		t.Errorf("a timer armed after Run returned")
+	}
+}
+
+// noActions: this test only counts armed timers; none fires.
+type noActions struct{}
+
+func (noActions) Expire(context.Context, events.TenantID, events.RequestID) error { return nil }
+func (noActions) PassUp(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+	return nil
+}
+func (noActions) RemoveRequest(context.Context, events.TenantID, events.RequestID, uint64) error {
+	return nil
+}
+
+// The constructors refuse what they cannot run with, and a nil logger is
+// the default one, never a panic later.
+func TestConstructorsValidate(t *testing.T) {
+	f := newFixture(t)
+	if _, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views}); !errors.Is(err, deciders.ErrConfig) {
+		t.Errorf("timers without actions: %v, want ErrConfig", err)
+	}
+	if _, err := deciders.NewWorker(deciders.WorkerConfig{}); !errors.Is(err, deciders.ErrConfig) {
+		t.Errorf("worker without JetStream: %v, want ErrConfig", err)
+	}
+	if _, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views, Act: noActions{}}); err != nil {
+		t.Errorf("timers with a nil logger and clock: %v", err)
 	}
 }

@@ -21,11 +21,31 @@ import (
 // runtimes by Offers. The worker never holds a message while anyone
 // thinks: it starts the offers and acks at once.
 type Worker struct {
-	JS     jetstream.JetStream
-	Offers *Offers // nil: no offers (tests of the consumer alone)
-	Log    *slog.Logger
+	js     jetstream.JetStream
+	offers *Offers
+	log    *slog.Logger
 
 	lost atomic.Pointer[error] // why the consumer is not running, nil while it is
+}
+
+// WorkerConfig wires a Worker.
+type WorkerConfig struct {
+	JS jetstream.JetStream
+	// Offers, if set, offers reviews to agent deciders' runtimes.
+	Offers *Offers
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// NewWorker validates cfg and returns a Worker. Errors: ErrConfig.
+func NewWorker(cfg WorkerConfig) (*Worker, error) {
+	if cfg.JS == nil {
+		return nil, fmt.Errorf("%w: a worker needs JetStream", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Worker{js: cfg.JS, offers: cfg.Offers, log: cfg.Logger}, nil
 }
 
 // Run resumes the offers of reviews pending on agents, then consumes until
@@ -36,11 +56,11 @@ type Worker struct {
 // whenever the consumer is gone, Run creates it again (retrying until the
 // outbox has re-created the stream).
 func (w *Worker) Run(ctx context.Context) error {
-	if w.Offers != nil {
-		w.Offers.Resume(ctx)
-		defer w.Offers.Wait()
+	if w.offers != nil {
+		w.offers.Resume(ctx)
+		defer w.offers.Wait()
 	}
-	nc := w.JS.Conn()
+	nc := w.js.Conn()
 	reconnected := nc.StatusChanged(nats.CONNECTED)
 	defer nc.RemoveStatusListener(reconnected)
 	wait := 100 * time.Millisecond
@@ -50,7 +70,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			return nil
 		}
 		if w.lost.Swap(&err) == nil {
-			w.Log.Warn("deciders: work consumer lost; creating it again", "err", err)
+			w.log.Warn("deciders: work consumer lost; creating it again", "err", err)
 		}
 		if errors.Is(err, errReconnected) {
 			wait = 100 * time.Millisecond
@@ -81,7 +101,7 @@ func (w *Worker) consume(ctx context.Context, reconnected <-chan nats.Status) er
 	for len(reconnected) > 0 { // reconnects before this attempt need no new one
 		<-reconnected
 	}
-	cons, err := w.JS.CreateOrUpdateConsumer(ctx, events.WorkStream, events.DeciderConsumerConfig())
+	cons, err := w.js.CreateOrUpdateConsumer(ctx, events.WorkStream, events.DeciderConsumerConfig())
 	if err != nil {
 		return fmt.Errorf("deciders: work consumer: %w", err)
 	}
@@ -98,7 +118,7 @@ func (w *Worker) consume(ctx context.Context, reconnected <-chan nats.Status) er
 		return fmt.Errorf("deciders: consume: %w", err)
 	}
 	if w.lost.Swap(nil) != nil {
-		w.Log.Info("deciders: work consumer running again")
+		w.log.Info("deciders: work consumer running again")
 	}
 	select {
 	case <-ctx.Done():
@@ -122,8 +142,8 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.TermWithReason("undecodable request record")
 		return
 	}
-	if w.Offers != nil {
-		w.Offers.Offer(ctx, &r, m.Headers().Get("ce-traceparent"))
+	if w.offers != nil {
+		w.offers.Offer(ctx, &r, m.Headers().Get("ce-traceparent"))
 	}
 	_ = m.Ack()
 }

@@ -193,15 +193,24 @@ func dropRetired(b *broker.Broker, views *kvstate.Views) {
 }
 
 func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, clock deciders.Clock) error {
-	timers := &deciders.Timers{Views: views, Act: svc, Log: a.log, Clock: clock}
+	timers, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: svc, Logger: a.log, Clock: clock})
+	if err != nil {
+		return err
+	}
 	views.Requests().OnChange(timers.Observe)
 	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Logger: a.log})
 	if err != nil {
 		return err
 	}
 	views.Requests().OnChange(offers.Observe)
-	outbox := &approvals.Outbox{JS: js, Service: svc, Log: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)}
-	worker := &deciders.Worker{JS: js, Offers: offers, Log: a.log}
+	outbox, err := approvals.NewOutbox(approvals.OutboxConfig{JS: js, Service: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)})
+	if err != nil {
+		return err
+	}
+	worker, err := deciders.NewWorker(deciders.WorkerConfig{JS: js, Offers: offers, Logger: a.log})
+	if err != nil {
+		return err
+	}
 	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
