@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
@@ -28,55 +26,19 @@ const tenantYAML = `tenants:
       - {id: agt_main, member: u-1}
 `
 
-// clock is a clock the test sets.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 type fixture struct {
 	svc    *approvals.Service
 	store  *kvstate.Store
-	clock  *clock
+	clock  *testutil.Clock
 	agent  approvals.Caller
 	person approvals.Caller
 }
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	cfg, err := config.Parse([]byte(tenantYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, err := cfg.DomainTenants()
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, views, tenants := testutil.NewState(t, tenantYAML)
 	tenants[0].RequestRetention = 24 * time.Hour
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store, err := kvstate.Open(ctx, testutil.NewJetStream(t).JS, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	views := kvstate.NewViews(store, tenants)
-	go func() { _ = views.Run(ctx) }()
-	if err := views.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
-	clk := &clock{now: time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)}
+	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
 		p := events.Ref{Kind: kind, ID: id}

@@ -21,7 +21,7 @@ var webhookEvents = func() []string {
 	for _, t := range []string{events.TypeRequestCreated, events.TypeRequestEscalated, events.TypeRequestUpdated, events.TypeRequestDecided,
 		events.TypeRequestExpired, events.TypeRequestCancelled, events.TypeRequestClaimed,
 		events.TypeGrantCreated, events.TypeGrantRevoked} {
-		out = append(out, strings.TrimPrefix(t, "dev.countersign."))
+		out = append(out, events.ShortType(t))
 	}
 	return out
 }()

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
@@ -33,23 +32,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	cfg, err := config.Parse([]byte(tenantYAML))
-	if err != nil {
-		t.Fatal(err)
-	}
-	tenants, _ := cfg.DomainTenants()
-	b := testutil.NewJetStream(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store, err := kvstate.Open(ctx, b.JS, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	views := kvstate.NewViews(store, tenants)
-	go func() { _ = views.Run(ctx) }()
-	if err := views.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store, views, tenants := testutil.NewState(t, tenantYAML)
 	return &fixture{t: tenants[0], store: store, views: views, checker: &deciders.Checker{Views: views}}
 }
 

@@ -37,6 +37,14 @@ func ShellCommand(arguments json.RawMessage) (string, bool) {
 	return strings.Join(quoted, " "), true
 }
 
+// ShellSubject is the subject an adapter sends for a shell tool's call:
+// kind shell with the command of its arguments. A command that cannot be
+// read is sent empty, which the server refuses: the call does not run.
+func ShellSubject(arguments json.RawMessage) *Subject {
+	cmd, _ := ShellCommand(arguments)
+	return &Subject{Kind: SubjectShell, Command: cmd}
+}
+
 func isShell(prog string) bool {
 	switch path.Base(prog) {
 	case "sh", "bash", "zsh", "dash":

@@ -23,13 +23,17 @@ const (
 
 const typePrefix = "dev.countersign."
 
+// ShortType is an event type without its dev.countersign. prefix, as
+// subjects and webhook endpoints name it: request.created, grant.revoked.
+func ShortType(typ string) string { return strings.TrimPrefix(typ, typePrefix) }
+
 // SubjectRoot prefixes every countersign subject.
 const SubjectRoot = "countersign"
 
 // EventSubject is where every event of type typ in tenant goes:
 // countersign.<tenant>.events.<type without dev.countersign.>.
 func EventSubject(tenant TenantID, typ string) string {
-	return SubjectRoot + "." + string(tenant) + ".events." + strings.TrimPrefix(typ, typePrefix)
+	return SubjectRoot + "." + string(tenant) + ".events." + ShortType(typ)
 }
 
 // DecideSubject is a decider's work subject:

@@ -35,10 +35,6 @@ type Endpoint struct {
 	Interactive bool
 }
 
-// ShortType is an event type without the dev.countersign. prefix, as
-// endpoints list them: request.created, grant.revoked.
-func ShortType(typ string) string { return strings.TrimPrefix(typ, "dev.countersign.") }
-
 // EventTypes are the short types an endpoint may subscribe to.
 var EventTypes = []string{"request.created", "request.escalated", "request.decided", "request.expired",
 	"request.cancelled", "request.claimed", "grant.created", "grant.revoked"}
@@ -67,7 +63,7 @@ func (e *Endpoint) Validate() error {
 
 // wants reports whether the endpoint subscribes to event type typ.
 func (e *Endpoint) wants(typ string) bool {
-	return len(e.Events) == 0 || slices.Contains(e.Events, ShortType(typ))
+	return len(e.Events) == 0 || slices.Contains(e.Events, events.ShortType(typ))
 }
 
 // id names the endpoint in the progress bucket: a hash of what it is.

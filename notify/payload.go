@@ -47,7 +47,7 @@ func newItem(seq uint64, subject string, h nats.Header, data []byte) (*item, boo
 // of a request waiting on a person gets its decision links.
 func (it *item) body(e *Endpoint, l *Links) (contentType string, body []byte, err error) {
 	var r *events.Request
-	if strings.HasPrefix(ShortType(it.typ), "request.") {
+	if strings.HasPrefix(events.ShortType(it.typ), "request.") {
 		r = new(events.Request)
 		if err := json.Unmarshal(it.data, r); err != nil {
 			return "", nil, fmt.Errorf("notify: event %s: %w", it.id, err)

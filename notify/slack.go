@@ -30,7 +30,7 @@ type block = map[string]any
 // reads as markup. grant events get one line.
 func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) ([]byte, error) {
 	if r == nil {
-		return json.Marshal(map[string]any{"text": "countersign: " + ShortType(typ)})
+		return json.Marshal(map[string]any{"text": "countersign: " + events.ShortType(typ)})
 	}
 	blocks := CallBlocks(r)
 	if b := buttons(r, interactive, pair); b != nil {
@@ -41,7 +41,7 @@ func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) (
 
 // headline is the message's fallback text (notifications, screen readers).
 func headline(typ string, r *events.Request) string {
-	switch ShortType(typ) {
+	switch events.ShortType(typ) {
 	case "request.created", "request.escalated":
 		return fmt.Sprintf("Approval needed: %s for %s", r.Capability, r.Agent)
 	}

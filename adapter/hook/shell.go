@@ -12,12 +12,10 @@ import (
 var shellTools = map[string]bool{"Bash": true, "shell": true, "run_shell_command": true}
 
 // shellSubject returns the shell subject of a shell tool's call, or nil
-// for any other tool. A call whose command cannot be read gets an empty
-// command, which the server refuses: the call does not run.
+// for any other tool (events.ShellSubject).
 func shellSubject(tool string, args json.RawMessage) *events.Subject {
 	if !shellTools[tool] {
 		return nil
 	}
-	cmd, _ := events.ShellCommand(args)
-	return &events.Subject{Kind: events.SubjectShell, Command: cmd}
+	return events.ShellSubject(args)
 }

@@ -3,7 +3,6 @@ package mcpproxy
 import (
 	"encoding/json"
 
-	"github.com/countersign/countersign/events"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,12 +26,4 @@ func isShellTool(t *mcp.Tool) bool {
 		}
 	}
 	return len(strs) == 1 && strs[0] == "command"
-}
-
-// shellSubject is the subject of a shell tool's call. A command that is
-// missing or not a string is sent empty, which the server refuses: the
-// call does not run.
-func shellSubject(args json.RawMessage) *events.Subject {
-	cmd, _ := events.ShellCommand(args)
-	return &events.Subject{Kind: events.SubjectShell, Command: cmd}
 }

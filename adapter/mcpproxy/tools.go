@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/countersign/countersign/adapter"
+	"github.com/countersign/countersign/events"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -75,7 +76,7 @@ func (p *Proxy) handler(name string, shell bool) mcp.ToolHandler {
 		}
 		call := adapter.Call{Tool: name, Arguments: args, Reason: reason, Session: p.session(req)}
 		if shell {
-			call.Subject = shellSubject(args)
+			call.Subject = events.ShellSubject(args)
 		}
 		var res *mcp.CallToolResult
 		out, err := p.cfg.Gate.Do(ctx, call, func(ctx context.Context) error {

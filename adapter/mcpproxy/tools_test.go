@@ -58,7 +58,4 @@ func TestIsShellTool(t *testing.T) {
 			t.Errorf("%s: shell %v, want %v", tc.schema, got, tc.want)
 		}
 	}
-	if s := shellSubject(json.RawMessage(`{"command":"ls; id"}`)); s.Kind != "shell" || s.Command != "ls; id" {
-		t.Errorf("subject %+v", s)
-	}
 }

@@ -88,10 +88,5 @@ func countEvents(t *testing.T, srv *servertest.Server, id, typ string) int {
 // hasEventFor reports whether any event about request id is on the events
 // stream.
 func hasEventFor(t *testing.T, js jetstream.JetStream, id string) bool {
-	for _, m := range streamMsgs(t, js, events.EventsStream, events.EventsFilter) {
-		if m.Headers().Get("ce-subject") == id {
-			return true
-		}
-	}
-	return false
+	return len(about(streamMsgs(t, js, events.EventsStream, events.EventsFilter), id)) > 0
 }

@@ -52,6 +52,9 @@ func (c *Clock) AfterFunc(d time.Duration, f func()) func() bool {
 	}
 }
 
+// Set moves the clock to at (forward only, as Advance).
+func (c *Clock) Set(at time.Time) { c.Advance(at.Sub(c.Now())) }
+
 // Advance moves the clock d forward and runs, in time order, every
 // AfterFunc whose time it passed.
 func (c *Clock) Advance(d time.Duration) {

@@ -5,7 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
+	"github.com/countersign/countersign/kvstate"
 )
 
 // NewJetStream starts an embedded nats-server with JetStream (the
@@ -34,4 +37,31 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, msg strin
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// NewState opens the KV state on a fresh JetStream and runs its views for
+// the tenants of the config yaml, until the test ends. It returns the
+// store, the ready views and the tenants.
+func NewState(t testing.TB, yaml string) (*kvstate.Store, *kvstate.Views, []*events.Tenant) {
+	t.Helper()
+	cfg, err := config.Parse([]byte(yaml))
+	if err != nil {
+		t.Fatalf("testutil: config: %v", err)
+	}
+	tenants, err := cfg.DomainTenants()
+	if err != nil {
+		t.Fatalf("testutil: tenants: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store, err := kvstate.Open(ctx, NewJetStream(t).JS, 1)
+	if err != nil {
+		t.Fatalf("testutil: open the state: %v", err)
+	}
+	views := kvstate.NewViews(store, tenants)
+	go func() { _ = views.Run(ctx) }()
+	if err := views.WaitReady(ctx); err != nil {
+		t.Fatalf("testutil: views: %v", err)
+	}
+	return store, views, tenants
 }
