@@ -308,7 +308,14 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		out := workMsg(events.DecideSubject(r.Tenant, *r.Approver), m.Data, m.Header, events.MsgID(r.ID, r.Revision))
+		// Subject, data and id all come from the one stored write: the
+		// mirror may lag behind it (a change stored meanwhile), and its
+		// approver is then not the write's.
+		to, ok := events.ParseWorkTo(m.Header.Get(events.HeaderWorkTo))
+		if !ok {
+			continue // the latest change sends no work (it decided the request)
+		}
+		out := workMsg(events.DecideSubject(r.Tenant, to), m.Data, m.Header, changeMsgID(m.Header))
 		f, err := o.js.PublishMsgAsync(out)
 		if err != nil {
 			return err
