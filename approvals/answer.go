@@ -60,7 +60,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if err := in.Validate(c); err != nil {
 		return kvstate.Record{}, err
 	}
-	rec, err := s.record(ctx, c, id)
+	rec, err := s.mirrored(ctx, c, id)
 	if err != nil {
 		return rec, err
 	}

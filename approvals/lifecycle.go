@@ -69,7 +69,7 @@ func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, dige
 
 // requesterRecord reads a request that only its requester may change.
 func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
-	rec, err := s.record(ctx, c, id)
+	rec, err := s.mirrored(ctx, c, id)
 	if err == nil && (c.Principal.Kind != events.KindAgent || string(rec.Agent) != c.Principal.ID) {
 		return kvstate.Record{}, errors.Join(ErrForbidden, errors.New("only the requester may do this"))
 	}

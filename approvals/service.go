@@ -122,6 +122,21 @@ func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kv
 	return rec, nil
 }
 
+// mirrored reads a request for a change from this process's mirror, with
+// no I/O, falling back to record when the mirror does not hold it or does
+// not show it to c. The copy may lag the store: the change's
+// compare-and-set refuses a write based on a stale copy, and a refusal
+// based on one is checked against the stored record (kvstate.Record.MayLag).
+func (s *Service) mirrored(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+	if !events.ValidGeneratedID(string(id)) {
+		return kvstate.Record{}, ErrNotFound
+	}
+	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(c.Tenant.ID, id)); ok && s.visible(c, &r.Request) {
+		return r.MayLag(), nil
+	}
+	return s.record(ctx, c, id)
+}
+
 // seenRevision is the KV revision of a request this process has already
 // seen (in its mirror; 0: none): a store read below it is stale (see
 // kvstate/read.go), so a request just shown is never 404 or a false 409.

@@ -20,8 +20,17 @@ type Record struct {
 	// Written is when the stored revision was written (server clock).
 	Written time.Time
 	// replica: read by direct get on a replicated bucket, which a lagging
-	// replica may have answered (see read.go).
+	// replica may have answered (see read.go), or taken from a mirror
+	// (MayLag): either may be behind the stored record.
 	replica bool
+}
+
+// MayLag marks r as possibly behind the stored record (a mirror's copy):
+// TransitionFrom then checks a refusal based on it against the stored
+// record, and its compare-and-set refuses a write based on a stale one.
+func (r Record) MayLag() Record {
+	r.replica = true
+	return r
 }
 
 func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
