@@ -1,5 +1,7 @@
 package kvstate
 
+import "time"
+
 // UseLeaderReads makes s read as on a replicated bucket (read.go).
 func UseLeaderReads(s *Store) { s.leaderReads = true }
 
@@ -10,5 +12,25 @@ func FewReadRetries(t interface{ Cleanup(func()) }) {
 	t.Cleanup(func() { readRetries = was })
 }
 
-// FromReplica marks r as read from a replica that may lag.
-func FromReplica(r Record) Record { r.replica = true; return r }
+// CommitWay makes s commit every group of concurrent request writes one
+// way (asBatch or asSingles), as if that way had always cost less.
+func CommitWay(s *Store, singles bool) {
+	cost := [2]float64{1, 1 << 40}
+	if singles {
+		cost = [2]float64{1 << 40, 1}
+	}
+	s.commits.choice = chooser{cost: cost}
+}
+
+// Chooser exposes the commit-way chooser to its test.
+type Chooser = chooser
+
+// Ways to commit.
+const (
+	AsBatch   = asBatch
+	AsSingles = asSingles
+)
+
+// Choose and Observe expose the chooser's methods.
+func (c *Chooser) Choose() int                             { return c.choose() }
+func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }

@@ -127,7 +127,7 @@ func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
 	if _, err := s.TransitionFrom(ctx, old, atRevision1); err == nil {
 		t.Fatal("refusal on a current record: applied")
 	}
-	got, err := s.TransitionFrom(ctx, kvstate.FromReplica(old), atRevision1)
+	got, err := s.TransitionFrom(ctx, old.MayLag(), atRevision1)
 	if err != nil || got.Revision != 2 {
 		t.Fatalf("refusal on a replica's old record: %+v, %v; want applied at revision 2", got.Revision, err)
 	}

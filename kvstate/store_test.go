@@ -13,7 +13,7 @@ import (
 	"github.com/countersign/countersign/kvstate"
 )
 
-func newStore(t *testing.T) *kvstate.Store {
+func newStore(t testing.TB) *kvstate.Store {
 	t.Helper()
 	b := testutil.NewJetStream(t)
 	s, err := kvstate.Open(context.Background(), b.JS, 1)
@@ -150,11 +150,58 @@ func TestWriteCarriesEvent(t *testing.T) {
 	}
 }
 
-// Concurrent writes are group-committed: every writer gets the stream
-// sequence its own message was stored at, and a conflicting write inside a
-// batch fails alone.
+// Concurrent writes are group-committed, as atomic batches or as pipelined
+// single writes: either way every writer gets the stream sequence its own
+// message was stored at, and a conflicting write inside a group fails
+// alone.
 func TestGroupCommitSequences(t *testing.T) {
-	s, ctx := newStore(t), context.Background()
+	for _, singles := range []bool{false, true} {
+		t.Run(map[bool]string{false: "batches", true: "singles"}[singles], func(t *testing.T) {
+			s := newStore(t)
+			kvstate.CommitWay(s, singles)
+			testGroupCommitSequences(t, s)
+		})
+	}
+}
+
+// The commit way follows the costs measured: each way is measured first,
+// then the cheaper one is taken, and the dearer one is tried again less
+// often the dearer it is, so that a way that has become cheaper is found.
+func TestCommitWayFollowsTheCost(t *testing.T) {
+	var c kvstate.Chooser
+	if w := c.Choose(); w != kvstate.AsBatch {
+		t.Fatalf("first way %d, want a batch", w)
+	}
+	c.Observe(kvstate.AsBatch, 10*time.Millisecond, 10) // 1 ms a write
+	if w := c.Choose(); w != kvstate.AsSingles {
+		t.Fatalf("second way %d, want singles (not measured yet)", w)
+	}
+	c.Observe(kvstate.AsSingles, 20*time.Millisecond, 10) // 2 ms a write
+	count := func(n int) (singles int) {
+		for range n {
+			if c.Choose() == kvstate.AsSingles {
+				singles++
+			}
+		}
+		return singles
+	}
+	// Singles cost twice as much: tried every 32·2² = 128 groups.
+	if got := count(1280); got != 10 {
+		t.Fatalf("singles at twice the cost taken %d times in 1280 groups, want 10", got)
+	}
+	// Batches now cost 10 times as much as singles (a fast disk): singles
+	// win, and batches are tried every 3200 groups.
+	for range 30 {
+		c.Observe(kvstate.AsBatch, 20*time.Millisecond, 1)
+		c.Observe(kvstate.AsSingles, 2*time.Millisecond, 1)
+	}
+	if got := count(6400); got < 6397 || got > 6399 {
+		t.Fatalf("singles at a tenth of the cost taken %d times in 6400 groups, want 6398", got)
+	}
+}
+
+func testGroupCommitSequences(t *testing.T, s *kvstate.Store) {
+	ctx := context.Background()
 	const n = 300
 	recs := make([]kvstate.Record, n)
 	var wg sync.WaitGroup
