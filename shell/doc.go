@@ -58,8 +58,9 @@
 // # Bounds
 //
 // Split does bounded work and never panics: a command over [MaxLen] bytes
-// is not parsed, and past [MaxStages] stages the rest of the text is one
-// final opaque stage ([OpaqueTooMany]). Stage.Text is the source slice of
+// is not parsed, past [MaxStages] stages the rest of the text is one
+// final opaque stage ([OpaqueTooMany]), and a statement nested deeper than
+// [MaxDepth] is one opaque stage with all it holds ([OpaqueTooDeep]). Stage.Text is the source slice of
 // the stage (without a trailing ";" or "&"), followed for each heredoc by a
 // newline and the heredoc's body and closing delimiter as written.
 package shell

@@ -12,6 +12,9 @@ const (
 	OpaqueTooLong = "command too long"
 	// OpaqueTooMany: the rest of a command past its first MaxStages stages.
 	OpaqueTooMany = "too many stages"
+	// OpaqueTooDeep: a statement nested more than MaxDepth statements deep
+	// (pipelines, lists, substitutions, compound commands), with all it holds.
+	OpaqueTooDeep = "nested too deep"
 	// OpaqueNoCommand: the command parses but has no simple command
 	// (only comments, tests or arithmetic); also a statement made only of
 	// redirections, such as "> file".

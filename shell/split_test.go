@@ -155,6 +155,36 @@ func TestSplitTooManyStages(t *testing.T) {
 	}
 }
 
+// Statements nested past MaxDepth are one opaque stage, whatever they
+// hold: the walk stops there, so the worst command costs little.
+func TestSplitTooDeep(t *testing.T) {
+	for name, cmd := range map[string]string{
+		"pipeline":     strings.Repeat("ls | ", 2*shell.MaxDepth) + "ls",
+		"substitution": strings.Repeat("echo $(", 2*shell.MaxDepth) + "ls" + strings.Repeat(")", 2*shell.MaxDepth),
+		"max length":   strings.Repeat("$(", shell.MaxLen/4) + "x" + strings.Repeat(")", shell.MaxLen/4),
+		"subshells":    strings.Repeat("(", shell.MaxLen/2-1) + "x" + strings.Repeat(")", shell.MaxLen/2-1),
+		"and list":     strings.Repeat("ls && ", 2*shell.MaxDepth) + "ls",
+	} {
+		got := shell.Split(cmd)
+		deep := 0
+		for _, s := range got {
+			if s.Opaque == shell.OpaqueTooDeep {
+				deep++
+			}
+		}
+		if deep == 0 || len(got) > 2*shell.MaxDepth {
+			t.Errorf("%s: %d stages, %d of them too deep; want at most %d, and one too deep", name, len(got), deep, 2*shell.MaxDepth)
+		}
+	}
+	// Just inside the bound, every stage is its own.
+	cmd := strings.Repeat("ls | ", shell.MaxDepth-1) + "ls"
+	for i, s := range shell.Split(cmd) {
+		if s.Opaque != "" || s.Text != "ls" {
+			t.Fatalf("stage %d of a pipeline of %d: %q (%q)", i, shell.MaxDepth, s.Text, s.Opaque)
+		}
+	}
+}
+
 func TestSplitMaxLen(t *testing.T) {
 	cmd := "ls " + strings.Repeat("a", shell.MaxLen-3)
 	if got := shell.Split(cmd); len(got) != 1 || got[0].Opaque != "" {

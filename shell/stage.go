@@ -15,6 +15,11 @@ const (
 	// MaxStages is the most stages Split returns before one final opaque
 	// stage ([OpaqueTooMany]) that holds the rest of the text.
 	MaxStages = 256
+	// MaxDepth is how deep statements may nest (each pipe, && or ||,
+	// substitution or compound command is one level); a statement deeper
+	// is one opaque stage ([OpaqueTooDeep]) holding its whole text. It
+	// bounds the walk: without it, 64 KiB of "$(" took half a second.
+	MaxDepth = 64
 )
 
 // Stage is one simple command of a shell command line (SPEC §8).
@@ -46,6 +51,10 @@ func Split(command string) (stages []Stage) {
 		return whole(command, OpaqueTooLong)
 	case strings.TrimSpace(command) == "":
 		return whole(command, OpaqueEmpty)
+	case parenDepth(command) > MaxDepth:
+		// The parser recurses once per "(" (arithmetic, subshells,
+		// substitutions): bound its work before it starts.
+		return whole(command, OpaqueTooDeep)
 	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
@@ -57,6 +66,22 @@ func Split(command string) (stages []Stage) {
 		return whole(command, OpaqueNoCommand)
 	}
 	return w.stages()
+}
+
+// parenDepth is the deepest nesting of parentheses in s, quoted or not
+// (an over-count only makes a command opaque).
+func parenDepth(s string) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+			deepest = max(deepest, depth)
+		case ')':
+			depth = max(0, depth-1)
+		}
+	}
+	return deepest
 }
 
 // whole is the one opaque stage holding all of command.

@@ -4,8 +4,9 @@ import "mvdan.cc/sh/v3/syntax"
 
 // walker collects the stages of one parsed command.
 type walker struct {
-	src string
-	out []found
+	src   string
+	out   []found
+	depth int // statements enclosing the one being walked
 }
 
 // walk visits every statement under n, wherever it is nested: lists,
@@ -25,6 +26,12 @@ func (w *walker) walk(n syntax.Node, inherited string) {
 // stmt adds st's own stage, then walks what it holds; a file redirection
 // on st makes every stage inside it opaque too.
 func (w *walker) stmt(st *syntax.Stmt, inherited string) {
+	if w.depth >= MaxDepth {
+		w.out = append(w.out, found{Stage: Stage{Opaque: OpaqueTooDeep}, at: span(st)[0], stmt: st})
+		return
+	}
+	w.depth++
+	defer func() { w.depth-- }()
 	redir := redirReason(st.Redirs)
 	w.add(st, first(redir, inherited))
 	inner := first(inherited, redir)
