@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/countersign/countersign/problem"
 )
 
 // cliClient speaks the HTTP API (SPEC §5) for the CLI.
@@ -18,39 +20,11 @@ type cliClient struct {
 	http        *http.Client
 }
 
-// cliProblem is a refusal from the server: its problem+json body, or what
-// could be made of a response that was not one.
-type cliProblem struct {
-	Status int    `json:"status"`
-	Title  string `json:"title"`
-	Detail string `json:"detail"`
-	Code   string `json:"error"`
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
-
-func (p *cliProblem) Error() string {
-	s := p.Code
-	if s == "" {
-		s = fmt.Sprintf("HTTP %d", p.Status)
-	}
-	if p.Detail != "" {
-		s += ": " + p.Detail
-	}
-	if p.Field != "" {
-		s += " (field " + p.Field + ")"
-	}
-	if p.Reason != "" {
-		s += " (reason " + p.Reason + ")"
-	}
-	return s
-}
-
 // maxCLIResponse bounds what the CLI reads from one response.
 const maxCLIResponse = 16 << 20
 
 // do sends one request (body, when not nil, as JSON) and returns the raw
-// response body of a 2xx answer. Errors: *cliProblem when the server
+// response body of a 2xx answer. Errors: *problem.Error when the server
 // refused, or a transport error.
 func (c *cliClient) do(ctx context.Context, method, path string, body any) ([]byte, error) {
 	req, err := c.newRequest(ctx, method, path, body)
@@ -94,13 +68,12 @@ func (c *cliClient) newRequest(ctx context.Context, method, path string, body an
 }
 
 // cliProblemFrom reads a problem+json body; anything else becomes a
-// problem with the status and a bounded, cleaned excerpt of the body.
-func cliProblemFrom(status int, raw []byte) *cliProblem {
-	p := &cliProblem{}
-	if err := json.Unmarshal(raw, p); err != nil || p.Code == "" {
-		p = &cliProblem{Detail: cliText(string(raw), 200)}
+// refusal with the status and a bounded, cleaned excerpt of the body.
+func cliProblemFrom(status int, raw []byte) *problem.Error {
+	p := problem.Parse(status, raw)
+	if p.Code == "" {
+		p.Detail = cliText(string(raw), 200)
 	}
-	p.Status = status
 	p.Detail = cliText(p.Detail, 500)
 	return p
 }

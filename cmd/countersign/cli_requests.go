@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+
+	"github.com/countersign/countersign/problem"
 )
 
 // cliPending lists GET /v1/requests?status=pending, every page.
@@ -132,7 +134,7 @@ func cliAnswered(env cliEnv, name string, raw []byte, asJSON bool) int {
 // request's state now.
 func cliAnswerFailed(ctx context.Context, c *cliClient, env cliEnv, name, path string, before *events.Request, err error) int {
 	code := cliFail(env, name, err)
-	var p *cliProblem
+	var p *problem.Error
 	if errors.As(err, &p) && p.Status == http.StatusConflict {
 		fmt.Fprintln(env.stderr, cliConflictHint(ctx, c, path, before))
 	}
