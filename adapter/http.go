@@ -36,7 +36,7 @@ func (e *statusError) Error() string {
 	return s
 }
 
-// Unwrap is the refusal, for errors.As(err, **problem.Error).
+// Unwrap is the refusal: errors.As finds the *problem.Error.
 func (e *statusError) Unwrap() error { return e.problem }
 
 // transientStatus: the server may answer differently if asked again.

@@ -22,6 +22,7 @@ var rank = map[string]int{
 	"kvstate":             1,
 	"internal/broker":     1,
 	"internal/layout":     1,
+	"internal/cli":        1,
 	"deciders":            2,
 	"notify":              2,
 	"internal/testutil":   2,
