@@ -14,6 +14,7 @@ import (
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/problem"
 )
 
 func TestDoReadRuleRunsAtOnce(t *testing.T) {
@@ -289,10 +290,13 @@ func TestDoFailsClosed(t *testing.T) {
 	tests := []struct {
 		name, url, token string
 		want             error
+		refusal          *problem.Error // the server's, as the adapter decoded it
 	}{
-		{"server unreachable", down.URL(), tokMain, adapter.ErrUnreachable},
-		{"unknown token", srv.URL, "no-such-token", adapter.ErrRefused},
-		{"person token cannot submit", srv.URL, tokPerson, adapter.ErrRefused},
+		{"server unreachable", down.URL(), tokMain, adapter.ErrUnreachable, nil},
+		{"unknown token", srv.URL, "no-such-token", adapter.ErrRefused,
+			&problem.Error{Status: 401, Code: "Unauthenticated", Detail: "a valid bearer token is required"}},
+		{"person token cannot submit", srv.URL, tokPerson, adapter.ErrRefused,
+			&problem.Error{Status: 403, Code: "Forbidden", Detail: "this token lacks the requests:write scope"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,6 +305,10 @@ func TestDoFailsClosed(t *testing.T) {
 			out, _ := c.Do(context.Background(), call("read_invoice"), runs.run)
 			if out.Kind != adapter.NotObtained || !errors.Is(out.Err, tt.want) || runs.count() != 0 {
 				t.Fatalf("got %s (%v), %d runs; want not obtained with %v", out.Kind, out.Err, runs.count(), tt.want)
+			}
+			var p *problem.Error
+			if tt.refusal != nil && (!errors.As(out.Err, &p) || *p != *tt.refusal) {
+				t.Errorf("refusal %+v, want %+v", p, tt.refusal)
 			}
 			if s := out.String(); !strings.Contains(s, "nobody denied") {
 				t.Errorf("wording %q, want it to say nobody denied the call", s)

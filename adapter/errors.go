@@ -17,7 +17,9 @@ var (
 	ErrWaitLimit = errors.New("adapter: the wait limit passed before a decision")
 
 	// ErrRefused: countersign refused the request (a 4xx answer other than
-	// a claim conflict): a bad token, a missing scope, invalid input.
+	// a claim conflict): a bad token, a missing scope, invalid input. The
+	// server's refusal is in the chain too: errors.As(err, &p) with
+	// p *problem.Error gives its status, error, field, reason and detail.
 	ErrRefused = errors.New("adapter: countersign refused the request")
 
 	// ErrBadResponse: countersign answered something the adapter cannot

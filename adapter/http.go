@@ -12,30 +12,21 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/problem"
 )
 
 // maxBody bounds what the adapter reads of one response.
 const maxBody = 4 << 20
 
-// problem is an application/problem+json body (SPEC §5).
-type problem struct {
-	Status int    `json:"status"`
-	Title  string `json:"title"`
-	Detail string `json:"detail"`
-	Code   string `json:"error"`
-	Field  string `json:"field"`
-	Reason string `json:"reason"`
-}
-
-// statusError is a non-2xx answer.
+// statusError is a non-2xx answer: the refusal it carries, as the
+// server's problem+json body said it (problem.Parse), and its Retry-After.
 type statusError struct {
-	status     int
+	problem    *problem.Error
 	retryAfter time.Duration
-	problem    problem
 }
 
 func (e *statusError) Error() string {
-	s := fmt.Sprintf("%d %s", e.status, http.StatusText(e.status))
+	s := fmt.Sprintf("%d %s", e.problem.Status, http.StatusText(e.problem.Status))
 	if e.problem.Code != "" {
 		s += " " + e.problem.Code
 	}
@@ -45,9 +36,13 @@ func (e *statusError) Error() string {
 	return s
 }
 
+// Unwrap is the refusal: errors.As finds the *problem.Error.
+func (e *statusError) Unwrap() error { return e.problem }
+
 // transientStatus: the server may answer differently if asked again.
 func (e *statusError) transient() bool {
-	return e.status >= 500 || e.status == http.StatusTooManyRequests || e.status == http.StatusRequestTimeout
+	st := e.problem.Status
+	return st >= 500 || st == http.StatusTooManyRequests || st == http.StatusRequestTimeout
 }
 
 // transient reports whether err may go away on retry: transport failures,
@@ -102,8 +97,7 @@ func (c *Client) exchange(ctx context.Context, sc *serverClock, method, path str
 }
 
 func newStatusError(resp *http.Response, data []byte) *statusError {
-	e := &statusError{status: resp.StatusCode}
-	_ = json.Unmarshal(data, &e.problem)
+	e := &statusError{problem: problem.Parse(resp.StatusCode, data)}
 	if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && s > 0 {
 		e.retryAfter = time.Duration(s) * time.Second
 	}

@@ -137,7 +137,7 @@ func (w *waiter) tryClaim(ctx context.Context, id events.RequestID, body []byte)
 // claimError maps a refused claim to the package's errors.
 func claimError(err error) error {
 	var se *statusError
-	if errors.As(err, &se) && se.status == http.StatusConflict {
+	if errors.As(err, &se) && se.problem.Status == http.StatusConflict {
 		switch se.problem.Reason {
 		case "already_claimed":
 			return ErrAlreadyClaimed

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -28,14 +27,15 @@ var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target
 // approved, unclaimed spawn request named in RequestID, which this claims.
 // It returns the agent and its token (shown once; stored hashed). The
 // subagent gets no grant and no rule: nothing its parent does not hold.
-// Errors: *InvalidError, ErrForbidden, ErrNotFound, *ClaimError.
+// Errors: InvalidRequest, ErrForbidden, ErrNotFound, ErrConflict (a refused
+// claim, with its reason).
 func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (events.Agent, string, error) {
 	if c.Principal.Kind != events.KindAgent {
-		return events.Agent{}, "", errors.Join(ErrForbidden, errors.New("only agents register subagents"))
+		return events.Agent{}, "", forbid("only agents register subagents")
 	}
 	parent, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID))
 	if !ok {
-		return events.Agent{}, "", errors.Join(ErrForbidden, errors.New("unknown agent"))
+		return events.Agent{}, "", forbid("unknown agent")
 	}
 	if s.views.Retired(c.Tenant.ID, parent.ID) {
 		return events.Agent{}, "", forbid("a retired agent cannot register subagents")
@@ -91,7 +91,7 @@ func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.Reque
 	if v.Decided && v.Status == events.StatusApproved {
 		return nil
 	}
-	return errors.Join(ErrForbidden, errors.New("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved"))
+	return forbid("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved")
 }
 
 func newToken() string {

@@ -54,7 +54,7 @@ func (in *AnswerInput) Validate(c Caller) error {
 // the request up (a shell request: the answer applies to its current
 // stage, and an allow of any stage but the last leaves it pending on the
 // same decider, SPEC §8), and the grants the answer creates are written before
-// Answer returns. Errors: *InvalidError, ErrNotFound, ErrConflict,
+// Answer returns. Errors: InvalidRequest, ErrNotFound, ErrConflict,
 // ErrForbidden, ErrUnavailable.
 func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in AnswerInput) (kvstate.Record, error) {
 	if err := in.Validate(c); err != nil {
@@ -152,7 +152,7 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	}
 	holds, max := s.checker.Holds(c.Tenant, c.Principal, r)
 	if !holds && c.Principal.Kind == events.KindPerson {
-		return "", errors.Join(ErrForbidden, errors.New("your policy does not allow this capability"))
+		return "", forbid("your policy does not allow this capability")
 	}
 	if !holds {
 		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})

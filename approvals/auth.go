@@ -1,7 +1,6 @@
 package approvals
 
 import (
-	"errors"
 	"strings"
 
 	"github.com/countersign/countersign/events"
@@ -9,8 +8,8 @@ import (
 
 // Refusals of Authenticate, with the detail a caller sees.
 var (
-	errNoToken  = errors.Join(ErrUnauthenticated, errors.New("a valid bearer token is required"))
-	errNotAgent = errors.Join(ErrForbidden, errors.New("only agent principals may do this"))
+	errNoToken  = ErrUnauthenticated.With("a valid bearer token is required")
+	errNotAgent = forbid("only agent principals may do this")
 )
 
 const bearerPrefix = "Bearer"
@@ -29,7 +28,7 @@ func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
 		return Caller{}, errNoToken
 	}
 	if scope != "" && !token.Has(scope) {
-		return Caller{}, errors.Join(ErrForbidden, errors.New("this token lacks the "+scope+" scope"))
+		return Caller{}, forbid("this token lacks the " + scope + " scope")
 	}
 	return Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
 }

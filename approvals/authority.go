@@ -1,8 +1,6 @@
 package approvals
 
 import (
-	"errors"
-
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 )
@@ -33,11 +31,6 @@ func (s *Service) below(c Caller, agent events.AgentID) bool {
 		}
 	}
 	return false
-}
-
-// forbid is a 403 with a detail for the problem.
-func forbid(detail string) error {
-	return errors.Join(ErrForbidden, errors.New(detail))
 }
 
 var (

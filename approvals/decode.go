@@ -20,7 +20,7 @@ const MaxBody = 1 << 20
 // §5): a JSON object, valid UTF-8, no duplicate keys, numbers an IEEE
 // double holds exactly, no unknown fields. It returns the SHA-256 of the
 // body's canonical (JCS) form, which idempotency compares. Errors:
-// *InvalidError naming the field.
+// an InvalidRequest refusal (problem.Invalid) naming the field.
 func Decode(raw []byte, v any) (string, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return "", invalid("body", "%s", "the body must be a JSON object")
@@ -62,7 +62,7 @@ func decodeError(err error) error {
 }
 
 // ParseWait reads a long-poll's wait ("30s"; "" is no wait), capped at
-// MaxWait. Errors: *InvalidError about wait.
+// MaxWait. Errors: InvalidRequest about wait.
 func ParseWait(s string) (time.Duration, error) {
 	if s == "" {
 		return 0, nil

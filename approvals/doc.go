@@ -19,6 +19,6 @@
 // What every surface (HTTP, the bus) shares also lives here, so that no
 // rule has a second copy: Authenticate (bearer token, scope), Decode (the
 // strict JSON body and its JCS digest), ParseWait and the list filters,
-// and ProblemFor, the one mapping of errors to status, error, field and
-// reason (anything unknown is 500 Internal).
+// and the sentinel refusals (errors.go): *problem.Error values with their
+// status and code, copied with a detail where each rule lives.
 package approvals

@@ -40,8 +40,8 @@ func (s *Service) cancel(note string) kvstate.Mutation {
 
 // Claim spends an approval right before the call runs: one compare-and-set
 // that succeeds once, only while the request is approved, unexpired and
-// the digest matches (SPEC §4). A refusal is a *ClaimError and changes
-// nothing. Errors also: ErrNotFound, ErrForbidden, *InvalidError.
+// the digest matches (SPEC §4). A refusal is ErrConflict with the claim's reason and changes
+// nothing. Errors also: ErrNotFound, ErrForbidden, InvalidRequest.
 func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, digest string) (kvstate.Record, error) {
 	if digest == "" {
 		return kvstate.Record{}, invalid("call_digest", "call_digest is required")
@@ -54,13 +54,13 @@ func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, dige
 		now := s.now().UTC()
 		switch {
 		case r.Status != events.StatusApproved:
-			return "", &ClaimError{Reason: "not_approved"}
+			return "", refuseClaim("not_approved")
 		case r.ClaimedAt != nil:
-			return "", &ClaimError{Reason: "already_claimed"}
+			return "", refuseClaim("already_claimed")
 		case r.CallDigest != digest:
-			return "", &ClaimError{Reason: "digest_mismatch"}
+			return "", refuseClaim("digest_mismatch")
 		case r.Decision == nil || r.Decision.ExpiresAt == nil || !now.Before(*r.Decision.ExpiresAt):
-			return "", &ClaimError{Reason: "approval_expired"}
+			return "", refuseClaim("approval_expired")
 		}
 		r.ClaimedAt = &now
 		return events.TypeRequestClaimed, nil
@@ -71,7 +71,7 @@ func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, dige
 func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
 	rec, err := s.mirrored(ctx, c, id)
 	if err == nil && (c.Principal.Kind != events.KindAgent || string(rec.Agent) != c.Principal.ID) {
-		return kvstate.Record{}, errors.Join(ErrForbidden, errors.New("only the requester may do this"))
+		return kvstate.Record{}, forbid("only the requester may do this")
 	}
 	return rec, err
 }

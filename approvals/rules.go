@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"errors"
 	"strings"
 
 	"github.com/countersign/countersign/events"
@@ -83,7 +82,7 @@ func (s *Service) ListRules(_ context.Context, c Caller, agent events.AgentID) (
 
 // AddRule keeps a new rule for an agent. The member's person and admin
 // add any rule; an agent only a rule with effect deny for one of its
-// descendants (SPEC §5). Errors: *InvalidError, ErrOtherNotFound,
+// descendants (SPEC §5). Errors: InvalidRequest, ErrOtherNotFound,
 // ErrForbidden, ErrUnavailable.
 func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
 	if err := in.validate(); err != nil {
@@ -108,7 +107,7 @@ func (s *Service) DeleteRule(ctx context.Context, c Caller, agent events.AgentID
 	}
 	for _, r := range s.RulesFor(c.Tenant, agent) {
 		if r.ID == id && r.CreatedBy.Kind == events.KindService {
-			return errors.Join(ErrForbidden, errors.New("configured rules are changed in the config file"))
+			return forbid("configured rules are changed in the config file")
 		}
 	}
 	if !events.ValidGeneratedID(string(id)) {

@@ -96,9 +96,9 @@ func stateErr(err error, notFound error) error {
 	case errors.Is(err, kvstate.ErrNotFound):
 		return notFound
 	case errors.Is(err, kvstate.ErrConflict), errors.Is(err, kvstate.ErrIllegal):
-		return errors.Join(ErrConflict, err)
+		return ErrConflict.Wrap(err)
 	case errors.Is(err, kvstate.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		return errors.Join(ErrUnavailable, err)
+		return ErrUnavailable.Wrap(err)
 	}
 	return err
 }

@@ -109,10 +109,10 @@ func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 // Submit runs the check order for an intercepted call and stores the
 // request (SPEC §2). With an idempotency key, a repeat of the same body
 // returns the same request (created false); a different body is
-// ErrIdempotencyKey. Errors: *InvalidError, ErrForbidden, ErrUnavailable.
+// ErrIdempotencyKey. Errors: InvalidRequest, ErrForbidden, ErrUnavailable.
 func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey, bodyDigest string) (kvstate.Record, bool, error) {
 	if c.Principal.Kind != events.KindAgent {
-		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("only agents submit requests"))
+		return kvstate.Record{}, false, forbid("only agents submit requests")
 	}
 	if len(idemKey) > MaxIdempotencyKey {
 		return kvstate.Record{}, false, invalid("Idempotency-Key", "at most %d bytes", MaxIdempotencyKey)
@@ -122,7 +122,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 		return kvstate.Record{}, false, err
 	}
 	if _, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); !ok {
-		return kvstate.Record{}, false, errors.Join(ErrForbidden, errors.New("unknown agent"))
+		return kvstate.Record{}, false, forbid("unknown agent")
 	}
 	id := events.NewRequestID()
 	if idemKey != "" {

@@ -7,7 +7,7 @@
 // approvals.Service.Authenticate (NATS does not tell a responder who sent
 // a message), its body is decoded strictly with approvals.Decode, each
 // operation calls the one approvals method its HTTP endpoint calls, and
-// every refusal is approvals.ProblemFor's problem, the same status, error,
+// every refusal is problem.From's problem, the same status, error,
 // field and reason as over HTTP.
 //
 // A message is answered only into its caller's own inbox: its reply

@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/problem"
 	"github.com/nats-io/nats.go/micro"
 )
 
@@ -62,7 +63,7 @@ type target struct {
 
 func (t target) required() error {
 	if t.ID == "" {
-		return &approvals.InvalidError{Field: "id", Detail: "id is required"}
+		return problem.Invalid("id", "id is required")
 	}
 	return nil
 }

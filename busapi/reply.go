@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/problem"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )
@@ -32,7 +33,7 @@ func success(status int, body any) *nats.Msg {
 }
 
 // problemHeaders are the headers of an error reply besides micro's two.
-func problemHeaders(p approvals.Problem) nats.Header {
+func problemHeaders(p problem.Problem) nats.Header {
 	h := nats.Header{}
 	h.Set("Content-Type", "application/problem+json")
 	if p.Retryable() {
@@ -44,7 +45,7 @@ func problemHeaders(p approvals.Problem) nats.Header {
 // refuse answers a message refused before its operation started, through
 // micro so that the service's stats count it.
 func (s *Server) refuse(req micro.Request, op string, err error) {
-	p := approvals.ProblemFor(err)
+	p := problem.From(err)
 	s.served.WithLabelValues(op, strconv.Itoa(p.Status)).Inc()
 	if e := req.Error(strconv.Itoa(p.Status), p.Error, encode(p), micro.WithHeaders(micro.Headers(problemHeaders(p)))); e != nil {
 		s.log.Debug("bus api reply", "err", e)
@@ -54,7 +55,7 @@ func (s *Server) refuse(req micro.Request, op string, err error) {
 // fail answers a failed operation with its problem (Nats-Service-Error-Code
 // the HTTP status, Nats-Service-Error the problem's error).
 func (s *Server) fail(req micro.Request, op string, err error) {
-	p := approvals.ProblemFor(err)
+	p := problem.From(err)
 	s.served.WithLabelValues(op, strconv.Itoa(p.Status)).Inc()
 	if p.Status >= http.StatusInternalServerError {
 		s.log.Warn("bus api request failed", "op", op, "err", err)

@@ -66,9 +66,9 @@ func (c *Config) Validate() error {
 
 // Refusals of admit, with the detail a client sees.
 var (
-	errOtherTenant = errors.Join(approvals.ErrForbidden, errors.New("this token belongs to another tenant"))
-	errFlood       = errors.Join(approvals.ErrRateLimited, errors.New("too many messages of this token in flight; retry shortly"))
-	errStopping    = errors.Join(approvals.ErrUnavailable, errors.New("this process is shutting down; retry"))
+	errOtherTenant = approvals.ErrForbidden.With("this token belongs to another tenant")
+	errFlood       = approvals.ErrRateLimited.With("too many messages of this token in flight; retry shortly")
+	errStopping    = approvals.ErrUnavailable.With("this process is shutting down; retry")
 	// errForeignReply: the reply subject is not the caller's own inbox.
 	// Such a message is never answered: the answer would land in someone
 	// else's inbox (or on any subject countersign may publish to).

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/problem"
 )
 
 // readBody reads a strict JSON body into v: at most MaxBody bytes (413),
@@ -62,7 +63,7 @@ func readRaw(r *http.Request) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	if err != nil {
-		return nil, badRequest("body", "could not read the body")
+		return nil, problem.Invalid("body", "could not read the body")
 	}
 	return raw, nil
 }

@@ -9,11 +9,12 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/problem"
 )
 
 // An error nobody named is 500 Internal, never a retryable 503; NATS
 // unavailability, as approvals reports it, stays 503 Unavailable.
-func TestProblemForUnknownIsInternal(t *testing.T) {
+func TestProblemFromUnknownIsInternal(t *testing.T) {
 	for _, tc := range []struct {
 		err    error
 		status int
@@ -25,9 +26,9 @@ func TestProblemForUnknownIsInternal(t *testing.T) {
 		{errors.Join(approvals.ErrUnavailable, context.DeadlineExceeded), http.StatusServiceUnavailable, "Unavailable"},
 		{approvals.ErrRateLimited, http.StatusTooManyRequests, "RateLimited"},
 	} {
-		p := problemFor(tc.err)
+		p := problem.From(tc.err)
 		if p.Status != tc.status || p.Error != tc.code {
-			t.Errorf("problemFor(%v) = %d %s, want %d %s", tc.err, p.Status, p.Error, tc.status, tc.code)
+			t.Errorf("problem.From(%v) = %d %s, want %d %s", tc.err, p.Status, p.Error, tc.status, tc.code)
 		}
 	}
 }

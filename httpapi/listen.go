@@ -103,6 +103,6 @@ func serveSpare(w http.ResponseWriter, r *http.Request) bool {
 	if probePaths[r.URL.Path] {
 		return false
 	}
-	writeProblem(w, problemFor(errTooManyConns))
+	writeProblem(w, errTooManyConns.Problem())
 	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/httpapi/inbox"
 	"github.com/countersign/countersign/httpapi/rpc"
+	"github.com/countersign/countersign/problem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -126,7 +127,7 @@ func (a *API) wrap(h handler) http.Handler {
 // writeError logs what the client cannot retry its way out of, then
 // writes the problem.
 func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
-	p := problemFor(err)
+	p := problem.From(err)
 	if !bodyRead(r) { // never wait for a body nobody reads
 		w.Header().Set("Connection", "close")
 		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
@@ -167,10 +168,10 @@ func (a *API) noRoute(w http.ResponseWriter, r *http.Request) {
 	a.mux.ServeHTTP(probe, r)
 	if probe.status == http.StatusMethodNotAllowed {
 		w.Header().Set("Allow", probe.header.Get("Allow"))
-		writeProblem(w, problemFor(errMethod))
+		writeProblem(w, errMethod.Problem())
 		return
 	}
-	writeProblem(w, problemFor(errNoRoute))
+	writeProblem(w, errNoRoute.Problem())
 }
 
 type allowRecorder struct {
@@ -197,7 +198,7 @@ func (a *API) readyz(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	if a.ready != nil {
 		if err := a.ready(ctx); err != nil {
-			return approvals.NewProblem(http.StatusServiceUnavailable, "Unavailable", "not ready: "+err.Error(), "").Err()
+			return problem.New(http.StatusServiceUnavailable, "Unavailable", "not ready: "+err.Error())
 		}
 	}
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ready"})

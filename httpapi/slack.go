@@ -14,6 +14,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
+	"github.com/countersign/countersign/problem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -64,8 +65,8 @@ type slackClick struct {
 }
 
 var (
-	errSlackSignature = approvals.NewProblem(http.StatusUnauthorized, "Unauthenticated", "the Slack signature or timestamp is not valid", "").Err()
-	errSlackPayload   = approvals.NewProblem(http.StatusBadRequest, "InvalidRequest", "not a countersign button click", "payload").Err()
+	errSlackSignature = problem.New(http.StatusUnauthorized, "Unauthenticated", "the Slack signature or timestamp is not valid")
+	errSlackPayload   = problem.Invalid("payload", "not a countersign button click")
 )
 
 // slackInteraction takes a signed click on an Approve or Deny button: it

@@ -4,7 +4,8 @@ package main
 // Each command talks to the HTTP API with a person's (or deciding agent's)
 // token, prints a table by default and the server's JSON with --json, and
 // exits 0 on success, 1 when the server refuses or cannot be reached, and 2
-// on a usage error.
+// on a usage error. This file is the flags and the exit codes; internal/cli
+// talks to the server and prints.
 
 import (
 	"context"
@@ -13,12 +14,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"strings"
 	"syscall"
-	"time"
+
+	"github.com/countersign/countersign/internal/cli"
 )
 
 // Exit codes of the CLI commands.
@@ -58,18 +59,31 @@ type cliCommand struct {
 	name, usage, summary string
 	nargs                int
 	flags                func(fs *flag.FlagSet, o *cliOpts)
-	run                  func(ctx context.Context, c *cliClient, o *cliOpts, env cliEnv) int
+	run                  func(ctx context.Context, s cli.Session, o *cliOpts) error
 }
 
 var cliCommands = []cliCommand{
-	{name: "pending", usage: "pending", summary: "list the requests waiting for you", run: cliPending},
-	{name: "show", usage: "show ID", summary: "show one request", nargs: 1, run: cliShow},
+	{name: "pending", usage: "pending", summary: "list the requests waiting for you",
+		run: func(ctx context.Context, s cli.Session, _ *cliOpts) error { return s.Pending(ctx) }},
+	{name: "show", usage: "show ID", summary: "show one request", nargs: 1,
+		run: func(ctx context.Context, s cli.Session, o *cliOpts) error { return s.Show(ctx, o.args[0]) }},
 	{name: "approve", usage: "approve ID [--scope once|session|lifetime] [--reason R] [--rule R]",
 		summary: "approve a request", nargs: 1, flags: cliAnswerFlags(true), run: cliAnswer("allow")},
 	{name: "deny", usage: "deny ID [--scope once|session|lifetime] [--reason R]",
 		summary: "deny a request", nargs: 1, flags: cliAnswerFlags(false), run: cliAnswer("deny")},
-	{name: "grants", usage: "grants [--agent A] [--revoked]", summary: "list kept grants", flags: cliGrantFlags, run: cliGrants},
-	{name: "revoke", usage: "revoke ID", summary: "revoke a grant", nargs: 1, run: cliRevoke},
+	{name: "grants", usage: "grants [--agent A] [--revoked]", summary: "list kept grants", flags: cliGrantFlags,
+		run: func(ctx context.Context, s cli.Session, o *cliOpts) error {
+			return s.Grants(ctx, cli.GrantFilter{Agent: o.agent, Revoked: o.revoked})
+		}},
+	{name: "revoke", usage: "revoke ID", summary: "revoke a grant", nargs: 1,
+		run: func(ctx context.Context, s cli.Session, o *cliOpts) error { return s.Revoke(ctx, o.args[0]) }},
+}
+
+// cliAnswer runs approve (decision allow) or deny.
+func cliAnswer(decision string) func(context.Context, cli.Session, *cliOpts) error {
+	return func(ctx context.Context, s cli.Session, o *cliOpts) error {
+		return s.Answer(ctx, o.args[0], cli.AnswerInput{Decision: decision, Scope: o.scope, Reason: o.reason, Rule: o.rule})
+	}
 }
 
 // cliEntries are the CLI commands as entries of the command table.
@@ -96,12 +110,16 @@ func runCLI(ctx context.Context, name string, args []string, env cliEnv) int {
 	if o == nil {
 		return code
 	}
-	c, err := newCLIClient(o.url, o.token, env.http)
+	c, err := cli.New(o.url, o.token, env.http)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "countersign %s: %v\n", name, err)
 		return cliExitUsage
 	}
-	return cmd.run(ctx, c, o, env)
+	if err := cmd.run(ctx, cli.Session{Client: c, Out: env.stdout, JSON: o.json}, o); err != nil {
+		fmt.Fprintf(env.stderr, "countersign %s: %v\n", name, err)
+		return cliExitRefused
+	}
+	return cliExitOK
 }
 
 func cliLookup(name string) (cliCommand, bool) {
@@ -208,16 +226,4 @@ func cliCheck(cmd cliCommand, o *cliOpts, pos []string) error {
 		return errors.New("no token: pass --token or set COUNTERSIGN_TOKEN")
 	}
 	return nil
-}
-
-// newCLIClient checks the server URL and returns a client for it.
-func newCLIClient(base, token string, hc *http.Client) (*cliClient, error) {
-	u, err := url.Parse(base)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("--url %q is not an http(s) URL", base)
-	}
-	if hc == nil {
-		hc = &http.Client{Timeout: 30 * time.Second}
-	}
-	return &cliClient{base: strings.TrimRight(base, "/"), token: token, http: hc}, nil
 }

@@ -362,32 +362,6 @@ func TestCLIParseInterleaved(t *testing.T) {
 	}
 }
 
-func TestCLIText(t *testing.T) {
-	tests := []struct {
-		in   string
-		max  int
-		want string
-	}{
-		{"plain", 0, "plain"},
-		{"  two\n\tlines\r\n", 0, "two lines"},
-		{"a\u202eb\u200bc\x00d\x1b[31me", 0, "abcd[31me"},
-		{"abcdef", 3, "abc…"},
-		{"abc", 3, "abc"},
-		{"bad\xffutf8", 0, "badutf8"},
-	}
-	for _, tt := range tests {
-		if got := cliText(tt.in, tt.max); got != tt.want {
-			t.Errorf("cliText(%q, %d) = %q, want %q", tt.in, tt.max, got, tt.want)
-		}
-	}
-	if got, want := cliQuote(`say "hi"`, 0), `"say \"hi\""`; got != want {
-		t.Errorf("cliQuote = %s, want %s", got, want)
-	}
-	if got, want := cliPrettyJSON(json.RawMessage("{\"a\":\"x\u202ey\"}"), ""), "{\n  \"a\": \"x\\u202ey\"\n}"; got != want {
-		t.Errorf("cliPrettyJSON = %q, want %q", got, want)
-	}
-}
-
 func newCLITestFlags(o *cliOpts) *flag.FlagSet {
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)

@@ -7,6 +7,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/problem"
 )
 
 type decideParams struct {
@@ -28,11 +29,11 @@ func (p *decideParams) validate() error {
 	p.choice, ok = knownChoice(p.ChoiceID)
 	switch {
 	case p.ApprovalID == "":
-		return approvals.Invalid("approvalId", "approvalId is required").Err()
+		return problem.Invalid("approvalId", "approvalId is required")
 	case p.RequirementID == nil || p.RequirementID.SourceIndex == nil || p.RequirementID.Revision == nil:
-		return approvals.Invalid("requirementId", "requirementId {sourceIndex, revision} is required, as currentRequirementId gave it").Err()
+		return problem.Invalid("requirementId", "requirementId {sourceIndex, revision} is required, as currentRequirementId gave it")
 	case !ok:
-		return approvals.Invalid("choiceId", "unknown choiceId "+jsonString(p.ChoiceID)).Err()
+		return problem.Invalid("choiceId", "unknown choiceId "+jsonString(p.ChoiceID))
 	}
 	return nil
 }

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/problem"
 )
 
 // JSON-RPC 2.0 error codes: the protocol's own, then those of the use
@@ -43,13 +43,13 @@ type Error struct {
 
 func newError(code int, msg string) *Error { return &Error{Code: code, Message: msg} }
 
-// errorFor maps any error to its JSON-RPC error through approvals.ProblemFor.
+// errorFor maps any error to its JSON-RPC error through problem.From.
 func errorFor(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
-	p := approvals.ProblemFor(err)
+	p := problem.From(err)
 	code, ok := codeOfStatus[p.Status]
 	if !ok {
 		code = CodeInternal
@@ -65,12 +65,12 @@ func (e *Error) Error() string { return e.Message }
 
 // Refusals this surface makes itself.
 var (
-	errNoWrite      = approvals.NewProblem(http.StatusForbidden, "Forbidden", "this token lacks the approvals:write scope", "").Err()
-	errStale        = approvals.NewProblem(http.StatusConflict, "RequestConflict", "requirementId is not the request's current requirement", "").Err()
-	errUnwatched    = approvals.NewProblem(http.StatusConflict, "RequestConflict", "a protected write is decided only while a client is subscribed to its session", "").Err()
-	errNotOffered   = approvals.Invalid("choiceId", "this choice is not offered to you for the current requirement").Err()
-	errNeedsReason  = approvals.Invalid("reason", "this choice requires a reason").Err()
-	errNoSub        = approvals.Invalid("subscriptionId", "no such subscription on this connection").Err()
-	errTooManySubs  = approvals.NewProblem(http.StatusTooManyRequests, "RateLimited", "too many subscriptions on this connection", "").Err()
-	errNotWebSocket = approvals.Invalid("Upgrade", "GET /v1/rpc upgrades to a WebSocket (JSON-RPC 2.0)").Err()
+	errNoWrite      = problem.New(http.StatusForbidden, "Forbidden", "this token lacks the approvals:write scope")
+	errStale        = problem.New(http.StatusConflict, "RequestConflict", "requirementId is not the request's current requirement")
+	errUnwatched    = problem.New(http.StatusConflict, "RequestConflict", "a protected write is decided only while a client is subscribed to its session")
+	errNotOffered   = problem.Invalid("choiceId", "this choice is not offered to you for the current requirement")
+	errNeedsReason  = problem.Invalid("reason", "this choice requires a reason")
+	errNoSub        = problem.Invalid("subscriptionId", "no such subscription on this connection")
+	errTooManySubs  = problem.New(http.StatusTooManyRequests, "RateLimited", "too many subscriptions on this connection")
+	errNotWebSocket = problem.Invalid("Upgrade", "GET /v1/rpc upgrades to a WebSocket (JSON-RPC 2.0)")
 )

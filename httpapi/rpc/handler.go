@@ -10,6 +10,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/problem"
 )
 
 // Subprotocol is the WebSocket subprotocol the server selects.
@@ -86,7 +87,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err = errNotWebSocket
 	}
 	if err != nil {
-		writeProblem(w, approvals.ProblemFor(err))
+		writeProblem(w, problem.From(err))
 		return
 	}
 	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{Subprotocols: []string{Subprotocol}})
@@ -132,7 +133,7 @@ func hasProtocol(list []string, p string) bool {
 	return false
 }
 
-func writeProblem(w http.ResponseWriter, p approvals.Problem) {
+func writeProblem(w http.ResponseWriter, p problem.Problem) {
 	if p.Retryable() {
 		w.Header().Set("Retry-After", "1")
 	}

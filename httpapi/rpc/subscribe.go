@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/problem"
 )
 
 // Bounds of one subscription's sessions.
@@ -26,13 +27,13 @@ type subscribeParams struct {
 func (p *subscribeParams) validate() error {
 	switch {
 	case p.Inbox && len(p.SessionIDs) > 0, !p.Inbox && len(p.SessionIDs) == 0:
-		return approvals.Invalid("sessionIds", `give either "sessionIds" (non-empty) or "inbox": true`).Err()
+		return problem.Invalid("sessionIds", `give either "sessionIds" (non-empty) or "inbox": true`)
 	case len(p.SessionIDs) > maxSessions:
-		return approvals.Invalid("sessionIds", "at most 100 sessions per subscription").Err()
+		return problem.Invalid("sessionIds", "at most 100 sessions per subscription")
 	}
 	for _, s := range p.SessionIDs {
 		if s == "" || len(s) > maxSessionID {
-			return approvals.Invalid("sessionIds", "a session id is 1 to 256 bytes").Err()
+			return problem.Invalid("sessionIds", "a session id is 1 to 256 bytes")
 		}
 	}
 	return nil

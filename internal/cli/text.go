@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -19,10 +19,10 @@ import (
 // control and format characters (bidi overrides included) removed, bounded
 // in length, and quoted where it is prose.
 
-// cliText folds whitespace runs (newlines and tabs included) to one space,
+// text folds whitespace runs (newlines and tabs included) to one space,
 // drops other control and format characters and invalid UTF-8, and keeps at
 // most max runes (max <= 0: no bound), marking a cut with "…".
-func cliText(s string, max int) string {
+func text(s string, max int) string {
 	var b strings.Builder
 	n, space := 0, false
 	for _, r := range strings.ToValidUTF8(s, "") {
@@ -46,46 +46,46 @@ func cliText(s string, max int) string {
 	return b.String()
 }
 
-// cliQuote is cliText in double quotes, inner quotes and backslashes
+// quote is text in double quotes, inner quotes and backslashes
 // escaped, so that where the data ends is never in doubt. Empty: "-".
-func cliQuote(s string, max int) string {
-	t := cliText(s, max)
+func quote(s string, max int) string {
+	t := text(s, max)
 	if t == "" {
 		return "-"
 	}
 	return strconv.Quote(t)
 }
 
-// cliCell is a table cell: cleaned text, "-" when empty.
-func cliCell(s string) string {
-	if t := cliText(s, 64); t != "" {
+// cell is a table cell: cleaned text, "-" when empty.
+func cell(s string) string {
+	if t := text(s, 64); t != "" {
 		return t
 	}
 	return "-"
 }
 
-func cliRef(r *events.Ref) string {
+func ref(r *events.Ref) string {
 	if r == nil || r.Kind == "" {
 		return "-"
 	}
 	if r.ID == "" {
-		return cliText(r.Kind, 64)
+		return text(r.Kind, 64)
 	}
-	return cliText(r.Kind+":"+r.ID, 80)
+	return text(r.Kind+":"+r.ID, 80)
 }
 
-func cliCapability(c events.Capability) string { return cliText(c.String(), 80) }
+func capability(c events.Capability) string { return text(c.String(), 80) }
 
-// cliTime prints t in UTC to the second, "-" when zero.
-func cliTime(t time.Time) string {
+// stamp prints t in UTC to the second, "-" when zero.
+func stamp(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
-// cliUntil says how far t is from now, for deadlines.
-func cliUntil(t, now time.Time) string {
+// until says how far t is from now, for deadlines.
+func until(t, now time.Time) string {
 	d := t.Sub(now)
 	switch {
 	case d <= 0:
@@ -97,10 +97,10 @@ func cliUntil(t, now time.Time) string {
 	}
 }
 
-// cliPrettyJSON indents raw JSON and escapes every control, format and
+// prettyJSON indents raw JSON and escapes every control, format and
 // line-separator character inside strings as \uXXXX: the same JSON value,
 // but nothing in it can move the cursor, reorder text or hide itself.
-func cliPrettyJSON(raw json.RawMessage, indent string) string {
+func prettyJSON(raw json.RawMessage, indent string) string {
 	var buf bytes.Buffer
 	if err := json.Indent(&buf, raw, indent, "  "); err != nil {
 		return strconv.Quote(string(raw))
@@ -118,8 +118,8 @@ func cliPrettyJSON(raw json.RawMessage, indent string) string {
 	return b.String()
 }
 
-// cliWriteJSON prints v as JSON on one line.
-func cliWriteJSON(w io.Writer, v any) error {
+// writeJSON prints v as JSON on one line.
+func writeJSON(w io.Writer, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -128,7 +128,7 @@ func cliWriteJSON(w io.Writer, v any) error {
 	return err
 }
 
-// cliWriteRaw prints a server's JSON answer as it came, on its own line.
-func cliWriteRaw(w io.Writer, raw []byte) {
+// writeRaw prints a server's JSON answer as it came, on its own line.
+func writeRaw(w io.Writer, raw []byte) {
 	fmt.Fprintf(w, "%s\n", bytes.TrimSpace(raw))
 }

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+// writeRecord prints a request for a person: what it is, what the agent
+// said (quoted), where it stands, and its arguments as pretty JSON.
+func writeRecord(w io.Writer, r *events.Request, now time.Time) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, kv := range recordFields(r, now) {
+		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "Arguments:\n  %s\n", prettyJSON(r.Arguments, "  "))
+}
+
+// recordFields are the lines of a record, label and value; optional
+// ones only when set.
+func recordFields(r *events.Request, now time.Time) [][2]string {
+	f := [][2]string{
+		{"Request", cell(string(r.ID))},
+		{"Status", statusLine(r, now)},
+		{"Agent", cell(string(r.Agent))},
+		{"Capability", capability(r.Capability)},
+	}
+	f = optional(f, "Subject", subjectText(r.Subject))
+	for i, st := range r.Stages {
+		f = append(f, [2]string{fmt.Sprintf("Stage %d", i+1), stageText(r, i, st)})
+	}
+	f = optional(f, "Session", text(r.Session, 80))
+	f = optional(f, "Turn", text(r.Turn, 80))
+	f = optional(f, "Tool call", text(r.ToolCallID, 80))
+	f = append(f, [2]string{"Reason", quote(r.Reason, 500) + "  (the agent's words: data, not instructions)"})
+	f = append(f, [2]string{"Chain", chainText(r.Chain)})
+	for _, e := range r.Endorsements {
+		f = append(f, [2]string{"Endorsed by", endorsement(e)})
+	}
+	for _, e := range r.Abstentions {
+		f = append(f, [2]string{"Abstained", endorsement(e)})
+	}
+	f = optional(f, "Judge", judgeText(r))
+	f = append(f, [][2]string{
+		{"Created", stamp(r.CreatedAt)},
+		{"Deadline", stamp(r.DeadlineAt) + " (timeout " + cell(r.Timeout) + ")"},
+		{"Revision", fmt.Sprint(r.Revision)},
+		{"Decision", decisionLine(r)},
+	}...)
+	return append(f, decisionDetails(r)...)
+}
+
+func optional(f [][2]string, label, value string) [][2]string {
+	if value == "" {
+		return f
+	}
+	return append(f, [2]string{label, value})
+}
+
+func subjectText(s events.Subject) string {
+	if s.Kind == "" || s.Kind == events.SubjectTool {
+		return ""
+	}
+	if s.Command != "" {
+		return text(s.Kind, 32) + ": " + quote(s.Command, 500)
+	}
+	return text(s.Kind, 32)
+}
+
+// stageText is one stage of a shell request: its text, and whether it is
+// allowed, waiting (the current one: the next answer applies to it), or
+// opaque (no grant ever covers it).
+func stageText(r *events.Request, i int, st events.Stage) string {
+	line := quote(st.Text, 200)
+	switch {
+	case st.AllowedBy != nil:
+		line += "  allowed by " + byText(*st.AllowedBy)
+	case i == r.CurrentStage && r.Status == events.StatusPending:
+		line += "  <- your answer applies to this stage"
+	}
+	if st.Opaque != "" {
+		line += "  (never covered by a grant: " + cell(st.Opaque) + ")"
+	}
+	return line
+}
+
+func chainText(chain []events.AgentID) string {
+	if len(chain) == 0 {
+		return "-"
+	}
+	parts := make([]string, len(chain))
+	for i, a := range chain {
+		parts[i] = cell(string(a))
+	}
+	return strings.Join(parts, " → ") + "  (top first, the requester last)"
+}
+
+func endorsement(e events.Endorsement) string {
+	s := cell(string(e.Agent)) + " at " + stamp(e.At)
+	if e.Note != "" {
+		s += ": " + quote(e.Note, 200)
+	}
+	return s
+}
+
+func judgeText(r *events.Request) string {
+	if !r.JudgeEscalated {
+		return ""
+	}
+	s := "the rules judge did not decide; it passed the request on"
+	if r.ReviewerReason != nil && *r.ReviewerReason != "" {
+		s += ": " + quote(*r.ReviewerReason, 120)
+	}
+	return s
+}
+
+// statusLine says where a request stands. An expired request reads as
+// what it is — nobody decided in time — and never as a denial.
+func statusLine(r *events.Request, now time.Time) string {
+	switch r.Status {
+	case events.StatusPending:
+		return "pending — waiting for " + ref(r.Approver) + ", deadline " + until(r.DeadlineAt, now)
+	case events.StatusExpired:
+		return "expired — no decision was made in time"
+	case events.StatusCancelled:
+		return "cancelled — the requesting agent withdrew it before a decision"
+	}
+	return cell(string(r.Status))
+}
+
+// decisionLine summarizes r.Decision in one line.
+func decisionLine(r *events.Request) string {
+	d := r.Decision
+	if d == nil {
+		return "none yet"
+	}
+	switch d.Status {
+	case events.StatusExpired:
+		return "none — no decision was made in time; the deadline passed at " + stamp(d.DecidedAt)
+	case events.StatusCancelled:
+		return "none — cancelled by " + ref(&d.By) + " at " + stamp(d.DecidedAt)
+	}
+	s := fmt.Sprintf("%s by %s, scope %s, at %s", cell(string(d.Status)), byText(d.By), cell(d.Scope), stamp(d.DecidedAt))
+	if d.ExpiresAt != nil {
+		s += "; usable until " + stamp(*d.ExpiresAt)
+	}
+	if r.ClaimedAt != nil {
+		s += "; claimed at " + stamp(*r.ClaimedAt)
+	}
+	return s
+}
+
+// byText names who or what decided.
+func byText(by events.Ref) string {
+	id := text(by.ID, 80)
+	switch by.Kind {
+	case events.KindPolicy:
+		return "the policy of member " + id
+	case events.KindRead:
+		return "the read rule " + id
+	case events.KindOwnSubagent:
+		return "delegation to the agent's own subagent"
+	case events.KindGrant:
+		return "grant " + id
+	case events.KindRule:
+		return "rule " + id + " (through the judge)"
+	}
+	return ref(&by)
+}
+
+func decisionDetails(r *events.Request) [][2]string {
+	if r.Decision == nil {
+		return nil
+	}
+	var f [][2]string
+	if r.Decision.Note != "" {
+		f = append(f, [2]string{"Note", quote(r.Decision.Note, 500)})
+	}
+	if r.Decision.QuotedRule != "" {
+		f = append(f, [2]string{"Quoted rule", quote(r.Decision.QuotedRule, 500)})
+	}
+	return f
+}
