@@ -85,5 +85,5 @@ func (s *Service) visibleEvent(c Caller, m kvstate.Change) (Event, bool) {
 	if err != nil {
 		return Event{}, false
 	}
-	return Event{ID: changeMsgID(m.Header), Type: ce.Type(), JSON: b}, true
+	return Event{ID: events.EventMsgID(ce), Type: ce.Type(), JSON: b}, true
 }

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
@@ -244,11 +244,11 @@ func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
 // carries; it returns an error only when ctx ends.
 func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
 	h := m.Headers()
-	typ, subject, tenant := h.Get("ce-type"), h.Get("ce-subject"), events.TenantID(h.Get("ce-tenant"))
-	if typ == "" || subject == "" || tenant == "" {
+	e, err := events.DecodeHeaders(h)
+	typ, tenant := e.Type(), events.EventTenant(e)
+	if err != nil || e.Subject() == "" || tenant == "" {
 		return nil, nil // a write without an event (e.g. a purge marker): nothing to derive
 	}
-	msgID := changeMsgID(h)
 	subjects := []string{events.EventSubject(tenant, typ)}
 	if typ != events.TypeGrantCreated && typ != events.TypeGrantRevoked {
 		if to, ok := events.ParseWorkTo(h.Get(events.HeaderWorkTo)); ok {
@@ -262,23 +262,17 @@ func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
 	for _, subj := range subjects {
-		f, err := o.publishAsync(ctx, workMsg(subj, m.Data(), h, msgID))
+		out, err := workMsg(subj, m.Data(), e)
+		if err != nil {
+			return nil, nil // attributes the encoder refuses: nothing it could derive
+		}
+		f, err := o.publishAsync(ctx, out)
 		if err != nil {
 			return nil, err
 		}
 		acks = append(acks, f)
 	}
 	return acks, nil
-}
-
-// changeMsgID is the Nats-Msg-Id of the change whose event headers are h:
-// <request id>:<revision>, or <grant id>:created|revoked.
-func changeMsgID(h nats.Header) string {
-	switch typ := h.Get("ce-type"); typ {
-	case events.TypeGrantCreated, events.TypeGrantRevoked:
-		return events.GrantMsgID(events.GrantID(h.Get("ce-subject")), typ == events.TypeGrantRevoked)
-	}
-	return h.Get("ce-subject") + ":" + h.Get("ce-revision")
 }
 
 // repairGrants writes the grants a decision leaves, if a crash stopped the
@@ -315,7 +309,14 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 		if !ok {
 			continue // the latest change sends no work (it decided the request)
 		}
-		out := workMsg(events.DecideSubject(r.Tenant, to), m.Data, m.Header, changeMsgID(m.Header))
+		e, err := events.DecodeHeaders(m.Header)
+		if err != nil {
+			continue // a write without a readable event derives nothing (as in republish)
+		}
+		out, err := workMsg(events.DecideSubject(r.Tenant, to), m.Data, e)
+		if err != nil {
+			continue
+		}
 		f, err := o.js.PublishMsgAsync(out)
 		if err != nil {
 			return err
@@ -330,15 +331,13 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 	return nil
 }
 
-// workMsg copies a stored change's CloudEvent (headers and data) to subj
-// with the dedup id msgID.
-func workMsg(subj string, data []byte, h nats.Header, msgID string) *nats.Msg {
+// workMsg writes a stored change's CloudEvent e (read back from its
+// headers) and data to subj, deduplicated by the change's Nats-Msg-Id.
+func workMsg(subj string, data []byte, e cloudevents.Event) (*nats.Msg, error) {
 	out := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
-	for k, v := range h {
-		if strings.HasPrefix(k, "ce-") || k == "Content-Type" {
-			out.Header[k] = v
-		}
+	if err := events.EncodeHeaders(e, out.Header); err != nil {
+		return nil, err
 	}
-	out.Header.Set(nats.MsgIdHdr, msgID)
-	return out
+	out.Header.Set(nats.MsgIdHdr, events.EventMsgID(e))
+	return out, nil
 }

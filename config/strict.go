@@ -165,44 +165,41 @@ func topLine(root *yaml.Node, key string) int {
 	return 1
 }
 
-// UnmarshalYAML remembers the line.
+// decodeAt decodes n into plain, a config type converted to a local type
+// without its UnmarshalYAML (else decoding would call it again), and
+// remembers n's line in *line for the errors Validate names it by.
+func decodeAt[P any](n *yaml.Node, line *int, plain *P) error {
+	*line = n.Line
+	return n.Decode(plain)
+}
+
+// UnmarshalYAML remembers the line (decodeAt); so do those below.
 func (t *TenantConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantConfig
-	t.line = n.Line
-	return n.Decode((*plain)(t))
+	return decodeAt(n, &t.line, (*plain)(t))
 }
 
-// UnmarshalYAML remembers the line.
 func (m *MemberConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain MemberConfig
-	m.line = n.Line
-	return n.Decode((*plain)(m))
+	return decodeAt(n, &m.line, (*plain)(m))
 }
 
-// UnmarshalYAML remembers the line.
 func (a *AgentConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain AgentConfig
-	a.line = n.Line
-	return n.Decode((*plain)(a))
+	return decodeAt(n, &a.line, (*plain)(a))
 }
 
-// UnmarshalYAML remembers the line.
 func (t *TokenConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TokenConfig
-	t.line = n.Line
-	return n.Decode((*plain)(t))
+	return decodeAt(n, &t.line, (*plain)(t))
 }
 
-// UnmarshalYAML remembers the line.
 func (j *JudgeConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain JudgeConfig
-	j.line = n.Line
-	return n.Decode((*plain)(j))
+	return decodeAt(n, &j.line, (*plain)(j))
 }
 
-// UnmarshalYAML remembers the line.
 func (w *WebhookConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain WebhookConfig
-	w.line = n.Line
-	return n.Decode((*plain)(w))
+	return decodeAt(n, &w.line, (*plain)(w))
 }

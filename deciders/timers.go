@@ -27,18 +27,24 @@ type TimeActions interface {
 // DefaultReviewTimeout bounds an agent decider's review (SPEC §3).
 const DefaultReviewTimeout = 2 * time.Minute
 
-// Timers keeps one timer per request, set from the request
-// mirror's changes (so it recovers every timer when the mirror replays at
-// start, and never scans periodically), and acts when one fires.
-// Its timers run on Clock and stop when Run returns.
+// Timers keeps one timer per request this process owns, set from the
+// request mirror's changes (so it recovers every timer when the mirror
+// replays at start, and never scans periodically), and acts when one
+// fires. It holds every request that has a time to act at (pending, or
+// terminal with a retention), and arms those its Group says it owns; when
+// the group changes (a process joined or left) it arms what it now owns
+// and stops what it no longer does. Its timers run on Clock and stop when
+// Run returns.
 type Timers struct {
 	views *kvstate.Views
 	acts  TimeActions
 	log   *slog.Logger
 	clock Clock
+	owns  func(key string) bool
 
 	mu      sync.Mutex
-	timers  map[string]func() bool // each armed timer's stop
+	timed   map[string]kvstate.Record // every record with a time to act at, by key
+	timers  map[string]func() bool    // each armed timer's stop
 	due     chan job
 	stopped bool
 }
@@ -55,6 +61,10 @@ type job struct {
 type TimersConfig struct {
 	Views *kvstate.Views
 	Act   TimeActions
+	// Group, if set, shares the timers out among the deciders processes:
+	// this process arms only the requests it owns. Without it, every
+	// request is armed here (one deciders process).
+	Group *Group
 	// Clock is the time timers run on. Default SystemClock.
 	Clock Clock
 	// Logger. Default slog.Default().
@@ -72,34 +82,77 @@ func NewTimers(cfg TimersConfig) (*Timers, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Timers{views: cfg.Views, acts: cfg.Act, log: cfg.Logger, clock: cfg.Clock,
-		timers: map[string]func() bool{}, due: make(chan job, 1024)}, nil
+	t := &Timers{views: cfg.Views, acts: cfg.Act, log: cfg.Logger, clock: cfg.Clock, owns: func(string) bool { return true },
+		timed: map[string]kvstate.Record{}, timers: map[string]func() bool{}, due: make(chan job, 1024)}
+	if cfg.Group != nil {
+		t.owns = cfg.Group.Owns
+		cfg.Group.OnChange(t.rebalance)
+	}
+	return t, nil
 }
 
 // Observe is the request mirror's OnChange hook.
 func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.disarm(key)
+	delete(t.timed, key)
+	if deleted || t.stopped {
+		return
+	}
+	if _, ok := t.when(r); ok {
+		t.timed[key] = r
+		if t.owns(key) {
+			t.arm(key, r)
+		}
+	}
+}
+
+// rebalance arms the held requests this process now owns and stops the
+// timers of those it no longer does (the Group's OnChange hook).
+func (t *Timers) rebalance() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	for key, r := range t.timed {
+		owned, armed := t.owns(key), t.timers[key] != nil
+		switch {
+		case owned && !armed:
+			t.arm(key, r)
+		case !owned && armed:
+			t.disarm(key)
+		}
+	}
+}
+
+// when is when to act on r: its deadline or review end while pending,
+// its removal once terminal; false when r has no time to act at.
+func (t *Timers) when(r kvstate.Record) (time.Time, bool) {
+	if r.Status == events.StatusPending {
+		return t.next(r), true
+	}
+	return t.removeAt(r)
+}
+
+// arm sets key's timer for r; t.mu held.
+func (t *Timers) arm(key string, r kvstate.Record) {
+	at, _ := t.when(r)
+	j := job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }}
+	if r.Status != events.StatusPending {
+		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
+		j.run = func(ctx context.Context) error { return t.acts.RemoveRequest(ctx, tenant, id, rev) }
+	}
+	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
+}
+
+// disarm stops key's timer, if armed; t.mu held.
+func (t *Timers) disarm(key string) {
 	if stop := t.timers[key]; stop != nil {
 		stop()
 		delete(t.timers, key)
 	}
-	if deleted || t.stopped {
-		return
-	}
-	if r.Status == events.StatusPending {
-		t.arm(key, t.next(r), job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }})
-		return
-	}
-	if at, ok := t.removeAt(r); ok {
-		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
-		t.arm(key, at, job{id: id, run: func(ctx context.Context) error { return t.acts.RemoveRequest(ctx, tenant, id, rev) }})
-	}
-}
-
-// arm sets key's timer to hand j to Run at at; t.mu held.
-func (t *Timers) arm(key string, at time.Time, j job) {
-	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
 }
 
 // removeAt is when a terminal record goes: its tenant's retention after
@@ -127,10 +180,10 @@ func (t *Timers) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	for key, stop := range t.timers {
-		stop()
-		delete(t.timers, key)
+	for key := range t.timers {
+		t.disarm(key)
 	}
+	clear(t.timed)
 	for len(t.due) > 0 { // a fire blocked on a full channel gets through and finds stopped
 		<-t.due
 	}

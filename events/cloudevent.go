@@ -74,6 +74,37 @@ func DecodeHeaders(h nats.Header) (cloudevents.Event, error) {
 	return e, e.Validate()
 }
 
+// EventTenant is the tenant extension of an event NewEvent made.
+func EventTenant(e cloudevents.Event) TenantID {
+	return TenantID(extension(e, "tenant"))
+}
+
+// EventRevision is the revision extension of an event NewEvent made; 0
+// when it is missing or not a number.
+func EventRevision(e cloudevents.Event) uint64 {
+	n, _ := strconv.ParseUint(extension(e, "revision"), 10, 64)
+	return n
+}
+
+// EventMsgID is the Nats-Msg-Id of the change an event NewEvent made
+// reports: GrantMsgID for a grant's creation or revocation, MsgID of its
+// subject and revision for a request's change.
+func EventMsgID(e cloudevents.Event) string {
+	switch e.Type() {
+	case TypeGrantCreated, TypeGrantRevoked:
+		return GrantMsgID(GrantID(e.Subject()), e.Type() == TypeGrantRevoked)
+	}
+	return MsgID(RequestID(e.Subject()), EventRevision(e))
+}
+
+func extension(e cloudevents.Event, name string) string {
+	v, ok := e.Extensions()[name]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprint(v)
+}
+
 func setAttr(e *cloudevents.Event, name, v string) error {
 	switch name {
 	case "specversion":
@@ -103,6 +134,9 @@ func setAttr(e *cloudevents.Event, name, v string) error {
 // percentEncode encodes space, '"', '%' and every byte outside printable
 // ASCII as %XX (HTTP binding §3.1.3.2, which the NATS binding follows).
 func percentEncode(s string) string {
+	if !strings.ContainsFunc(s, func(r rune) bool { return r <= 0x20 || r >= 0x7f || r == '"' || r == '%' }) {
+		return s // the usual case: ids, types, times
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]

@@ -6,4 +6,24 @@
 //
 // Everything here is plain data and pure functions: no connections, no I/O.
 // Subjects and event types are built here and nowhere else.
+//
+// # CloudEvents on NATS headers
+//
+// Events are built with the CloudEvents SDK's event type (NewEvent), and
+// every reader outside (the SDK's protocol/nats_jetstream/v2 binding
+// included) can read them: TestSDKReaderDecodesOurEvents decodes a stored
+// change through that binding's message reader into the same event. The
+// headers themselves are still written and read by hand (EncodeHeaders,
+// DecodeHeaders), and the outbox, the event streams and webhook delivery
+// read a change through DecodeHeaders and name it with EventMsgID:
+//
+//   - the binding's writer and reader do not percent-encode or decode
+//     header values (the NATS binding follows the HTTP binding's §3.1.3.2,
+//     which requires it), and its writer sets no Content-Type;
+//   - the writer costs more on the hot path, every state change
+//     (BenchmarkEncodeHeaders, go test -run X -bench Headers ./events, on
+//     the 2-core CI machine: by hand 5–6 µs, 1.7 KB in 34 allocations; the
+//     binding's WriteMsg 7–12 µs, 2.5 KB in 59), and decoding is even
+//     (BenchmarkDecodeHeaders: 2.4–3.3 µs, 16 allocations, against
+//     3.0–3.5 µs, 21).
 package events

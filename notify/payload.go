@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -38,8 +37,7 @@ func newItem(seq uint64, subject string, h nats.Header, data []byte) (*item, boo
 	if err != nil {
 		return nil, false
 	}
-	rev, _ := strconv.ParseUint(fmt.Sprint(ce.Extensions()["revision"]), 10, 64)
-	return &item{seq: seq, key: subject, rev: rev, id: ce.ID(), typ: ce.Type(), at: ce.Time(), head: h, data: data}, true
+	return &item{seq: seq, key: subject, rev: events.EventRevision(ce), id: ce.ID(), typ: ce.Type(), at: ce.Time(), head: h, data: data}, true
 }
 
 // body builds what endpoint e receives for it: the structured-mode

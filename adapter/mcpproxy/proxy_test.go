@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/adapter/mcpproxy"
 	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -226,6 +227,55 @@ func TestProxyPassesResourcesAndPrompts(t *testing.T) {
 	if tc, _ := pr.Messages[0].Content.(*mcp.TextContent); tc == nil || tc.Text != "Summarize the inbox." {
 		t.Errorf("prompt message %+v, want the upstream's", pr.Messages[0].Content)
 	}
+}
+
+// The downstream lists follow the upstream's: a resource, a resource
+// template and a prompt added upstream appear, and those removed go.
+func TestProxyMirrorsTheUpstreamsReadLists(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t)
+	cs, up := connect(t, srv.URL, servertest.TokenMain)
+	read := func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		return &mcp.ReadResourceResult{}, nil
+	}
+	up.server.AddResourceTemplate(&mcp.ResourceTemplate{Name: "memo", URITemplate: "memo://{name}"}, read)
+	testutil.Eventually(t, 10*time.Second, func() bool { return lists(t, cs) == "memo://greeting | memo://{name} | summarize" },
+		"the template added upstream served")
+	up.server.RemoveResources("memo://greeting")
+	up.server.AddResource(&mcp.Resource{URI: "memo://farewell", Name: "farewell"}, read)
+	up.server.RemoveResourceTemplates("memo://{name}")
+	up.server.RemovePrompts("summarize")
+	up.server.AddPrompt(&mcp.Prompt{Name: "triage"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	testutil.Eventually(t, 10*time.Second, func() bool { return lists(t, cs) == "memo://farewell |  | triage" },
+		"the removed ones gone downstream, the added ones served")
+}
+
+// lists is what cs is served: resources | templates | prompts.
+func lists(t *testing.T, cs *mcp.ClientSession) string {
+	t.Helper()
+	ctx := context.Background()
+	var res, tpl, pr []string
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			return err.Error()
+		}
+		res = append(res, r.URI)
+	}
+	for r, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			return err.Error()
+		}
+		tpl = append(tpl, r.URITemplate)
+	}
+	for p, err := range cs.Prompts(ctx, nil) {
+		if err != nil {
+			return err.Error()
+		}
+		pr = append(pr, p.Name)
+	}
+	return strings.Join(res, ",") + " | " + strings.Join(tpl, ",") + " | " + strings.Join(pr, ",")
 }
 
 // TestProxyForwardsTheArgumentsAsReceived: the upstream gets the arguments

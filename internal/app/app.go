@@ -193,7 +193,11 @@ func dropRetired(b *broker.Broker, views *kvstate.Views) {
 }
 
 func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, clock deciders.Clock) error {
-	timers, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: svc, Logger: a.log, Clock: clock})
+	group, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: js, Replicas: a.Broker.Replicas, Logger: a.log})
+	if err != nil {
+		return err
+	}
+	timers, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: svc, Group: group, Logger: a.log, Clock: clock})
 	if err != nil {
 		return err
 	}
@@ -213,6 +217,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	}
 	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
+	a.workers.Go(func() error { return group.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
 	if mr := newModelReviewer(svc, views, a.log); mr != nil {

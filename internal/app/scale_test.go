@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
@@ -124,6 +125,12 @@ func TestScaleRuntimesAndProcesses(t *testing.T) {
 
 func startRoleWith(t *testing.T, natsURL string, edit func(*config.Config), roles ...string) *app.App {
 	t.Helper()
+	return startRoleOn(t, natsURL, nil, edit, roles...)
+}
+
+// startRoleOn starts a process of roles on clock (nil: the system's).
+func startRoleOn(t *testing.T, natsURL string, clock deciders.Clock, edit func(*config.Config), roles ...string) *app.App {
+	t.Helper()
 	cfg := config.Demo()
 	edit(cfg)
 	cfg.NATSURL, cfg.Roles, cfg.Replicas = natsURL, roles, 1
@@ -136,7 +143,7 @@ func startRoleWith(t *testing.T, natsURL string, edit func(*config.Config), role
 	} else {
 		cfg.Listen = ""
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

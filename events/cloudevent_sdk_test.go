@@ -1,0 +1,121 @@
+package events_test
+
+import (
+	"bytes"
+	"context"
+	"testing"
+	"time"
+
+	natsjs "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
+	"github.com/cloudevents/sdk-go/v2/binding"
+	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
+)
+
+// sample is an event as countersign writes one: every attribute it sets,
+// a traceparent among the extensions, and JSON data.
+func sample() (cloudevents.Event, []byte) {
+	e := events.NewEvent(events.TypeRequestEscalated, "acme", string(events.NewRequestID()), 7,
+		time.Date(2025, 3, 1, 12, 30, 45, 123456789, time.UTC), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	return e, []byte(`{"id":"req_x","status":"pending"}`)
+}
+
+// A countersign-written binary-mode event decodes through the SDK's NATS
+// JetStream message reader into the same event, data included.
+func TestSDKReaderDecodesOurEvents(t *testing.T) {
+	want, data := sample()
+	msg := &nats.Msg{Subject: "x", Header: nats.Header{}, Data: data}
+	if err := events.EncodeHeaders(want, msg.Header); err != nil {
+		t.Fatal(err)
+	}
+	m := natsjs.NewMessage(msg)
+	if m.ReadEncoding() != binding.EncodingBinary {
+		t.Fatalf("the SDK reads %v, want binary mode", m.ReadEncoding())
+	}
+	got, err := binding.ToEvent(context.Background(), m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "SDK reader", *got, want)
+	if !bytes.Equal(got.Data(), data) {
+		t.Errorf("SDK reader data %s, want %s", got.Data(), data)
+	}
+	// And the SDK's writer's headers decode through ours.
+	var body bytes.Buffer
+	h, err := natsjs.WriteMsg(context.Background(), binding.ToMessage(&want), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := events.DecodeHeaders(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, "DecodeHeaders of the SDK writer's headers", back, want)
+}
+
+func same(t *testing.T, what string, got, want cloudevents.Event) {
+	t.Helper()
+	if got.SpecVersion() != want.SpecVersion() || got.ID() != want.ID() || got.Source() != want.Source() ||
+		got.Type() != want.Type() || got.Subject() != want.Subject() || !got.Time().Equal(want.Time()) ||
+		got.DataContentType() != want.DataContentType() {
+		t.Errorf("%s: %v, want %v", what, got.Context, want.Context)
+	}
+	if len(got.Extensions()) != len(want.Extensions()) {
+		t.Errorf("%s: extensions %v, want %v", what, got.Extensions(), want.Extensions())
+	}
+	for k, v := range want.Extensions() {
+		if g := got.Extensions()[k]; g != v {
+			t.Errorf("%s: extension %s = %v, want %v", what, k, g, v)
+		}
+	}
+}
+
+// The hot write path (every state change): attributes into NATS headers.
+func BenchmarkEncodeHeaders(b *testing.B) {
+	e, _ := sample()
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := events.EncodeHeaders(e, nats.Header{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			var body bytes.Buffer
+			if _, err := natsjs.WriteMsg(ctx, binding.ToMessage(&e), &body); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// The read path (outbox, notify, event streams): NATS headers into an event.
+func BenchmarkDecodeHeaders(b *testing.B) {
+	e, data := sample()
+	msg := &nats.Msg{Subject: "x", Header: nats.Header{}, Data: data}
+	if err := events.EncodeHeaders(e, msg.Header); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("hand", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := events.DecodeHeaders(msg.Header); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("sdk", func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			if _, err := binding.ToEvent(ctx, natsjs.NewMessage(msg)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
