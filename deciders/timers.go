@@ -20,7 +20,8 @@ type TimeActions interface {
 	// rev to the decider above, as an abstention (review_timeout).
 	PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
 	// RemoveRequest removes a terminal request past its tenant's
-	// request_retention, if its stored revision is still kvRev.
+	// request_retention, if its stored revision is still kvRev (the
+	// Sweeper's action).
 	RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error
 }
 
@@ -43,9 +44,7 @@ type Timers struct {
 	stopped bool
 }
 
-// job is what a fired timer asks Run to do: act on a pending request, or
-// remove a terminal one. A removal holds only the ids, not the record:
-// every retained request has one armed.
+// job is what a fired timer asks Run to do: act on a pending request.
 type job struct {
 	id  events.RequestID
 	run func(ctx context.Context) error
@@ -89,27 +88,12 @@ func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	}
 	if r.Status == events.StatusPending {
 		t.arm(key, t.next(r), job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }})
-		return
-	}
-	if at, ok := t.removeAt(r); ok {
-		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
-		t.arm(key, at, job{id: id, run: func(ctx context.Context) error { return t.acts.RemoveRequest(ctx, tenant, id, rev) }})
 	}
 }
 
 // arm sets key's timer to hand j to Run at at; t.mu held.
 func (t *Timers) arm(key string, at time.Time, j job) {
 	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
-}
-
-// removeAt is when a terminal record goes: its tenant's retention after
-// it ended; false when the tenant keeps its records.
-func (t *Timers) removeAt(r kvstate.Record) (time.Time, bool) {
-	tn, ok := t.views.Tenant(r.Tenant)
-	if !ok {
-		return time.Time{}, false
-	}
-	return r.RemoveAt(tn.RequestRetention)
 }
 
 // fire hands a due job to Run, unless Run has returned.
