@@ -48,7 +48,6 @@ type Mirror[T any] struct {
 
 // Summary is what a mirror holds of a value it does not hold in full.
 type Summary struct {
-	ID       string
 	Agent    string
 	Status   string
 	Revision uint64
