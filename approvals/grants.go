@@ -2,7 +2,6 @@ package approvals
 
 import (
 	"context"
-	"sort"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -147,18 +146,14 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 // (admin: every grant of the tenant), oldest first, paged; never nil.
 func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]events.Grant, string) {
 	after, _ := decodeCursor(f.Cursor)
-	items := []events.Grant{}
-	for _, g := range s.views.TenantGrants(c.Tenant.ID) {
-		if string(g.ID) > after && s.grantVisible(c, &g) && f.match(&g) {
-			items = append(items, g)
-		}
-	}
-	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
-	if len(items) <= f.Limit {
-		return items, ""
-	}
-	items = items[:f.Limit]
-	return items, encodeCursor(string(items[len(items)-1].ID))
+	return pageOf(f.Limit, func(yield func(string, events.Grant) bool) {
+		s.views.ScanGrants(c.Tenant.ID, after, func(g *events.Grant) bool {
+			if !s.grantVisible(c, g) || !f.match(g) {
+				return true
+			}
+			return yield(string(g.ID), *g)
+		})
+	})
 }
 
 func (f *GrantFilter) match(g *events.Grant) bool {

@@ -26,9 +26,9 @@ func (s *Service) Visible(c Caller, r *events.Request) bool { return s.visible(c
 // with sessions, those of these sessions; without, c's inbox (those
 // waiting on c, or those c endorsed that still wait; admin: all).
 func (s *Service) PendingIn(c Caller, sessions map[string]bool) []kvstate.Record {
-	recs := s.views.AllRequests(c.Tenant.ID)
+	recs := s.views.Pending(c.Tenant.ID)
 	if sessions == nil && !c.Admin() {
-		recs = s.views.Inbox(c.Tenant.ID, c.Principal)
+		recs = s.views.PendingInbox(c.Tenant.ID, c.Principal)
 	}
 	out := recs[:0:0]
 	for _, r := range recs {

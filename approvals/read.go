@@ -3,13 +3,15 @@ package approvals
 import (
 	"context"
 	"encoding/base64"
-	"sort"
+	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"golang.org/x/sync/errgroup"
 )
 
 // MaxWait caps a long-poll (SPEC §5).
@@ -139,25 +141,98 @@ type Page[T any] struct {
 
 // List returns the caller's inbox: requests waiting for the caller and
 // those the caller answered or endorsed (admin: all of the tenant's),
-// oldest first, and the cursor of the next page ("" at the end).
-func (s *Service) List(_ context.Context, c Caller, f ListFilter) ([]events.Request, string) {
-	recs := s.views.Inbox(c.Tenant.ID, c.Principal)
-	if c.Admin() {
-		recs = s.views.AllRequests(c.Tenant.ID)
-	}
+// oldest first, and the cursor of the next page ("" at the end). It walks
+// the mirror's sorted index from the cursor; pending requests come from
+// memory, terminal ones (held as summaries) from the bucket, read in
+// parallel. A request removed meanwhile is left out of the page. Errors:
+// ErrUnavailable.
+func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
+	tenant := c.Tenant.ID
 	after, _ := decodeCursor(f.Cursor)
-	items := make([]events.Request, 0, len(recs))
-	for _, r := range recs {
-		if string(r.ID) > after && f.match(&r.Request) {
-			items = append(items, r.Request)
+	scope := kvstate.InboxScope(tenant, c.Principal)
+	if c.Admin() {
+		scope = kvstate.TenantScope(tenant)
+	}
+	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, events.Status.Terminal)
+	if pendingOnly { // a short walk, whatever the inbox's history
+		scope = kvstate.PendingScope(tenant)
+	}
+	type hit struct {
+		req   events.Request
+		kvRev uint64 // a terminal request, still to read (req holds its id)
+	}
+	hits, next := pageOf(f.Limit, func(yield func(string, hit) bool) {
+		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum kvstate.Summary, kvRev uint64, r *kvstate.Record) bool {
+			if r == nil {
+				if !f.matchSummary(sum) {
+					return true
+				}
+				return yield(string(id), hit{req: events.Request{ID: id}, kvRev: kvRev})
+			}
+			if !f.match(&r.Request) || (pendingOnly && !c.Admin() && !kvstate.InInbox(r, c.Principal)) {
+				return true
+			}
+			return yield(string(id), hit{req: r.Request})
+		})
+	})
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(listReaders)
+	gone := make([]bool, len(hits))
+	for i := range hits {
+		if hits[i].kvRev == 0 {
+			continue
+		}
+		g.Go(func() error {
+			rec, err := s.store.PeekRequest(gctx, tenant, hits[i].req.ID, hits[i].kvRev)
+			if errors.Is(err, kvstate.ErrNotFound) {
+				gone[i] = true
+				return nil
+			}
+			hits[i].req = rec.Request
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, "", stateErr(err, ErrUnavailable)
+	}
+	items := make([]events.Request, 0, len(hits))
+	for i, h := range hits {
+		if !gone[i] {
+			items = append(items, h.req)
 		}
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].ID < items[j].ID })
-	if len(items) <= f.Limit {
+	return items, next, nil
+}
+
+// listReaders bounds the parallel reads of one page's terminal requests.
+const listReaders = 16
+
+// pageOf collects one page from walk, which calls yield with the items in
+// id order from after the cursor until yield returns false: at most limit
+// items, and the cursor after the last when more follow ("" at the end).
+// Requests and grants page alike.
+func pageOf[T any](limit int, walk func(yield func(id string, item T) bool)) ([]T, string) {
+	items := make([]T, 0, min(limit, 64))
+	var last string
+	more := false
+	walk(func(id string, item T) bool {
+		if len(items) == limit {
+			more = true
+			return false
+		}
+		items, last = append(items, item), id
+		return true
+	})
+	if !more {
 		return items, ""
 	}
-	items = items[:f.Limit]
-	return items, encodeCursor(string(items[len(items)-1].ID))
+	return items, encodeCursor(last)
+}
+
+// matchSummary is match for a request held as its summary.
+func (f *ListFilter) matchSummary(s kvstate.Summary) bool {
+	return (f.Agent == "" || s.Agent == string(f.Agent)) &&
+		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, events.Status(s.Status)))
 }
 
 func (f *ListFilter) match(r *events.Request) bool {

@@ -72,7 +72,7 @@ func (s *Service) retireOne(ctx context.Context, tenant events.TenantID, id even
 // looks up the ancestry). A request that ended or passed its deadline
 // meanwhile is left alone.
 func (s *Service) cancelPendingOf(ctx context.Context, tenant events.TenantID) error {
-	for _, rec := range s.views.AllRequests(tenant) {
+	for _, rec := range s.views.Pending(tenant) {
 		if rec.Status != events.StatusPending || !s.views.Retired(tenant, rec.Agent) {
 			continue
 		}

@@ -141,10 +141,8 @@ func (s *Service) mirrored(ctx context.Context, c Caller, id events.RequestID) (
 // seen (in its mirror; 0: none): a store read below it is stale (see
 // kvstate/read.go), so a request just shown is never 404 or a false 409.
 func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint64 {
-	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(tenant, id)); ok {
-		return r.KVRevision
-	}
-	return 0
+	_, rev, _ := s.views.Requests().Held(kvstate.RequestKey(tenant, id))
+	return rev
 }
 
 // visible: the requester, the agents in its chain, its member, and admin.

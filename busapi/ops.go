@@ -139,7 +139,10 @@ func (s *Server) list(ctx context.Context, c approvals.Caller, m message) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	items, next := s.svc.List(ctx, c, f)
+	items, next, err := s.svc.List(ctx, c, f)
+	if err != nil {
+		return 0, nil, err
+	}
 	return http.StatusOK, approvals.Page[events.Request]{Items: items, NextCursor: next}, nil
 }
 

@@ -16,9 +16,12 @@
 // # Timers across processes
 //
 // Every deciders process mirrors every request, but each request's timer
-// (deadline → Expire, review_timeout → PassUp, request_retention →
-// RemoveRequest; approval_ttl needs none: a claim checks
-// decision.expires_at) is armed in one of them. The processes form a Group:
+// (deadline → Expire, review_timeout → PassUp; approval_ttl needs none: a
+// claim checks decision.expires_at) is armed in one of them. Retention is
+// not a timer: the Sweeper follows each tenant's request writes in stream
+// order and removes a terminal record once its request_retention has
+// passed (RemoveRequest checks the revision, so several processes sweeping
+// the same record remove it once). The processes form a Group:
 // each puts its key in the KV bucket "deciders" every third of its TTL
 // (10 s), and a request belongs to the live member with the highest hash
 // of (member, request key), so a member leaving moves only its own share.
@@ -33,7 +36,7 @@
 // scheduled message per deadline, acted on by one work-queue consumer. They
 // fire on the server's clock, so the stepped clock of the tests could not
 // drive them, and every write that moves a deadline (escalation restarts a
-// review timeout; a terminal write starts a retention) would have to
+// review timeout) would have to
 // replace its schedule in the same atomic write. The partition keeps the
 // timers local, on the injected clock, and needs one small bucket.
 //

@@ -199,8 +199,8 @@ func (o *Offers) offerOnce(ctx context.Context, msg *nats.Msg) bool {
 // revision, as far as this process's mirror knows (a mirror that lags
 // behind the work message does not stop the offer).
 func (o *Offers) current(key string, r *events.Request) bool {
-	m, ok := o.cfg.Views.Requests().Get(key)
-	return !ok || (m.Revision <= r.Revision && m.Status == events.StatusPending)
+	m, _, ok := o.cfg.Views.Requests().Held(key)
+	return !ok || (m.Revision <= r.Revision && m.Status == string(events.StatusPending))
 }
 
 // message builds the offer: the bundle as data, the CloudEvent in headers.

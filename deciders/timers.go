@@ -20,7 +20,8 @@ type TimeActions interface {
 	// rev to the decider above, as an abstention (review_timeout).
 	PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
 	// RemoveRequest removes a terminal request past its tenant's
-	// request_retention, if its stored revision is still kvRev.
+	// request_retention, if its stored revision is still kvRev (the
+	// Sweeper's action).
 	RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error
 }
 
@@ -30,8 +31,8 @@ const DefaultReviewTimeout = 2 * time.Minute
 // Timers keeps one timer per request this process owns, set from the
 // request mirror's changes (so it recovers every timer when the mirror
 // replays at start, and never scans periodically), and acts when one
-// fires. It holds every request that has a time to act at (pending, or
-// terminal with a retention), and arms those its Group says it owns; when
+// fires. It holds every pending request (a terminal one's removal is the
+// Sweeper's), and arms those its Group says it owns; when
 // the group changes (a process joined or left) it arms what it now owns
 // and stops what it no longer does. Its timers run on Clock and stop when
 // Run returns.
@@ -49,9 +50,7 @@ type Timers struct {
 	stopped bool
 }
 
-// job is what a fired timer asks Run to do: act on a pending request, or
-// remove a terminal one. A removal holds only the ids, not the record:
-// every retained request has one armed.
+// job is what a fired timer asks Run to do: act on a pending request.
 type job struct {
 	id  events.RequestID
 	run func(ctx context.Context) error
@@ -127,23 +126,19 @@ func (t *Timers) rebalance() {
 	}
 }
 
-// when is when to act on r: its deadline or review end while pending,
-// its removal once terminal; false when r has no time to act at.
+// when is when to act on r: its deadline or review end while pending;
+// false once it is terminal (its removal is the Sweeper's).
 func (t *Timers) when(r kvstate.Record) (time.Time, bool) {
 	if r.Status == events.StatusPending {
 		return t.next(r), true
 	}
-	return t.removeAt(r)
+	return time.Time{}, false
 }
 
 // arm sets key's timer for r; t.mu held.
 func (t *Timers) arm(key string, r kvstate.Record) {
 	at, _ := t.when(r)
 	j := job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }}
-	if r.Status != events.StatusPending {
-		tenant, id, rev := r.Tenant, r.ID, r.KVRevision
-		j.run = func(ctx context.Context) error { return t.acts.RemoveRequest(ctx, tenant, id, rev) }
-	}
 	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
 }
 
@@ -153,16 +148,6 @@ func (t *Timers) disarm(key string) {
 		stop()
 		delete(t.timers, key)
 	}
-}
-
-// removeAt is when a terminal record goes: its tenant's retention after
-// it ended; false when the tenant keeps its records.
-func (t *Timers) removeAt(r kvstate.Record) (time.Time, bool) {
-	tn, ok := t.views.Tenant(r.Tenant)
-	if !ok {
-		return time.Time{}, false
-	}
-	return r.RemoveAt(tn.RequestRetention)
 }
 
 // fire hands a due job to Run, unless Run has returned.

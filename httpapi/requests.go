@@ -72,7 +72,10 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	items, next := a.svc.List(r.Context(), c, f)
+	items, next, err := a.svc.List(r.Context(), c, f)
+	if err != nil {
+		return err
+	}
 	return writePage(w, items, next, MaxPageBytes, func(r *events.Request) string { return approvals.CursorAfter(string(r.ID)) })
 }
 

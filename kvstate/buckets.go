@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -69,6 +70,12 @@ func StreamOf(bucket string) string { return "KV_" + bucket }
 
 // subjectOf returns the subject a bucket stores key under.
 func subjectOf(bucket, key string) string { return "$KV." + bucket + "." + key }
+
+// RequestSubjectPrefix is the stream subject of a tenant's requests, up to
+// the request id.
+func RequestSubjectPrefix(tenant events.TenantID) string {
+	return subjectOf(BucketRequests, string(tenant)+".")
+}
 
 // Requests returns the requests bucket, for mirrors and watchers.
 func (s *Store) Requests() jetstream.KeyValue { return s.requests }

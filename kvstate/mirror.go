@@ -22,21 +22,40 @@ import (
 // comes back) or a watch that ends replaces it with a new one that resumes
 // right after the last revision it delivered, so no write is missed and
 // nothing waits for the old watcher's heartbeats to lapse.
+//
+// A mirror built with a summary (the requests') holds in full only the
+// values the summary calls hot; of the others it holds their summary and
+// index keys, and readers fetch them from the bucket. Each index keeps
+// its keys sorted, for paging.
 type Mirror[T any] struct {
 	kv      jetstream.KeyValue
 	index   func(T) []string
 	changed []func(key string, v T, deleted bool)
 	restart chan struct{}
 	current atomic.Bool // the watcher has delivered everything stored when it (re)started
+	// summarize (may be nil: every value hot) returns a value's summary
+	// and whether it is held in full; peek reads the summary and index
+	// keys of a stored value that is not, without decoding it whole (ok
+	// false: decode it).
+	summarize func(*T) (Summary, bool)
+	peek      func(data []byte) (s Summary, ix []string, ok bool)
 
 	mu    sync.RWMutex
 	items map[string]mirrored[T]
-	byIdx map[string]map[string]struct{}
+	byIdx map[string]*keyset
 	ready chan struct{}
 }
 
+// Summary is what a mirror holds of a value it does not hold in full.
+type Summary struct {
+	Agent    string
+	Status   string
+	Revision uint64
+}
+
 type mirrored[T any] struct {
-	v   T
+	v   *T // nil: held as its summary
+	sum Summary
 	rev uint64
 	ix  []string
 }
@@ -51,7 +70,7 @@ const watchRetry = time.Second
 // of a value.
 func NewMirror[T any](kv jetstream.KeyValue, index func(T) []string) *Mirror[T] {
 	return &Mirror[T]{kv: kv, index: index, items: map[string]mirrored[T]{}, restart: make(chan struct{}, 1),
-		byIdx: map[string]map[string]struct{}{}, ready: make(chan struct{})}
+		byIdx: map[string]*keyset{}, ready: make(chan struct{})}
 }
 
 // OnChange registers fn to be called (from the watcher goroutine or from
@@ -126,6 +145,7 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 		return fmt.Errorf("kvstate: watch %s: %w", m.kv.Bucket(), mapErr(err))
 	}
 	defer func() { go func() { _ = w.Stop() }() }() // may wait on a server that is gone
+	replay := *next == 0                            // the first watch, delivering the values stored at start
 	for {
 		select {
 		case <-ctx.Done():
@@ -138,55 +158,91 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 			}
 			if e == nil {
 				m.current.Store(true)
+				replay = false
 				ready()
 				continue
 			}
 			*next = e.Revision() + 1
-			m.take(e)
+			m.take(e, replay)
 		}
 	}
 }
 
-func (m *Mirror[T]) take(e jetstream.KeyValueEntry) {
-	if e.Operation() != jetstream.KeyValuePut {
-		m.remove(e.Key(), e.Revision())
+// take applies one entry the watcher delivered. An entry at or below the
+// revision held is not decoded at all: it is this process's own write,
+// applied already, coming back. While the first watch replays the stored
+// values (replay), a value the mirror will not hold in full is only
+// peeked at, and OnChange is not called for it.
+func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
+	key, rev := e.Key(), e.Revision()
+	m.mu.RLock()
+	old, had := m.items[key]
+	m.mu.RUnlock()
+	if had && old.rev >= rev {
 		return
+	}
+	if e.Operation() != jetstream.KeyValuePut {
+		m.remove(key, rev)
+		return
+	}
+	if replay && m.peek != nil {
+		if s, ix, ok := m.peek(e.Value()); ok {
+			m.store(key, mirrored[T]{sum: s, rev: rev, ix: ix})
+			return
+		}
 	}
 	var v T
 	if err := json.Unmarshal(e.Value(), &v); err != nil {
 		return // not ours to judge; readers of the key itself will fail closed
 	}
 	if s, ok := any(&v).(interface{ setMeta(uint64, time.Time) }); ok {
-		s.setMeta(e.Revision(), e.Created())
+		s.setMeta(rev, e.Created())
 	}
-	m.Apply(e.Key(), v, e.Revision())
+	m.Apply(key, v, rev)
 }
 
 // Apply records v as key's value at revision rev unless a later revision is
 // already held.
 func (m *Mirror[T]) Apply(key string, v T, rev uint64) {
-	var ix []string
+	it := mirrored[T]{rev: rev}
 	if m.index != nil {
-		ix = m.index(v)
+		it.ix = internAll(m.index(v))
 	}
-	m.mu.Lock()
-	old, had := m.items[key]
-	if had && old.rev >= rev {
-		m.mu.Unlock()
+	hot := true
+	if m.summarize != nil {
+		it.sum, hot = m.summarize(&v)
+	}
+	if hot {
+		it.v = &v
+	}
+	if !m.store(key, it) {
 		return
 	}
-	m.unindex(key, old.ix)
-	m.items[key] = mirrored[T]{v: v, rev: rev, ix: ix}
-	for _, k := range ix {
-		if m.byIdx[k] == nil {
-			m.byIdx[k] = map[string]struct{}{}
-		}
-		m.byIdx[k][key] = struct{}{}
-	}
-	m.mu.Unlock()
 	for _, fn := range m.changed {
 		fn(key, v, false)
 	}
+}
+
+// store holds it as key's value unless a later revision is held already,
+// and reports whether it did.
+func (m *Mirror[T]) store(key string, it mirrored[T]) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, had := m.items[key]
+	if had && old.rev >= it.rev {
+		return false
+	}
+	m.unindex(key, old.ix)
+	m.items[key] = it
+	for _, k := range it.ix {
+		set := m.byIdx[k]
+		if set == nil {
+			set = &keyset{}
+			m.byIdx[k] = set
+		}
+		set.add(key)
+	}
+	return true
 }
 
 func (m *Mirror[T]) remove(key string, rev uint64) {
@@ -199,49 +255,89 @@ func (m *Mirror[T]) remove(key string, rev uint64) {
 	m.unindex(key, old.ix)
 	delete(m.items, key)
 	m.mu.Unlock()
+	var v T
+	if old.v != nil {
+		v = *old.v
+	}
 	for _, fn := range m.changed {
-		fn(key, old.v, true)
+		fn(key, v, true)
 	}
 }
 
 func (m *Mirror[T]) unindex(key string, ix []string) {
 	for _, k := range ix {
-		delete(m.byIdx[k], key)
-		if len(m.byIdx[k]) == 0 {
+		set := m.byIdx[k]
+		if set == nil {
+			continue
+		}
+		set.remove(key)
+		if set.n == 0 {
 			delete(m.byIdx, k)
 		}
 	}
 }
 
-// Get returns key's value.
+// Get returns key's value, if it is held in full.
 func (m *Mirror[T]) Get(key string) (T, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	it, ok := m.items[key]
-	return it.v, ok
+	if !ok || it.v == nil {
+		var zero T
+		return zero, false
+	}
+	return *it.v, true
 }
 
-// GetPtr returns a copy of key's value on the heap.
+// GetPtr returns a copy of key's value on the heap, if it is held in full.
 func (m *Mirror[T]) GetPtr(key string) (*T, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	it, ok := m.items[key]
-	if !ok {
+	if !ok || it.v == nil {
 		return nil, false
 	}
-	v := it.v
+	v := *it.v
 	return &v, true
 }
 
-// ByIndex returns the values whose index keys include ix.
-func (m *Mirror[T]) ByIndex(ix string) []T {
+// Held returns the summary and KV revision of key's value, whether or not
+// it is held in full (a mirror without a summary returns an empty one).
+func (m *Mirror[T]) Held(key string) (Summary, uint64, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	out := make([]T, 0, len(m.byIdx[ix]))
-	for key := range m.byIdx[ix] {
-		out = append(out, m.items[key].v)
-	}
+	it, ok := m.items[key]
+	return it.sum, it.rev, ok
+}
+
+// ByIndex returns the values held in full whose index keys include ix, in
+// key order.
+func (m *Mirror[T]) ByIndex(ix string) []T {
+	var out []T
+	m.Scan(ix, "", func(_ string, _ Summary, _ uint64, v *T) bool {
+		if v != nil {
+			out = append(out, *v)
+		}
+		return true
+	})
 	return out
+}
+
+// Scan calls fn, in key order from after ("": the first), with each key
+// whose index keys include ix, its summary, its KV revision and its value
+// (nil when it is not held in full), until fn returns false. fn runs under the read lock:
+// it must not call back into the mirror.
+func (m *Mirror[T]) Scan(ix, after string, fn func(key string, s Summary, rev uint64, v *T) bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	set := m.byIdx[ix]
+	if set == nil {
+		return
+	}
+	set.ascend(after, func(k string) bool {
+		it := m.items[k]
+		return fn(k, it.sum, it.rev, it.v)
+	})
 }
 
 // Len returns the number of keys held.
@@ -263,12 +359,33 @@ func (m *Mirror[T]) Forget(key string) {
 	m.mu.Unlock()
 }
 
-// Each calls fn for every key held (under the read lock: fn must not call
-// back into the mirror).
+// Each calls fn for every value held in full (under the read lock: fn must
+// not call back into the mirror).
 func (m *Mirror[T]) Each(fn func(key string, v T)) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	for k, it := range m.items {
-		fn(k, it.v)
+		if it.v != nil {
+			fn(k, *it.v)
+		}
 	}
+}
+
+// interned holds one copy of each index key: a million records share a
+// handful of them.
+var interned sync.Map
+
+func internAll(ix []string) []string {
+	for i, k := range ix {
+		ix[i] = intern(k)
+	}
+	return ix
+}
+
+func intern(s string) string {
+	if v, ok := interned.Load(s); ok {
+		return v.(string)
+	}
+	v, _ := interned.LoadOrStore(s, s)
+	return v.(string)
 }

@@ -2,7 +2,9 @@ package kvstate_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +12,44 @@ import (
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 )
+
+// decodes counts the values a mirror of counted decodes.
+var decodes atomic.Int64
+
+type counted struct{ N int }
+
+func (c *counted) UnmarshalJSON(b []byte) error {
+	decodes.Add(1)
+	return json.Unmarshal(b, &c.N)
+}
+
+// A process's own write, applied to its mirror, is not decoded again when
+// the watcher brings it back; another process's write is.
+func TestMirrorSkipsItsOwnWrites(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv, err := b.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mirror_own", History: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := kvstate.NewMirror[counted](kv, nil)
+	go func() { _ = m.Run(ctx) }()
+	<-m.Ready()
+	decodes.Store(0)
+	rev, err := kv.Put(ctx, "own", []byte("1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Apply("own", counted{N: 1}, rev) // as a writer does right after its write
+	if _, err := kv.Put(ctx, "other", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 5*time.Second, func() bool { v, ok := m.Get("other"); return ok && v.N == 2 }, "the other write mirrored")
+	if n := decodes.Load(); n != 1 {
+		t.Fatalf("decoded %d values, want 1 (the other process's only)", n)
+	}
+}
 
 // A mirror whose watcher restarts (as it does on every reconnect) is not
 // Current until the new watcher caught up, and then holds every write and

@@ -3,7 +3,9 @@ package kvstate
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/countersign/countersign/events"
@@ -39,6 +41,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 		return []string{string(r.Tenant) + "/" + string(r.Agent)}
 	})
 	v.requests = NewMirror(store.requests, requestIndex)
+	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
 	return v
 }
 
@@ -225,29 +228,89 @@ func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.R
 	return out
 }
 
-// Inbox returns the requests in which principal p takes part in tenant:
-// those waiting for p and those p answered or endorsed.
-func (v *Views) Inbox(tenant events.TenantID, p events.Ref) []Record {
-	return v.requests.ByIndex(participantKey(tenant, p))
+// ScanGrants calls fn with the tenant's grants after the grant id after
+// ("": from the first), in id order, until fn returns false. fn must not
+// call back into the views' grants.
+func (v *Views) ScanGrants(tenant events.TenantID, after string, fn func(g *events.Grant) bool) {
+	v.grants.Scan("t:"+string(tenant), afterKey(tenant, after), func(_ string, _ Summary, _ uint64, g *events.Grant) bool { return fn(g) })
 }
 
-// AllRequests returns every request of a tenant (admin inboxes).
-func (v *Views) AllRequests(tenant events.TenantID) []Record {
-	return v.requests.ByIndex("t:" + string(tenant))
+// Requests are held in full while pending; a terminal one is held as its
+// Summary and index keys, and read from the bucket when it is shown.
+
+// Pending returns a tenant's pending requests, oldest first.
+func (v *Views) Pending(tenant events.TenantID) []Record {
+	return v.requests.ByIndex(pendingKey(tenant))
+}
+
+// PendingInbox returns the pending requests in which principal p takes
+// part in tenant: those waiting for p and those p endorsed or abstained on.
+func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []Record {
+	var out []Record
+	for _, r := range v.Pending(tenant) {
+		if InInbox(&r, p) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// InInbox reports whether principal p takes part in r (see InboxScope).
+func InInbox(r *Record, p events.Ref) bool {
+	return slices.Contains(requestIndex(*r), participantKey(r.Tenant, p))
+}
+
+// RequestScope names a set of a tenant's requests to scan.
+type RequestScope string
+
+// InboxScope is the inbox of principal p in tenant: the requests waiting
+// for p and those p answered, endorsed or abstained on.
+func InboxScope(tenant events.TenantID, p events.Ref) RequestScope {
+	return RequestScope(participantKey(tenant, p))
+}
+
+// TenantScope is every request of a tenant; PendingScope its pending ones.
+func TenantScope(tenant events.TenantID) RequestScope  { return RequestScope("t:" + string(tenant)) }
+func PendingScope(tenant events.TenantID) RequestScope { return RequestScope(pendingKey(tenant)) }
+
+// ScanRequests calls fn with the requests of scope in tenant after the
+// request id after ("": from the first), oldest first, until fn returns
+// false: each with its summary and KV revision, and the record when it is
+// held in full (pending), else nil. fn must not call back into the request
+// mirror, nor keep r.
+func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after string, fn func(id events.RequestID, s Summary, kvRev uint64, r *Record) bool) {
+	skip := len(tenant) + 1
+	v.requests.Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *Record) bool {
+		return fn(events.RequestID(key[skip:]), s, rev, r)
+	})
+}
+
+// afterKey is the key of id in tenant, or "" (from the first) for no id.
+func afterKey(tenant events.TenantID, id string) string {
+	if id == "" {
+		return ""
+	}
+	return string(tenant) + "." + id
 }
 
 func participantKey(tenant events.TenantID, p events.Ref) string {
 	return string(tenant) + "/" + p.Kind + ":" + p.ID
 }
 
-// requestIndex indexes a request under its tenant, its approver while it
-// is pending (a cancelled or expired request leaves that inbox), and
+func pendingKey(tenant events.TenantID) string { return "p:" + string(tenant) }
+
+// requestIndex indexes a request under its tenant, under its tenant's
+// pending ones while it is pending, under its approver while it is
+// pending (a cancelled or expired request leaves that inbox), and under
 // everyone who answered it. A cancel is no answer: the requester's own
 // cancelled requests stay out of its inbox.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
-	if r.Approver != nil && r.Status == events.StatusPending {
-		ix = append(ix, participantKey(r.Tenant, *r.Approver))
+	if r.Status == events.StatusPending {
+		ix = append(ix, pendingKey(r.Tenant))
+		if r.Approver != nil {
+			ix = append(ix, participantKey(r.Tenant, *r.Approver))
+		}
 	}
 	if d := r.Decision; d != nil && d.Status != events.StatusCancelled &&
 		(d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) {
@@ -257,4 +320,51 @@ func requestIndex(r Record) []string {
 		ix = append(ix, participantKey(r.Tenant, events.Ref{Kind: events.KindAgent, ID: string(e.Agent)}))
 	}
 	return ix
+}
+
+// summarizeRequest is the request mirror's summary: a pending request is
+// held in full, a terminal one as its summary.
+func summarizeRequest(r *Record) (Summary, bool) {
+	return Summary{Agent: intern(string(r.Agent)), Status: intern(string(r.Status)), Revision: r.Revision}, !r.Status.Terminal()
+}
+
+// peekedRequest is what the request mirror reads of a stored terminal
+// request: its summary and the fields requestIndex looks at.
+type peekedRequest struct {
+	Tenant   events.TenantID `json:"tenant"`
+	Agent    events.AgentID  `json:"agent"`
+	Status   events.Status   `json:"status"`
+	Revision uint64          `json:"revision"`
+	Decision *struct {
+		Status events.Status `json:"status"`
+		By     events.Ref    `json:"by"`
+	} `json:"decision"`
+	Endorsements []struct {
+		Agent events.AgentID `json:"agent"`
+	} `json:"endorsements"`
+	Abstentions []struct {
+		Agent events.AgentID `json:"agent"`
+	} `json:"abstentions"`
+}
+
+// peekRequest reads the summary and index keys of a stored terminal
+// request without decoding the rest of it; false for a pending one (or
+// one it cannot read), which is decoded whole.
+func peekRequest(data []byte) (Summary, []string, bool) {
+	var p peekedRequest
+	if err := json.Unmarshal(data, &p); err != nil || !p.Status.Terminal() {
+		return Summary{}, nil, false
+	}
+	r := Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision}}
+	if p.Decision != nil {
+		r.Decision = &events.Decision{Status: p.Decision.Status, By: p.Decision.By}
+	}
+	for _, e := range p.Endorsements {
+		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: e.Agent})
+	}
+	for _, e := range p.Abstentions {
+		r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: e.Agent})
+	}
+	s, _ := summarizeRequest(&r)
+	return s, internAll(requestIndex(r)), true
 }

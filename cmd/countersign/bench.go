@@ -17,7 +17,7 @@ import (
 func runBench(args []string) int {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o bench.Options
-	scenarios := fl.String("scenario", "grant", "grant | grant-bus | person | agent | judge | hold, or several comma-separated (run one after another)")
+	scenarios := fl.String("scenario", "grant", "grant | grant-bus | person | agent | judge | hold | fill, or several comma-separated (run one after another)")
 	fl.IntVar(&o.Concurrency, "concurrency", 64, "requests in flight")
 	fl.IntVar(&o.Workers, "workers", 1, "agent: runtimes of the reviewing agent, each on its own bus connection")
 	fl.StringVar(&o.NATSURL, "nats-url", "", "grant-bus, agent: the running server's bus (with --url)")
@@ -26,6 +26,7 @@ func runBench(args []string) int {
 	fl.StringVar(&o.ReviewerAgent, "reviewer-agent", "agt_main", "agent: the agent of --endorser-token, the worker's parent")
 	fl.DurationVar(&o.Duration, "duration", 10e9, "measured duration")
 	fl.IntVar(&o.Polls, "polls", 10000, "hold: long-polls to hold")
+	fl.IntVar(&o.Requests, "requests", 100000, "fill: requests to create (1,000 stay pending, the rest are decided)")
 	fl.StringVar(&o.URL, "url", "", "a running server (default: start one on loopback in a temp dir)")
 	fl.StringVar(&o.Submitter, "token", "", "submitting agent's token (default dev-main)")
 	fl.StringVar(&o.Decider, "decider-token", "", "the deciding person's token (default dev-person)")
@@ -87,6 +88,11 @@ func printBench(r bench.Result, asJSON bool) {
 	}
 	if r.Scenario == "hold" {
 		fmt.Printf("hold: %d long-polls held; server memory %.1f KiB per held poll\n", r.Requests, r.BytesPerPoll/1024)
+		return
+	}
+	if r.Scenario == "fill" {
+		fmt.Printf("fill: %d requests (%d pending) created at %.0f req/s; server RSS %.0f MiB filled, %.0f MiB after a restart; restart to /readyz %.2f s; GET /v1/requests p50 %.2f ms p99 %.2f ms\n",
+			r.Requests, 1000, r.ThroughputRPS, r.FilledRSS/(1<<20), r.RSSBytes/(1<<20), r.ReadyMs/1000, r.P50ms, r.P99ms)
 		return
 	}
 	workers := ""

@@ -218,6 +218,11 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return group.Run(ctx) })
+	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants(), Act: svc, Logger: a.log, Clock: clock})
+	if err != nil {
+		return err
+	}
+	a.workers.Go(func() error { return sweeper.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
 	if mr := newModelReviewer(svc, views, a.log); mr != nil {

@@ -11,11 +11,12 @@ import (
 
 // Options select and size a run.
 type Options struct {
-	Scenario    string        // grant | grant-bus | person | agent | hold | judge
+	Scenario    string        // grant | grant-bus | person | agent | hold | judge | fill
 	Concurrency int           // in-flight requests (default 64)
 	Workers     int           // agent: runtimes of the reviewing agent (default 1)
 	Duration    time.Duration // measured time (default 10s)
 	Polls       int           // hold: long-polls to hold (default 10000)
+	Requests    int           // fill: requests to create (default 100000)
 	// URL of a running server; empty starts one (in-process, or a child
 	// process for hold) in a temporary directory.
 	URL string
@@ -46,6 +47,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Polls <= 0 {
 		o.Polls = 10000
+	}
+	if o.Requests <= 0 {
+		o.Requests = 100_000
 	}
 	if o.Workers <= 0 {
 		o.Workers = 1
@@ -84,8 +88,10 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res, err = judgeScenario(ctx, o)
 	case "hold":
 		res, err = holdScenario(ctx, o)
+	case "fill":
+		res, err = fillScenario(ctx, o)
 	default:
-		return res, fmt.Errorf("bench: unknown scenario %q (grant, grant-bus, person, agent, judge, hold)", o.Scenario)
+		return res, fmt.Errorf("bench: unknown scenario %q (grant, grant-bus, person, agent, judge, hold, fill)", o.Scenario)
 	}
 	res.Scenario, res.Concurrency, res.Cores = o.Scenario, o.Concurrency, runtime.NumCPU()
 	if o.Scenario == "agent" {

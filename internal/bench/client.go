@@ -103,3 +103,22 @@ func metric(ctx context.Context, url, name string) (float64, error) {
 	}
 	return 0, fmt.Errorf("bench: metric %s not served", name)
 }
+
+// list GETs one page of a list and reads it whole.
+func (c *client) list(ctx context.Context, path string) error {
+	req, err := http.NewRequestWithContext(ctx, "GET", c.url+path, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: status %d: %s", path, resp.StatusCode, bytes.TrimSpace(b))
+	}
+	return err
+}

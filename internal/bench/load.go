@@ -22,6 +22,12 @@ type Result struct {
 	// BytesPerPoll is the server's memory per held long-poll (hold only).
 	BytesPerPoll float64 `json:"bytes_per_poll,omitempty"`
 	FirstError   string  `json:"first_error,omitempty"`
+	// Fill only: the server's resident memory once filled (FilledRSS) and
+	// after a restart on the same data (RSSBytes), and the time from that
+	// restart to /readyz (ReadyMs). P50ms and P99ms time list pages.
+	FilledRSS float64 `json:"filled_rss_bytes,omitempty"`
+	RSSBytes  float64 `json:"rss_bytes,omitempty"`
+	ReadyMs   float64 `json:"ready_ms,omitempty"`
 }
 
 // maxOps bounds a run whatever its duration.
