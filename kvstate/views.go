@@ -331,28 +331,36 @@ func summarizeRequest(r *Record) (Summary, bool) {
 // peekedRequest is what the request mirror reads of a stored terminal
 // request: its summary and the fields requestIndex looks at.
 type peekedRequest struct {
-	Tenant   events.TenantID `json:"tenant"`
-	Agent    events.AgentID  `json:"agent"`
-	Status   events.Status   `json:"status"`
-	Revision uint64          `json:"revision"`
-	Decision *struct {
-		Status events.Status `json:"status"`
-		By     events.Ref    `json:"by"`
-	} `json:"decision"`
-	Endorsements []struct {
-		Agent events.AgentID `json:"agent"`
-	} `json:"endorsements"`
-	Abstentions []struct {
-		Agent events.AgentID `json:"agent"`
-	} `json:"abstentions"`
+	Tenant       events.TenantID `json:"tenant"`
+	Agent        events.AgentID  `json:"agent"`
+	Status       events.Status   `json:"status"`
+	Revision     uint64          `json:"revision"`
+	Decision     *peekedDecision `json:"decision"`
+	Endorsements []peekedAgent   `json:"endorsements"`
+	Abstentions  []peekedAgent   `json:"abstentions"`
+}
+
+type peekedDecision struct {
+	Status events.Status `json:"status"`
+	By     events.Ref    `json:"by"`
+}
+
+type peekedAgent struct {
+	Agent events.AgentID `json:"agent"`
 }
 
 // peekRequest reads the summary and index keys of a stored terminal
 // request without decoding the rest of it; false for a pending one (or
 // one it cannot read), which is decoded whole.
 func peekRequest(data []byte) (Summary, []string, bool) {
-	var p peekedRequest
-	if err := json.Unmarshal(data, &p); err != nil || !p.Status.Terminal() {
+	p, ok := scanTerminal(data)
+	if !ok {
+		p = peekedRequest{}
+		if err := json.Unmarshal(data, &p); err != nil {
+			return Summary{}, nil, false
+		}
+	}
+	if !p.Status.Terminal() {
 		return Summary{}, nil, false
 	}
 	r := Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision}}

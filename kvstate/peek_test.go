@@ -1,0 +1,75 @@
+package kvstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+
+	"github.com/countersign/countersign/events"
+)
+
+// The replay's scanner reads exactly what encoding/json reads, or gives up
+// (and encoding/json reads the record): never something different.
+func TestScanTerminalMatchesDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	base := benchTerminal(t)
+	var cases [][]byte
+	for range 500 {
+		var r events.Request
+		if err := json.Unmarshal(base, &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Tenant = events.TenantID(pick("demo", "acme", `we"ird`, "t\u00e9"))
+		r.Agent = events.AgentID(pick("agt_a", "agt_programmer", `a\b`, "agt_\u2028x"))
+		r.Status = events.Status(pick("approved", "denied", "expired", "cancelled", "pending"))
+		r.Revision = rng.Uint64N(1 << 40)
+		r.Arguments = json.RawMessage(pick(`{}`, `{"s":"}]\"{[","n":[1,{"a":"b"}]}`, `[1,2,"x\\\""]`))
+		switch rng.IntN(3) {
+		case 0:
+			r.Decision = nil
+		case 1:
+			r.Decision.By = events.Ref{Kind: pick("person", "agent", "grant", "deadline"), ID: pick("u-1", "", `q"uote`)}
+		}
+		r.Endorsements, r.Abstentions = nil, nil
+		for range rng.IntN(3) {
+			r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(pick("agt_main", "agt_x"))})
+		}
+		for range rng.IntN(2) {
+			r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: "agt_y"})
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, b)
+		var spaced bytes.Buffer
+		if err := json.Indent(&spaced, b, " ", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, spaced.Bytes())
+	}
+	cases = append(cases, []byte(`{}`), []byte(` { } `), []byte(`{"status":"approved","decision":null,"endorsements":[]}`),
+		[]byte(`{"status":"approved"`), []byte(`{"status":"approved"}x`), []byte(`[]`), []byte(`{"status":1}`),
+		[]byte(`{"revision":-1}`), []byte(`{"decision":{"by":[]}}`), []byte(`{"endorsements":[{"agent":"a"} {"agent":"b"}]}`))
+	scanned := 0
+	for _, c := range cases {
+		got, ok := scanTerminal(c)
+		if !ok {
+			continue
+		}
+		scanned++
+		var want peekedRequest
+		if err := json.Unmarshal(c, &want); err != nil {
+			t.Fatalf("scanned %s, which encoding/json refuses: %v", c, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("scan of %s:\n got %+v\nwant %+v", c, got, want)
+		}
+	}
+	if scanned < len(cases)/3 {
+		t.Fatalf("the scanner read only %d of %d records", scanned, len(cases))
+	}
+}
