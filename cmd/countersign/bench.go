@@ -27,6 +27,7 @@ func runBench(args []string) int {
 	fl.DurationVar(&o.Duration, "duration", 10e9, "measured duration")
 	fl.IntVar(&o.Polls, "polls", 10000, "hold: long-polls to hold")
 	fl.IntVar(&o.Requests, "requests", 100000, "fill: requests to create (1,000 stay pending, the rest are decided)")
+	fl.StringVar(&o.KeepData, "keep-data", "", "fill: fill this directory and leave it (its data/ and countersign.yaml serve again: countersign serve --config DIR/countersign.yaml --data DIR/data)")
 	fl.StringVar(&o.URL, "url", "", "a running server (default: start one on loopback in a temp dir)")
 	fl.StringVar(&o.Submitter, "token", "", "submitting agent's token (default dev-main)")
 	fl.StringVar(&o.Decider, "decider-token", "", "the deciding person's token (default dev-person)")

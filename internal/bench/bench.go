@@ -17,6 +17,7 @@ type Options struct {
 	Duration    time.Duration // measured time (default 10s)
 	Polls       int           // hold: long-polls to hold (default 10000)
 	Requests    int           // fill: requests to create (default 100000)
+	KeepData    string        // fill: the directory to fill and leave in place (default a temporary one, removed)
 	// URL of a running server; empty starts one (in-process, or a child
 	// process for hold) in a temporary directory.
 	URL string

@@ -45,11 +45,17 @@ func fillScenario(ctx context.Context, o Options) (Result, error) {
 	if o.Requests < fillPending+1 {
 		return Result{}, fmt.Errorf("bench: fill needs --requests above %d", fillPending)
 	}
-	dir, err := os.MkdirTemp("", "countersign-fill-")
-	if err != nil {
+	dir := o.KeepData
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "countersign-fill-")
+		if err != nil {
+			return Result{}, err
+		}
+		defer os.RemoveAll(tmp)
+		dir = tmp
+	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return Result{}, err
 	}
-	defer os.RemoveAll(dir)
 	cfgFile := filepath.Join(dir, "countersign.yaml")
 	yaml := config.DemoYAML + "      - {token: " + fillAdmin + ", principal: \"person:u-1\", scopes: [admin, approvals:read]}\n"
 	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
