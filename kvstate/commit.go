@@ -30,10 +30,10 @@ import (
 // Where syncs are slow, one sync for many writes pays for it many times
 // over; where syncs are nearly free (fast NVMe, tmpfs), pipelining the same
 // writes singly costs less. So each group of queued writes goes the way
-// that has cost less per write lately (chooser), and the other way is
-// tried now and then, less often the worse it was, so the choice follows
-// the disk it meets. Measured on 2 cores, grant c64: on a disk syncing
-// 2.5k/s batches win 1.6-2x; on tmpfs singles win about 10%.
+// that has cost less lately (chooser), and the other way is tried now and
+// then, so the choice follows the disk it meets. Measured on 2 cores,
+// grant c64: on a disk syncing 2.5k/s batches win 1.6-2x; on tmpfs singles
+// win about 10%.
 
 // maxBatch bounds one atomic batch (the server's default limit is 1000).
 const maxBatch = 256
@@ -131,7 +131,7 @@ func (c *committer) commit(batch []*pendingWrite) {
 		c.singles(ctx, batch)
 		return
 	}
-	way, start := c.choice.choose(), time.Now()
+	way, start := c.choice.choose(len(batch)), time.Now()
 	if way == asBatch {
 		if first, err := c.atomic(batch); err == nil {
 			c.choice.observe(asBatch, time.Since(start), len(batch))
@@ -231,40 +231,49 @@ const (
 	asSingles = 1 // each write on its own, pipelined
 )
 
-// probeEvery is how often, in groups, the way that costs more is tried
-// again when the two cost the same; it is tried less often the more it
-// costs (up to maxProbeEvery), so probing a bad way costs about 1%.
+// probeEvery is how often, in groups, the way not taken is tried again,
+// so that a change (a cache filling, a disk slowing) is noticed. Singles
+// are tried only on groups of at most probeSingles writes: on a disk that
+// syncs slowly, each costs a sync.
 const (
-	probeEvery    = 32
-	maxProbeEvery = 4096
+	probeEvery   = 32
+	probeSingles = 4
 )
 
-// chooser picks the way to commit each group from the wall time per write
-// each way took lately (an exponentially weighted average).
+// chooser picks the way to commit each group from what each way cost
+// lately (exponentially weighted averages): a batch costs about the same
+// whatever its size (one sync, and the server's per-batch store), a write
+// committed singly costs its own sync, so a group of n goes as singles
+// when n singles cost less than one batch.
 type chooser struct {
-	cost   [2]float64 // ns per write; 0: not measured yet
+	batch  float64 // ns per batch; 0: not measured yet
+	single float64 // ns per write committed singly; 0: not measured yet
 	groups uint64
 }
 
-// choose returns the way for the next group: each way is measured once,
-// then the cheaper one is taken, and the other is tried every
-// probeEvery·(ratio of their costs)² groups.
-func (c *chooser) choose() int {
+// choose returns the way for the next group, of n writes.
+func (c *chooser) choose(n int) int {
 	c.groups++
 	switch {
-	case c.cost[asBatch] == 0:
+	case c.batch == 0:
 		return asBatch
-	case c.cost[asSingles] == 0:
-		return asSingles
+	case c.single == 0:
+		if n <= probeSingles {
+			return asSingles
+		}
+		return asBatch
 	}
-	best, other := asBatch, asSingles
-	if c.cost[asSingles] < c.cost[asBatch] {
-		best, other = asSingles, asBatch
+	best := asBatch
+	if c.single*float64(n) < c.batch {
+		best = asSingles
 	}
-	ratio := c.cost[other] / c.cost[best]
-	every := uint64(min(float64(maxProbeEvery), probeEvery*ratio*ratio))
-	if c.groups%every == 0 {
-		return other
+	if c.groups%probeEvery == 0 {
+		if best == asSingles {
+			return asBatch
+		}
+		if n <= probeSingles {
+			return asSingles
+		}
 	}
 	return best
 }
@@ -272,13 +281,14 @@ func (c *chooser) choose() int {
 // observe records that a group of n writes took d the given way.
 func (c *chooser) observe(way int, d time.Duration, n int) {
 	const weight = 0.2
-	per := float64(d) / float64(n)
-	if per <= 0 {
-		per = 1
+	sample, avg := float64(d), &c.batch
+	if way == asSingles {
+		sample, avg = sample/float64(n), &c.single
 	}
-	if c.cost[way] == 0 {
-		c.cost[way] = per
+	sample = max(sample, 1)
+	if *avg == 0 {
+		*avg = sample
 		return
 	}
-	c.cost[way] += weight * (per - c.cost[way])
+	*avg += weight * (sample - *avg)
 }

@@ -13,13 +13,13 @@ func FewReadRetries(t interface{ Cleanup(func()) }) {
 }
 
 // CommitWay makes s commit every group of concurrent request writes one
-// way (asBatch or asSingles), as if that way had always cost less.
+// way, as if that way had always cost less.
 func CommitWay(s *Store, singles bool) {
-	cost := [2]float64{1, 1 << 40}
+	c := chooser{batch: 1, single: 1 << 40}
 	if singles {
-		cost = [2]float64{1 << 40, 1}
+		c = chooser{batch: 1 << 40, single: 1}
 	}
-	s.commits.choice = chooser{cost: cost}
+	s.commits.choice = c
 }
 
 // Chooser exposes the commit-way chooser to its test.
@@ -32,5 +32,5 @@ const (
 )
 
 // Choose and Observe expose the chooser's methods.
-func (c *Chooser) Choose() int                             { return c.choose() }
+func (c *Chooser) Choose(n int) int                        { return c.choose(n) }
 func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }

@@ -164,39 +164,46 @@ func TestGroupCommitSequences(t *testing.T) {
 	}
 }
 
-// The commit way follows the costs measured: each way is measured first,
-// then the cheaper one is taken, and the dearer one is tried again less
-// often the dearer it is, so that a way that has become cheaper is found.
+// The commit way follows the costs measured: a group goes as singles when
+// that many singles cost less than one batch; singles are measured, and
+// re-tried, only on small groups (each costs a sync on a slow disk); the
+// way not taken is tried every probeEvery groups.
 func TestCommitWayFollowsTheCost(t *testing.T) {
 	var c kvstate.Chooser
-	if w := c.Choose(); w != kvstate.AsBatch {
+	if w := c.Choose(50); w != kvstate.AsBatch {
 		t.Fatalf("first way %d, want a batch", w)
 	}
-	c.Observe(kvstate.AsBatch, 10*time.Millisecond, 10) // 1 ms a write
-	if w := c.Choose(); w != kvstate.AsSingles {
-		t.Fatalf("second way %d, want singles (not measured yet)", w)
+	c.Observe(kvstate.AsBatch, time.Millisecond, 50) // a slow sync: 1 ms a batch
+	if w := c.Choose(50); w != kvstate.AsBatch {
+		t.Fatalf("a group of 50 with singles unmeasured went %d, want a batch", w)
 	}
-	c.Observe(kvstate.AsSingles, 20*time.Millisecond, 10) // 2 ms a write
-	count := func(n int) (singles int) {
-		for range n {
-			if c.Choose() == kvstate.AsSingles {
+	if w := c.Choose(2); w != kvstate.AsSingles {
+		t.Fatalf("a group of 2 with singles unmeasured went %d, want singles", w)
+	}
+	c.Observe(kvstate.AsSingles, 1600*time.Microsecond, 2) // 0.8 ms a write
+	count := func(groups, n int) (singles int) {
+		for range groups {
+			if c.Choose(n) == kvstate.AsSingles {
 				singles++
 			}
 		}
 		return singles
 	}
-	// Singles cost twice as much: tried every 32·2² = 128 groups.
-	if got := count(1280); got != 10 {
-		t.Fatalf("singles at twice the cost taken %d times in 1280 groups, want 10", got)
+	// Two writes singly cost more than a batch.
+	if got := count(320, 3); got != 10 {
+		t.Fatalf("groups of 3 went singly %d times in 320, want 10 (probes)", got)
 	}
-	// Batches now cost 10 times as much as singles (a fast disk): singles
-	// win, and batches are tried every 3200 groups.
+	if got := count(320, 50); got != 0 {
+		t.Fatalf("groups of 50 went singly %d times in 320, want never (too dear to probe)", got)
+	}
+	// Syncs became nearly free (tmpfs): a batch now costs 300 µs, a write
+	// singly 5 µs; 50 singles win, and batches are re-tried every 32 groups.
 	for range 30 {
-		c.Observe(kvstate.AsBatch, 20*time.Millisecond, 1)
-		c.Observe(kvstate.AsSingles, 2*time.Millisecond, 1)
+		c.Observe(kvstate.AsBatch, 300*time.Microsecond, 50)
+		c.Observe(kvstate.AsSingles, 20*time.Microsecond, 4)
 	}
-	if got := count(6400); got < 6397 || got > 6399 {
-		t.Fatalf("singles at a tenth of the cost taken %d times in 6400 groups, want 6398", got)
+	if got := count(320, 50); got != 310 {
+		t.Fatalf("groups of 50 went singly %d times in 320, want 310", got)
 	}
 }
 
