@@ -31,3 +31,30 @@ func (s *Service) RemoveRequest(ctx context.Context, tenant events.TenantID, id 
 	}
 	return stateErr(err, ErrNotFound)
 }
+
+// RemoveGrant removes a revoked grant once its tenant's request_retention
+// has passed since it was revoked, if its latest stored revision is still
+// kvRev. It does nothing to a grant that is in force, not yet due, or
+// changed since, and nothing in a tenant that keeps its records
+// (retention 0). Errors: ErrUnavailable.
+func (s *Service) RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error {
+	t, ok := s.views.Tenant(tenant)
+	if !ok || t.RequestRetention <= 0 {
+		return nil
+	}
+	g, rev, err := s.store.GetGrant(ctx, tenant, id)
+	if errors.Is(err, kvstate.ErrNotFound) {
+		return nil // removed already
+	}
+	if err != nil {
+		return stateErr(err, ErrGrantNotFound)
+	}
+	if rev != kvRev || g.RevokedAt == nil || s.now().Before(g.RevokedAt.Add(t.RequestRetention)) {
+		return nil
+	}
+	err = s.store.RemoveGrant(ctx, tenant, id, kvRev)
+	if err == nil || errors.Is(err, kvstate.ErrConflict) || errors.Is(err, kvstate.ErrNotFound) {
+		return nil // removed, or changed meanwhile: its next write is swept in turn
+	}
+	return stateErr(err, ErrGrantNotFound)
+}

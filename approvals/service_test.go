@@ -169,3 +169,62 @@ func TestNewOutboxValidates(t *testing.T) {
 		t.Errorf("outbox without JetStream or streams: %v, want ErrConfig", err)
 	}
 }
+
+// A revoked grant is removed only once request_retention has passed since
+// its revocation, only at the revision it was read at, and a grant in
+// force never.
+func TestRemoveGrantAfterRetention(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	zero := uint64(0)
+	grantFor := func(tool string) events.Grant {
+		t.Helper()
+		rec, _, err := f.svc.Submit(ctx, f.agent, approvals.SubmitInput{Tool: tool, Arguments: json.RawMessage(`{}`)}, "", "")
+		if err != nil || rec.Status != events.StatusPending {
+			t.Fatalf("submit: %v %s", err, rec.Status)
+		}
+		if _, err := f.svc.Answer(ctx, f.person, rec.ID, approvals.AnswerInput{Expected: &zero,
+			Decision: approvals.DecisionAllow, Scope: events.ScopeLifetime}); err != nil {
+			t.Fatal(err)
+		}
+		gs, _ := f.svc.ListGrants(ctx, f.person, approvals.GrantFilter{Revoked: true, Limit: 500})
+		for _, g := range gs {
+			if g.RequestID == rec.ID {
+				return g
+			}
+		}
+		t.Fatalf("no grant for %s", rec.ID)
+		return events.Grant{}
+	}
+	kept, g := grantFor("build"), grantFor("deploy")
+	if _, err := f.svc.RevokeGrant(ctx, f.person, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	rev := func(id events.GrantID) uint64 {
+		_, r, err := f.store.GetGrant(ctx, "acme", id)
+		if err != nil {
+			t.Fatalf("grant %s: %v", id, err)
+		}
+		return r
+	}
+	f.clock.Advance(24*time.Hour - time.Second)
+	if err := f.svc.RemoveGrant(ctx, "acme", g.ID, rev(g.ID)); err != nil {
+		t.Fatal(err)
+	}
+	rev(g.ID) // still there a second before it is due
+	f.clock.Advance(time.Hour)
+	if err := f.svc.RemoveGrant(ctx, "acme", g.ID, rev(g.ID)-1); err != nil {
+		t.Fatal(err)
+	}
+	rev(g.ID) // not at a revision it was not read at
+	if err := f.svc.RemoveGrant(ctx, "acme", kept.ID, rev(kept.ID)); err != nil {
+		t.Fatal(err)
+	}
+	rev(kept.ID) // a grant in force stays
+	if err := f.svc.RemoveGrant(ctx, "acme", g.ID, rev(g.ID)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.store.GetGrant(ctx, "acme", g.ID); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Fatalf("after its retention: %v, want ErrNotFound", err)
+	}
+}

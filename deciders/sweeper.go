@@ -24,6 +24,8 @@ import (
 // tenant has one retention, so the wait at the head of the stream is the
 // only one; it holds nothing per record. Every process sweeps; a removal
 // is guarded by the record's KV revision, so a second one does nothing.
+// Revoked grants are swept the same way, from the grants' writes: each is
+// removed the tenant's request_retention after it was revoked.
 type Sweeper struct {
 	js      jetstream.JetStream
 	tenants []*events.Tenant
@@ -60,30 +62,27 @@ func NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 // sweepRetry is the wait before a failed read or removal is tried again.
 const sweepRetry = time.Second
 
-// Run sweeps every tenant with a retention until ctx ends.
+// Run sweeps every tenant with a retention until ctx ends: its terminal
+// requests, and its revoked grants (removed the same retention after their
+// revocation).
 func (s *Sweeper) Run(ctx context.Context) error {
 	g, ctx := errgroup.WithContext(ctx)
 	for _, t := range s.tenants {
 		if t.RequestRetention > 0 {
-			g.Go(func() error { s.sweep(ctx, t); return nil })
+			g.Go(func() error { s.sweep(ctx, t, s.requests(t)); return nil })
+			g.Go(func() error { s.sweep(ctx, t, s.grants(t)); return nil })
 		}
 	}
 	return g.Wait()
 }
 
-// sweep reads one tenant's writes until ctx ends, resuming after the last
-// one it handled when the consumer fails.
-func (s *Sweeper) sweep(ctx context.Context, t *events.Tenant) {
-	next := uint64(1)
-	for ctx.Err() == nil {
-		if err := s.pass(ctx, t, &next); err != nil && ctx.Err() == nil {
-			s.log.Warn("retention sweep failed; retrying", "tenant", t.ID, "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(sweepRetry):
-			}
-		}
-	}
+// kind is what one sweep follows: a bucket's writes under a tenant's
+// prefix, when a write makes its key due for removal (false: never), and
+// the removal.
+type kind struct {
+	bucket, prefix string
+	due            func(data []byte) (time.Time, bool)
+	remove         func(ctx context.Context, id string, kvRev uint64) error
 }
 
 // ended is what the sweeper reads of a stored request.
@@ -94,10 +93,58 @@ type ended struct {
 	} `json:"decision"`
 }
 
-func (s *Sweeper) pass(ctx context.Context, t *events.Tenant, next *uint64) error {
-	prefix := kvstate.RequestSubjectPrefix(t.ID)
-	cons, err := s.js.OrderedConsumer(ctx, kvstate.StreamOf(kvstate.BucketRequests), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + ">"}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: *next})
+// requests: a write that left its request terminal is due its retention
+// after it ended.
+func (s *Sweeper) requests(t *events.Tenant) kind {
+	return kind{bucket: kvstate.BucketRequests, prefix: kvstate.RequestSubjectPrefix(t.ID),
+		due: func(data []byte) (time.Time, bool) {
+			var r ended
+			if json.Unmarshal(data, &r) != nil || !r.Status.Terminal() || r.Decision == nil {
+				return time.Time{}, false
+			}
+			return r.Decision.DecidedAt.Add(t.RequestRetention), true
+		},
+		remove: func(ctx context.Context, id string, kvRev uint64) error {
+			return s.acts.RemoveRequest(ctx, t.ID, events.RequestID(id), kvRev)
+		}}
+}
+
+// grants: a write that revoked its grant is due the retention after the
+// revocation.
+func (s *Sweeper) grants(t *events.Tenant) kind {
+	return kind{bucket: kvstate.BucketGrants, prefix: kvstate.GrantSubjectPrefix(t.ID),
+		due: func(data []byte) (time.Time, bool) {
+			var g struct {
+				RevokedAt *time.Time `json:"revoked_at"`
+			}
+			if json.Unmarshal(data, &g) != nil || g.RevokedAt == nil {
+				return time.Time{}, false
+			}
+			return g.RevokedAt.Add(t.RequestRetention), true
+		},
+		remove: func(ctx context.Context, id string, kvRev uint64) error {
+			return s.acts.RemoveGrant(ctx, t.ID, events.GrantID(id), kvRev)
+		}}
+}
+
+// sweep reads one tenant's writes of one kind until ctx ends, resuming
+// after the last one it handled when the consumer fails.
+func (s *Sweeper) sweep(ctx context.Context, t *events.Tenant, k kind) {
+	next := uint64(1)
+	for ctx.Err() == nil {
+		if err := s.pass(ctx, k, &next); err != nil && ctx.Err() == nil {
+			s.log.Warn("retention sweep failed; retrying", "tenant", t.ID, "bucket", k.bucket, "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(sweepRetry):
+			}
+		}
+	}
+}
+
+func (s *Sweeper) pass(ctx context.Context, k kind, next *uint64) error {
+	cons, err := s.js.OrderedConsumer(ctx, kvstate.StreamOf(k.bucket), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{k.prefix + ">"}, DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: *next})
 	if err != nil {
 		return err
 	}
@@ -117,10 +164,9 @@ func (s *Sweeper) pass(ctx context.Context, t *events.Tenant, next *uint64) erro
 		if err != nil {
 			return err
 		}
-		var r ended
-		if m.Headers().Get("ce-type") != "" && json.Unmarshal(m.Data(), &r) == nil && r.Status.Terminal() && r.Decision != nil {
-			id := events.RequestID(strings.TrimPrefix(m.Subject(), prefix))
-			if err := s.remove(ctx, t, id, meta.Sequence.Stream, r.Decision.DecidedAt.Add(t.RequestRetention)); err != nil {
+		if due, ok := k.due(m.Data()); ok { // a delete or purge marker has no data: never due
+			id := strings.TrimPrefix(m.Subject(), k.prefix)
+			if err := s.remove(ctx, k, id, meta.Sequence.Stream, due); err != nil {
 				return err
 			}
 		}
@@ -128,9 +174,9 @@ func (s *Sweeper) pass(ctx context.Context, t *events.Tenant, next *uint64) erro
 	}
 }
 
-// remove waits until due, then removes the request if kvRev is still its
+// remove waits until due, then removes the key if kvRev is still its
 // latest write, retrying a failure until ctx ends (its error then).
-func (s *Sweeper) remove(ctx context.Context, t *events.Tenant, id events.RequestID, kvRev uint64, due time.Time) error {
+func (s *Sweeper) remove(ctx context.Context, k kind, id string, kvRev uint64, due time.Time) error {
 	for {
 		if wait := due.Sub(s.clock.Now()); wait > 0 {
 			fired := make(chan struct{})
@@ -142,11 +188,11 @@ func (s *Sweeper) remove(ctx context.Context, t *events.Tenant, id events.Reques
 			case <-fired:
 			}
 		}
-		err := s.acts.RemoveRequest(ctx, t.ID, id, kvRev)
+		err := k.remove(ctx, id, kvRev)
 		if err == nil || ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.log.Warn("retention removal failed; retrying", "request", id, "err", err)
+		s.log.Warn("retention removal failed; retrying", "bucket", k.bucket, "key", id, "err", err)
 		due = s.clock.Now().Add(sweepRetry)
 	}
 }

@@ -23,6 +23,10 @@ type TimeActions interface {
 	// request_retention, if its stored revision is still kvRev (the
 	// Sweeper's action).
 	RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error
+	// RemoveGrant removes a revoked grant past its tenant's
+	// request_retention, if its stored revision is still kvRev (the
+	// Sweeper's action).
+	RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error
 }
 
 // DefaultReviewTimeout bounds an agent decider's review (SPEC §3).

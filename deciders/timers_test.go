@@ -56,6 +56,9 @@ func (noActions) PassUp(context.Context, events.TenantID, events.RequestID, even
 func (noActions) RemoveRequest(context.Context, events.TenantID, events.RequestID, uint64) error {
 	return nil
 }
+func (noActions) RemoveGrant(context.Context, events.TenantID, events.GrantID, uint64) error {
+	return nil
+}
 
 // The constructors refuse what they cannot run with, and a nil logger is
 // the default one, never a panic later.

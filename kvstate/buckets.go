@@ -32,9 +32,11 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 	idem.LimitMarkerTTL = time.Minute // enables per-key TTLs
 	requests := kv(BucketRequests, "request records, one key per <tenant>.<request id>", requestHistory)
 	requests.LimitMarkerTTL = time.Minute // enables the purge markers' TTL (RemoveRequest)
+	grants := kv(BucketGrants, "grants, one key per <tenant>.<grant id>", 8)
+	grants.LimitMarkerTTL = time.Minute // enables the purge markers' TTL (RemoveGrant)
 	return []jetstream.KeyValueConfig{
 		requests,
-		kv(BucketGrants, "grants, one key per <tenant>.<grant id>", 8),
+		grants,
 		kv(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1),
 		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),
 		idem,
@@ -75,6 +77,12 @@ func subjectOf(bucket, key string) string { return "$KV." + bucket + "." + key }
 // the request id.
 func RequestSubjectPrefix(tenant events.TenantID) string {
 	return subjectOf(BucketRequests, string(tenant)+".")
+}
+
+// GrantSubjectPrefix is the stream subject of a tenant's grants, up to the
+// grant id.
+func GrantSubjectPrefix(tenant events.TenantID) string {
+	return subjectOf(BucketGrants, string(tenant)+".")
 }
 
 // Requests returns the requests bucket, for mirrors and watchers.

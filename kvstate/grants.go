@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // GrantKey is the KV key of a grant: <tenant>.<grant id>.
@@ -71,4 +72,12 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		floor = rev + 1 // the grant moved past rev: a read below is stale
 	}
 	return events.Grant{}, 0, ErrConflict
+}
+
+// RemoveGrant removes a grant's key (a revoked grant past its retention)
+// if its latest revision is still kvRev; otherwise ErrConflict. The purge
+// marker it leaves expires after PurgeMarkerTTL.
+func (s *Store) RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error {
+	err := s.grants.Purge(ctx, GrantKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
+	return mapErr(err)
 }

@@ -82,3 +82,68 @@ func TestRetentionRemovesTerminalRecords(t *testing.T) {
 		t.Errorf("the pending request: %d, want 200", code)
 	}
 }
+
+// A revoked grant is removed request_retention after its revocation; a
+// grant in force is kept.
+func TestRetentionRemovesRevokedGrants(t *testing.T) {
+	clock := testutil.NewClock(time.Now())
+	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
+  - id: demo
+    request_retention: 1h
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents: [{id: agt_main, member: u-1}]
+    tokens:
+      - {token: dev-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
+      - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
+`))
+	main, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	grant := func(tool string) string {
+		t.Helper()
+		var r record
+		main.do(t, "POST", "/v1/requests", map[string]any{"tool": tool, "arguments": map[string]any{}, "timeout": "3h"}, nil, &r)
+		if code := person.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "allow", "scope": "lifetime"}, nil, nil); code != 200 {
+			t.Fatalf("allow: %d", code)
+		}
+		var page struct {
+			Items []struct {
+				ID        string `json:"id"`
+				RequestID string `json:"request_id"`
+			} `json:"items"`
+		}
+		person.do(t, "GET", "/v1/grants", nil, nil, &page)
+		for _, g := range page.Items {
+			if g.RequestID == r.ID {
+				return g.ID
+			}
+		}
+		t.Fatalf("no grant for %s in %+v", tool, page.Items)
+		return ""
+	}
+	revoked, kept := grant("deploy"), grant("build")
+	if code := person.do(t, "DELETE", "/v1/grants/"+revoked, nil, nil, nil); code != 200 {
+		t.Fatalf("revoke: %d", code)
+	}
+	listed := func(id string) bool {
+		var page struct {
+			Items []struct {
+				ID string `json:"id"`
+			} `json:"items"`
+		}
+		person.do(t, "GET", "/v1/grants?revoked=true", nil, nil, &page)
+		for _, g := range page.Items {
+			if g.ID == id {
+				return true
+			}
+		}
+		return false
+	}
+	clock.Advance(59 * time.Minute)
+	if !listed(revoked) {
+		t.Fatal("the revoked grant is gone before its retention")
+	}
+	clock.Advance(2 * time.Minute)
+	testutil.Eventually(t, 10*time.Second, func() bool { return !listed(revoked) }, "the revoked grant removed after its retention")
+	if !listed(kept) {
+		t.Error("the grant in force was removed")
+	}
+}
