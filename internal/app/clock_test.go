@@ -50,10 +50,11 @@ func TestTimeRulesOnASteppedClock(t *testing.T) {
 	}, "the request expired at its deadline")
 }
 
-// A terminal record is removed request_retention after it ended: the
-// timers arm the removal, and a GET of it is then 404; a pending one stays.
-func TestRetentionRemovesTerminalRecords(t *testing.T) {
-	clock := testutil.NewClock(time.Now())
+// retentionServer is a server on a stepped clock whose tenant keeps its
+// records an hour, with its agent's and its person's clients.
+func retentionServer(t *testing.T) (clock *testutil.Clock, main, person *client) {
+	t.Helper()
+	clock = testutil.NewClock(time.Now())
 	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
   - id: demo
     request_retention: 1h
@@ -63,7 +64,13 @@ func TestRetentionRemovesTerminalRecords(t *testing.T) {
       - {token: dev-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
       - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
 `))
-	main, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	return clock, newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+}
+
+// A terminal record is removed request_retention after it ended: the
+// sweeper removes it, and a GET of it is then 404; a pending one stays.
+func TestRetentionRemovesTerminalRecords(t *testing.T) {
+	clock, main, person := retentionServer(t)
 	var denied, pending record
 	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}, "timeout": "3h"}, nil, &denied)
 	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 2}, "timeout": "3h"}, nil, &pending)
@@ -86,17 +93,7 @@ func TestRetentionRemovesTerminalRecords(t *testing.T) {
 // A revoked grant is removed request_retention after its revocation; a
 // grant in force is kept.
 func TestRetentionRemovesRevokedGrants(t *testing.T) {
-	clock := testutil.NewClock(time.Now())
-	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
-  - id: demo
-    request_retention: 1h
-    members: [{id: u-1, policy: {allow: ["*"]}}]
-    agents: [{id: agt_main, member: u-1}]
-    tokens:
-      - {token: dev-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
-      - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
-`))
-	main, person := newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	clock, main, person := retentionServer(t)
 	grant := func(tool string) string {
 		t.Helper()
 		var r record
