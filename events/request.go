@@ -2,6 +2,7 @@ package events
 
 import (
 	"encoding/json"
+	"slices"
 	"time"
 )
 
@@ -191,6 +192,41 @@ type Request struct {
 	DeadlineAt     time.Time       `json:"deadline_at"`
 	ClaimedAt      *time.Time      `json:"claimed_at"`
 	Decision       *Decision       `json:"decision"`
+}
+
+// Clone returns a copy of r that shares nothing a change may write: its
+// slices and the values its pointers point to are copied. A change made to
+// the clone leaves r, and every reader holding r (a mirror's copy), alone.
+// Arguments, Stage.Prefix and the stage texts are only ever read, and stay
+// shared.
+func (r *Request) Clone() Request {
+	c := *r
+	c.Stages = slices.Clone(r.Stages)
+	for i := range c.Stages {
+		c.Stages[i].AllowedBy = clonePtr(c.Stages[i].AllowedBy)
+		c.Stages[i].AllowedAt = clonePtr(c.Stages[i].AllowedAt)
+	}
+	c.Chain = slices.Clone(r.Chain)
+	c.Endorsements = slices.Clone(r.Endorsements)
+	c.Abstentions = slices.Clone(r.Abstentions)
+	c.Connection = clonePtr(r.Connection)
+	c.Approver = clonePtr(r.Approver)
+	c.ReviewerReason = clonePtr(r.ReviewerReason)
+	c.ClaimedAt = clonePtr(r.ClaimedAt)
+	if r.Decision != nil {
+		d := *r.Decision
+		d.ExpiresAt = clonePtr(d.ExpiresAt)
+		c.Decision = &d
+	}
+	return c
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }
 
 // Binding returns the exact-call binding of r, for CallDigest.

@@ -2,6 +2,7 @@ package kvstate_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
@@ -137,5 +138,47 @@ func endorse(agent events.AgentID) kvstate.Mutation {
 	return func(q *events.Request) (string, error) {
 		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
 		return events.TypeRequestEscalated, nil
+	}
+}
+
+// A change applied through TransitionFrom leaves the record it started from
+// alone: that record may be a mirror's copy, read meanwhile by other
+// requests (the answer path reads the mirror). A change that wrote through
+// a shared stage, slice or pointer would also show in the mirror a change
+// whose compare-and-set then failed.
+func TestTransitionFromLeavesItsInputAlone(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	r.SetStages([]events.Stage{{Text: "git status"}, {Text: "git push"}})
+	r.Chain = make([]events.AgentID, 1, 4) // room to append in place
+	r.Chain[0] = "agt_a"
+	r.Endorsements = make(events.Endorsements, 0, 4)
+	cur, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before, err := json.Marshal(cur.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.TransitionFrom(ctx, cur, func(q *events.Request) (string, error) {
+		q.AllowStage(events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.ScopeOnce, time.Now())
+		q.Chain = append(q.Chain, "agt_b")
+		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: "agt_b", At: time.Now()})
+		q.Approver.ID = "u-2"
+		return events.TypeRequestEscalated, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := json.Marshal(cur.Request)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(before) != string(after) {
+		t.Fatalf("the input record changed:\n before %s\n after  %s", before, after)
+	}
+	if cap(cur.Chain) == 4 && cur.Chain[:2][1] == "agt_b" {
+		t.Fatal("the change appended to the input's chain in place")
 	}
 }

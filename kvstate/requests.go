@@ -150,9 +150,7 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 				return Record{}, err
 			}
 		}
-		next := cur.Request
-		next.Endorsements = append([]events.Endorsement(nil), cur.Endorsements...)
-		next.Abstentions = append([]events.Endorsement(nil), cur.Abstentions...)
+		next := cur.Request.Clone() // cur may be a mirror's copy, shared with its readers
 		typ, err := fn(&next)
 		if err == nil && !Legal(typ, cur.Status, next.Status) {
 			err = fmt.Errorf("%w: %s from %s to %s", ErrIllegal, typ, cur.Status, next.Status)

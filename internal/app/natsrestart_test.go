@@ -216,8 +216,11 @@ func TestExternalNATSRestartHeals(t *testing.T) {
 	urlA, urlB := "http://"+a.Addr(), "http://"+b.Addr()
 	mainA, personB, progA := newClient(urlA, "dev-main"), newClient(urlB, "dev-person"), newClient(urlA, "dev-programmer")
 
-	// Work messages on the person's decide subject, seen by a plain subscriber.
-	nc, err := nats.Connect(nproc.url(), nats.MaxReconnects(-1), nats.ReconnectWait(100*time.Millisecond))
+	// Work messages on the person's decide subject, seen by a plain
+	// subscriber. It must be back on the restarted server before the
+	// processes re-derive their work (a core subscriber away then misses
+	// it): it retries every 10 ms, the processes every 250 ms and more.
+	nc, err := nats.Connect(nproc.url(), nats.MaxReconnects(-1), nats.ReconnectWait(10*time.Millisecond), nats.ReconnectJitter(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
