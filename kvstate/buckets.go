@@ -2,6 +2,7 @@ package kvstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -49,6 +50,8 @@ type Store struct {
 	requests, grants, agents, rules, idm jetstream.KeyValue
 	commits, idemCommits                 *committer // request and idempotency writes, group-committed
 	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
+	snaps                                jetstream.ObjectStore
+	requestStream                        jetstream.Stream // the requests bucket's, for its snapshots
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds them.
@@ -61,9 +64,17 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 		}
 		kvs[cfg.Bucket] = kv
 	}
+	snaps, err := openSnapshots(ctx, js, replicas)
+	if err != nil {
+		return nil, fmt.Errorf("kvstate: object store %s: %w", SnapshotBucket, mapErr(err))
+	}
+	reqStream, err := js.Stream(ctx, StreamOf(BucketRequests))
+	if err != nil {
+		return nil, fmt.Errorf("kvstate: bucket %s: %w", BucketRequests, mapErr(err))
+	}
 	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests)}
 	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency)}
-	return &Store{js: js, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+	return &Store{js: js, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
 }
 
@@ -130,4 +141,20 @@ func sameBucket(have, want jetstream.KeyValueConfig) bool {
 	return have.Description == want.Description && have.History == want.History &&
 		have.Storage == want.Storage && have.Replicas == want.Replicas &&
 		have.LimitMarkerTTL == want.LimitMarkerTTL
+}
+
+// openSnapshots binds the snapshot object store, creating it if it is
+// missing (never updating it: see createBucket).
+func openSnapshots(ctx context.Context, js jetstream.JetStream, replicas int) (jetstream.ObjectStore, error) {
+	obs, err := js.ObjectStore(ctx, SnapshotBucket)
+	if !errors.Is(err, jetstream.ErrBucketNotFound) {
+		return obs, err
+	}
+	obs, err = js.CreateObjectStore(ctx, jetstream.ObjectStoreConfig{Bucket: SnapshotBucket,
+		Description: "snapshots of the request mirror, so that a process starts without replaying every request (a cache)",
+		Storage:     jetstream.FileStorage, Replicas: replicas})
+	if errors.Is(err, jetstream.ErrBucketExists) { // another process created it meanwhile
+		return js.ObjectStore(ctx, SnapshotBucket)
+	}
+	return obs, err
 }

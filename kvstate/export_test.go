@@ -1,6 +1,11 @@
 package kvstate
 
-import "time"
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+)
 
 // UseLeaderReads makes s read as on a replicated bucket (read.go).
 func UseLeaderReads(s *Store) { s.leaderReads = true }
@@ -34,3 +39,35 @@ const (
 // Choose and Observe expose the chooser's methods.
 func (c *Chooser) Choose(n int) int                        { return c.choose(n) }
 func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }
+
+// Resumed is the sequence v's request watcher resumed from after loading a
+// snapshot (0: none was used).
+func Resumed(v *Views) uint64 { return v.snaps.resumed.Load() }
+
+// NoSnapshots makes v replay every stored request at start.
+func NoSnapshots(v *Views) { v.requests.resume = nil }
+
+// Dump lists what m holds, a line per key in key order: the revision,
+// whether the value is held in full, the summary and the index keys.
+func Dump[T any](m *Mirror[T]) []string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	var out []string
+	for k, it := range m.items {
+		ix := slices.Clone(it.ix)
+		slices.Sort(ix)
+		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v", k, it.rev, it.v != nil, it.sum, ix))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// EncodeSnapshot and LoadSnapshot expose a mirror's snapshot codec.
+func EncodeSnapshot[T any](m *Mirror[T], created time.Time) []byte { return m.encodeSnapshot(created) }
+
+func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq uint64, now time.Time) (uint64, error) {
+	return m.loadSnapshot(context.Background(), data, streamState{created: created, lastSeq: lastSeq}, now)
+}
+
+// SnapshotMaxAge is the age past which a snapshot is not trusted.
+const SnapshotMaxAge = snapshotMaxAge

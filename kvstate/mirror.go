@@ -40,6 +40,15 @@ type Mirror[T any] struct {
 	summarize func(*T) (Summary, bool)
 	peek      func(data []byte) (s Summary, ix []string, ok bool)
 
+	// resume (may be nil) runs before the first watch: it may fill the
+	// mirror from a snapshot, and returns the sequence to watch from (0:
+	// every current value).
+	resume func(ctx context.Context) uint64
+	// last and lastAt are the revision the watcher delivered last and its
+	// store time (Unix ns), for snapshots.
+	last   atomic.Uint64
+	lastAt atomic.Int64
+
 	mu    sync.RWMutex
 	items map[string]mirrored[T]
 	byIdx map[string]*keyset
@@ -108,6 +117,9 @@ func (m *Mirror[T]) Run(ctx context.Context) error {
 	readyOnce := sync.OnceFunc(func() { close(m.ready) })
 	defer readyOnce()
 	var next uint64 // the stream sequence to resume from; 0: every current value
+	if m.resume != nil {
+		next = m.resume(ctx)
+	}
 	wait := 50 * time.Millisecond
 	for {
 		err := m.watch(ctx, &next, readyOnce)
@@ -164,6 +176,8 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 			}
 			*next = e.Revision() + 1
 			m.take(e, replay)
+			m.last.Store(e.Revision()) // after take: a snapshot holds every write up to last
+			m.lastAt.Store(e.Created().UnixNano())
 		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"crypto/subtle"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
@@ -23,6 +25,7 @@ type Views struct {
 	grants   *Mirror[events.Grant]
 	rules    *Mirror[events.Rule]
 	requests *Mirror[Record]
+	snaps    *Snapshots[Record]
 }
 
 // NewViews builds the views over store for the configured tenants.
@@ -42,8 +45,14 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 	})
 	v.requests = NewMirror(store.requests, requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
+	v.snaps = &Snapshots[Record]{mirror: v.requests, obs: store.snaps, stream: store.requestStream, name: BucketRequests,
+		now: time.Now, log: slog.Default().Warn}
+	v.requests.resume = v.snaps.Resume
 	return v
 }
+
+// Snapshots keeps the request mirror's snapshots (snapshot.go).
+func (v *Views) Snapshots() *Snapshots[Record] { return v.snaps }
 
 // Requests is the mirror of request records (the inbox, deadlines, waits
 // are fed from its one watcher).

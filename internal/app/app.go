@@ -50,6 +50,7 @@ type App struct {
 	api      *httpapi.API
 	ln       net.Listener
 	checks   []func() error // readiness beyond NATS answering; no I/O
+	views    *kvstate.Views
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
 	served   chan error
@@ -126,7 +127,8 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
 	checker.Rules = svc.RulesFor
 	wireJudges(checker, tenants, reg, o.Logger)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}}
+	views.Snapshots().SetLogger(o.Logger)
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}, views: views}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.workers, wctx = errgroup.WithContext(wctx)
@@ -145,6 +147,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		}
 	}
 	a.workers.Go(func() error { return views.Run(wctx) })
+	a.workers.Go(func() error { views.Snapshots().Keep(wctx, kvstate.SnapshotEvery); return nil })
 	if err := views.WaitReady(ctx); err != nil {
 		a.stopWorkers()
 		return nil, err
@@ -345,6 +348,13 @@ func (a *App) Shutdown(ctx context.Context) error {
 		}
 	}
 	a.stopWorkers()
+	// The request mirror's snapshot, so that the next start need not
+	// replay every request (a cache: a failure costs only that).
+	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	if serr := a.views.Snapshots().Save(sctx); serr != nil {
+		a.log.Warn("snapshot: not saved", "err", serr)
+	}
+	cancel()
 	a.Broker.Close()
 	return err
 }

@@ -1,0 +1,218 @@
+package kvstate_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// snapshotFixture writes requests of every shape: pending, decided by a
+// person, endorsed by an agent, cancelled.
+func snapshotFixture(t *testing.T, s *kvstate.Store, n int) []kvstate.Record {
+	t.Helper()
+	ctx := context.Background()
+	var out []kvstate.Record
+	for i := range n {
+		r := pending(events.NewRequestID())
+		rec, err := s.CreateRequest(ctx, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch i % 4 {
+		case 1:
+			rec = transition(t, s, rec, deny("u-1"))
+		case 2:
+			rec = transition(t, s, rec, endorse(events.AgentID(fmt.Sprintf("agt_%d", i%3))))
+			rec = transition(t, s, rec, deny("u-2"))
+		case 3:
+			rec = transition(t, s, rec, func(q *events.Request) (string, error) {
+				q.Status = events.StatusCancelled
+				q.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}, DecidedAt: time.Now()}
+				return events.TypeRequestCancelled, nil
+			})
+		}
+		out = append(out, rec)
+	}
+	return out
+}
+
+func deny(person string) kvstate.Mutation {
+	return func(q *events.Request) (string, error) {
+		q.Status = events.StatusDenied
+		q.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: person}, DecidedAt: time.Now()}
+		return events.TypeRequestDecided, nil
+	}
+}
+
+func transition(t *testing.T, s *kvstate.Store, rec kvstate.Record, fn kvstate.Mutation) kvstate.Record {
+	t.Helper()
+	rec, err := s.TransitionFrom(context.Background(), rec, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// runViews starts views over s (snapshots off unless useSnapshot) and
+// returns them once ready, with the keys OnChange saw held in full.
+func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*kvstate.Views, func() []string, context.CancelFunc) {
+	t.Helper()
+	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	if !useSnapshot {
+		kvstate.NoSnapshots(v)
+	}
+	var mu sync.Mutex
+	changed := map[string]bool{}
+	v.Requests().OnChange(func(key string, r kvstate.Record, deleted bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		changed[key] = !deleted && r.Status == events.StatusPending
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = v.Run(ctx) }()
+	if err := v.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	pendingSeen := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for k, p := range changed {
+			if p {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	stop := func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return v, pendingSeen, stop
+}
+
+// scans lists what each inbox scope walks, as a list page would.
+func scans(v *kvstate.Views) []string {
+	var out []string
+	for _, scope := range []kvstate.RequestScope{kvstate.TenantScope("acme"), kvstate.PendingScope("acme"),
+		kvstate.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}),
+		kvstate.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-2"}),
+		kvstate.InboxScope("acme", events.Ref{Kind: events.KindAgent, ID: "agt_1"})} {
+		var ids []string
+		v.ScanRequests("acme", scope, "", func(id events.RequestID, s kvstate.Summary, rev uint64, r *kvstate.Record) bool {
+			ids = append(ids, fmt.Sprintf("%s@%d/%v", id, rev, r != nil))
+			return true
+		})
+		out = append(out, string(scope)+": "+strings.Join(ids, " "))
+	}
+	return out
+}
+
+// A process that starts from a snapshot holds exactly what a process that
+// replays every stored request holds, writes made after the snapshot
+// included (new requests, an end, a removal), and tells OnChange of every
+// pending request, as a replay does (deadlines and offers hang on it).
+func TestSnapshotResumesLikeAReplay(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	recs := snapshotFixture(t, s, 40)
+	v1, _, stop1 := runViews(t, s, true)
+	if kvstate.Resumed(v1) != 0 {
+		t.Fatal("resumed from a snapshot before any was saved")
+	}
+	if err := v1.Snapshots().Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop1()
+
+	// After the snapshot: more requests, a pending one ended, one endorsed,
+	// a terminal one removed.
+	recs = append(recs, snapshotFixture(t, s, 8)...)
+	transition(t, s, recs[0], deny("u-1"))
+	transition(t, s, recs[4], endorse("agt_1"))
+	if err := s.RemoveRequest(ctx, "acme", recs[1].ID, recs[1].KVRevision); err != nil {
+		t.Fatal(err)
+	}
+
+	v2, pending2, _ := runViews(t, s, true)
+	if kvstate.Resumed(v2) == 0 {
+		t.Fatal("the snapshot was not used")
+	}
+	v3, pending3, _ := runViews(t, s, false)
+	if kvstate.Resumed(v3) != 0 {
+		t.Fatal("a replay resumed from a snapshot")
+	}
+	got, want := kvstate.Dump(v2.Requests()), kvstate.Dump(v3.Requests())
+	if !slices.Equal(got, want) {
+		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(got) != 47 {
+		t.Fatalf("holds %d requests, want 47", len(got))
+	}
+	if g, w := scans(v2), scans(v3); !slices.Equal(g, w) {
+		t.Fatalf("scans from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
+	}
+	if g, w := pending2(), pending3(); !slices.Equal(g, w) || len(g) == 0 {
+		t.Fatalf("OnChange saw pending %v from the snapshot, %v from a replay", g, w)
+	}
+}
+
+// A snapshot that cannot be trusted (of another stream, ahead of the
+// stream, older than the removal markers, damaged) leaves the mirror empty
+// and is an error, so the process replays; a good one loads.
+func TestSnapshotNotTrusted(t *testing.T) {
+	s := newStore(t)
+	snapshotFixture(t, s, 12)
+	v, _, _ := runViews(t, s, false)
+	created := time.Unix(1_700_000_000, 0)
+	data := kvstate.EncodeSnapshot(v.Requests(), created)
+	if data == nil {
+		t.Fatal("no snapshot of a mirror that holds requests")
+	}
+	seq := uint64(0) // the last revision the watcher delivered: the highest held
+	for _, line := range kvstate.Dump(v.Requests()) {
+		var rev uint64
+		fmt.Sscanf(line[strings.Index(line, "rev="):], "rev=%d", &rev)
+		seq = max(seq, rev)
+	}
+	now := time.Now()
+	fresh := func() *kvstate.Mirror[kvstate.Record] {
+		return kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests()
+	}
+	for _, c := range []struct {
+		name    string
+		data    []byte
+		created time.Time
+		lastSeq uint64
+		now     time.Time
+	}{
+		{"another stream", data, created.Add(time.Second), seq, now},
+		{"the stream behind it", data, created, seq - 1, now},
+		{"too old", data, created, seq, now.Add(kvstate.SnapshotMaxAge + time.Minute)},
+		{"truncated", data[:len(data)-3], created, seq, now},
+		{"a byte more", append(slices.Clone(data), 0), created, seq, now},
+		{"not a snapshot", []byte("{}"), created, seq, now},
+	} {
+		m := fresh()
+		if next, err := kvstate.LoadSnapshot(m, c.data, c.created, c.lastSeq, c.now); err == nil || next != 0 {
+			t.Errorf("%s: loaded (resume at %d, %v)", c.name, next, err)
+		}
+		if m.Len() != 0 {
+			t.Errorf("%s: left %d keys in the mirror", c.name, m.Len())
+		}
+	}
+	m := fresh()
+	next, err := kvstate.LoadSnapshot(m, data, created, seq, now)
+	if err != nil || next != seq+1 {
+		t.Fatalf("a good snapshot: resume at %d, %v; want %d", next, err, seq+1)
+	}
+	if got, want := kvstate.Dump(m), kvstate.Dump(v.Requests()); !slices.Equal(got, want) {
+		t.Fatalf("loaded:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
