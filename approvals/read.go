@@ -183,7 +183,7 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 			continue
 		}
 		g.Go(func() error {
-			rec, err := s.store.PeekRequest(gctx, tenant, hits[i].req.ID, hits[i].kvRev)
+			rec, err := s.store.RequestAt(gctx, tenant, hits[i].req.ID, hits[i].kvRev)
 			if errors.Is(err, kvstate.ErrNotFound) {
 				gone[i] = true
 				return nil

@@ -182,3 +182,38 @@ func TestTransitionFromLeavesItsInputAlone(t *testing.T) {
 		t.Fatal("the change appended to the input's chain in place")
 	}
 }
+
+// RequestAt reads a request as stored at a revision (what a list page
+// shows of a request the mirror holds there), even when a later one
+// exists; a removed request, or a revision of another key, is
+// ErrNotFound.
+func TestRequestAt(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	first, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := transition(t, s, first, deny("u-1"))
+	got, err := s.RequestAt(ctx, r.Tenant, r.ID, first.KVRevision)
+	if err != nil || got.Status != events.StatusPending || got.KVRevision != first.KVRevision {
+		t.Fatalf("at the first revision: %s at %d, %v", got.Status, got.KVRevision, err)
+	}
+	got, err = s.RequestAt(ctx, r.Tenant, r.ID, ended.KVRevision)
+	if err != nil || got.Status != events.StatusDenied || got.Revision != 1 {
+		t.Fatalf("at the last revision: %s (revision %d), %v", got.Status, got.Revision, err)
+	}
+	other := pending(events.NewRequestID())
+	if _, err := s.CreateRequest(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestAt(ctx, other.Tenant, other.ID, ended.KVRevision); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Fatalf("another key's revision: %v, want ErrNotFound", err)
+	}
+	if err := s.RemoveRequest(ctx, r.Tenant, r.ID, ended.KVRevision); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.RequestAt(ctx, r.Tenant, r.ID, ended.KVRevision); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Fatalf("a removed request: %v, want ErrNotFound", err)
+	}
+}

@@ -92,6 +92,29 @@ func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id 
 	return decodeRecord(e)
 }
 
+// RequestAt reads the request as stored at KV revision rev, for display
+// (a list page shows a terminal request the mirror holds at rev): one get
+// by stream sequence, with no lookup of the key's last revision, which
+// costs a scan of its message block. A revision that is gone is
+// ErrNotFound (the request was removed); on a replicated bucket, where a
+// lagging replica may not have it yet, the read falls back to PeekRequest.
+func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events.RequestID, rev uint64) (Record, error) {
+	key := RequestKey(tenant, id)
+	m, err := s.requestStream.GetMsg(ctx, rev)
+	switch {
+	case err == nil && m.Subject == subjectOf(BucketRequests, key) && m.Header.Get(kvOperationHdr) == "":
+		return decodeRecord(stored{key: key, value: m.Data, rev: m.Sequence, at: m.Time})
+	case s.leaderReads:
+		return s.PeekRequest(ctx, tenant, id, rev)
+	case err == nil, errors.Is(err, jetstream.ErrMsgNotFound):
+		return Record{}, ErrNotFound
+	}
+	return Record{}, mapErr(err)
+}
+
+// kvOperationHdr marks a KV delete or purge.
+const kvOperationHdr = "KV-Operation"
+
 // PeekRequest reads a request by direct get on a replicated bucket, which
 // any replica answers (so reads spread over the cluster), falling back to
 // the leader (GetRequestAfter) on a not-found or an answer below floor,
