@@ -27,9 +27,10 @@ import (
 // SnapshotBucket when a process stops and every SnapshotEvery, and a
 // process that finds none, or one it cannot trust, replays the bucket as
 // before. It is trusted only when it was taken from the same stream (its
-// creation time), the stream has not gone back behind S, and it is
-// younger than the removal markers' TTL less a margin: a request removed
-// after S is seen as its purge marker, which must still be there.
+// creation time), the stream has not gone back behind S, and, when the
+// stream was written after S, write S is younger than the removal
+// markers' TTL less a margin: a request removed after S is seen as its
+// purge marker, which must still be there.
 //
 // Each key's state in a snapshot is at least as new as at S, never older:
 // S is read before the keys, and a mirror's values only move forward. The
@@ -240,7 +241,7 @@ func (h snapshotHead) usable(s streamState, now time.Time) error {
 		return fmt.Errorf("taken of another stream (created %v, the stream %v)", h.created, s.created)
 	case s.lastSeq < h.seq:
 		return fmt.Errorf("the stream is behind it (at %d, the snapshot at %d)", s.lastSeq, h.seq)
-	case now.Sub(h.at) > snapshotMaxAge:
+	case s.lastSeq > h.seq && now.Sub(h.at) > snapshotMaxAge: // nothing written since: no marker to miss
 		return fmt.Errorf("too old (its last write at %v)", h.at)
 	}
 	return nil

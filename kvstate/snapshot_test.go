@@ -164,7 +164,8 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 }
 
 // A snapshot that cannot be trusted (of another stream, ahead of the
-// stream, older than the removal markers, damaged) leaves the mirror empty
+// stream, older than the removal markers of writes made since, damaged)
+// leaves the mirror empty
 // and is an error, so the process replays; a good one loads.
 func TestSnapshotNotTrusted(t *testing.T) {
 	s := newStore(t)
@@ -194,7 +195,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	}{
 		{"another stream", data, created.Add(time.Second), seq, now},
 		{"the stream behind it", data, created, seq - 1, now},
-		{"too old", data, created, seq, now.Add(kvstate.SnapshotMaxAge + time.Minute)},
+		{"too old", data, created, seq + 1, now.Add(kvstate.SnapshotMaxAge + time.Minute)},
 		{"truncated", data[:len(data)-3], created, seq, now},
 		{"a byte more", append(slices.Clone(data), 0), created, seq, now},
 		{"not a snapshot", []byte("{}"), created, seq, now},
@@ -206,6 +207,10 @@ func TestSnapshotNotTrusted(t *testing.T) {
 		if m.Len() != 0 {
 			t.Errorf("%s: left %d keys in the mirror", c.name, m.Len())
 		}
+	}
+	// Old, but nothing was written since: no removal marker can be missed.
+	if next, err := kvstate.LoadSnapshot(fresh(), data, created, seq, now.Add(kvstate.SnapshotMaxAge+time.Minute)); err != nil || next != seq+1 {
+		t.Errorf("an old snapshot of a stream written no more since: resume at %d, %v", next, err)
 	}
 	m := fresh()
 	next, err := kvstate.LoadSnapshot(m, data, created, seq, now)
