@@ -42,7 +42,7 @@ func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n
 
 // Resumed is the sequence v's request watcher resumed from after loading a
 // snapshot (0: none was used).
-func Resumed(v *Views) uint64 { return v.snaps.resumed.Load() }
+func Resumed(v *Views) uint64 { return v.snaps.Resumed() }
 
 // NoSnapshots makes v replay every stored request at start.
 func NoSnapshots(v *Views) { v.requests.resume = nil }

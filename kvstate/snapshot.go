@@ -407,6 +407,10 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 	return data, nil
 }
 
+// Resumed is the stream sequence the watcher started from after the
+// snapshot was loaded at start, or 0 when none was used (a replay).
+func (s *Snapshots[T]) Resumed() uint64 { return s.resumed.Load() }
+
 // Save writes the mirror's snapshot, unless it has not moved since the
 // last one.
 func (s *Snapshots[T]) Save(ctx context.Context) error {

@@ -52,10 +52,10 @@ func TestTimeRulesOnASteppedClock(t *testing.T) {
 
 // retentionServer is a server on a stepped clock whose tenant keeps its
 // records an hour, with its agent's and its person's clients.
-func retentionServer(t *testing.T) (clock *testutil.Clock, main, person *client) {
+func retentionServer(t *testing.T) (srv *servertest.Server, clock *testutil.Clock, main, person *client) {
 	t.Helper()
 	clock = testutil.NewClock(time.Now())
-	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
+	srv = servertest.Start(t, servertest.WithClock(clock), servertest.WithConfig(`tenants:
   - id: demo
     request_retention: 1h
     members: [{id: u-1, policy: {allow: ["*"]}}]
@@ -64,13 +64,13 @@ func retentionServer(t *testing.T) (clock *testutil.Clock, main, person *client)
       - {token: dev-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
       - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
 `))
-	return clock, newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	return srv, clock, newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
 }
 
 // A terminal record is removed request_retention after it ended: the
 // sweeper removes it, and a GET of it is then 404; a pending one stays.
 func TestRetentionRemovesTerminalRecords(t *testing.T) {
-	clock, main, person := retentionServer(t)
+	_, clock, main, person := retentionServer(t)
 	var denied, pending record
 	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}, "timeout": "3h"}, nil, &denied)
 	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 2}, "timeout": "3h"}, nil, &pending)
@@ -93,7 +93,7 @@ func TestRetentionRemovesTerminalRecords(t *testing.T) {
 // A revoked grant is removed request_retention after its revocation; a
 // grant in force is kept.
 func TestRetentionRemovesRevokedGrants(t *testing.T) {
-	clock, main, person := retentionServer(t)
+	_, clock, main, person := retentionServer(t)
 	grant := func(tool string) string {
 		t.Helper()
 		var r record
@@ -143,4 +143,40 @@ func TestRetentionRemovesRevokedGrants(t *testing.T) {
 	if !listed(kept) {
 		t.Error("the grant in force was removed")
 	}
+}
+
+// A restart starts from the request mirror's snapshot, saved at shutdown,
+// and the process behaves as after a replay: both requests are listed (the
+// terminal one read from KV), the pending one still expires at its
+// deadline (its timer is armed from the snapshot's load), and the terminal
+// one is still removed after its retention.
+func TestRestartFromTheSnapshot(t *testing.T) {
+	srv, clock, main, person := retentionServer(t)
+	var denied, pending record
+	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}, "timeout": "3h"}, nil, &denied)
+	main.do(t, "POST", "/v1/requests", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 2}, "timeout": "3h"}, nil, &pending)
+	if code := person.do(t, "POST", "/v1/requests/"+denied.ID, map[string]any{"expected": 0, "decision": "deny"}, nil, nil); code != 200 {
+		t.Fatalf("deny: %d", code)
+	}
+	srv.Restart(t)
+	if srv.App.Service.Views().Snapshots().Resumed() == 0 {
+		t.Fatal("the restart replayed instead of loading the snapshot")
+	}
+	main, person = newClient(srv.URL, "dev-main"), newClient(srv.URL, "dev-person")
+	var page struct {
+		Items []record `json:"items"`
+	}
+	if code := person.do(t, "GET", "/v1/requests", nil, nil, &page); code != 200 || len(page.Items) != 2 ||
+		page.Items[0].ID != denied.ID || page.Items[0].Status != "denied" || page.Items[1].Status != "pending" {
+		t.Fatalf("the inbox after the restart: %d %+v", code, page.Items)
+	}
+	clock.Advance(3*time.Hour + time.Minute)
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		var r record
+		main.do(t, "GET", "/v1/requests/"+pending.ID, nil, nil, &r)
+		return r.Status == "expired" && r.Decision != nil && r.Decision.By.Kind == "deadline"
+	}, "the pending request expired at its deadline")
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return main.do(t, "GET", "/v1/requests/"+denied.ID, nil, nil, nil) == 404
+	}, "the denied request removed after its retention")
 }
