@@ -248,7 +248,13 @@ func (m *Mirror[T]) store(key string, it mirrored[T]) bool {
 	}
 	m.unindex(key, old.ix)
 	m.items[key] = it
-	for _, k := range it.ix {
+	m.indexLocked(key, it.ix)
+	return true
+}
+
+// indexLocked adds key to the indexes ix; m.mu is held.
+func (m *Mirror[T]) indexLocked(key string, ix []string) {
+	for _, k := range ix {
 		set := m.byIdx[k]
 		if set == nil {
 			set = &keyset{}
@@ -256,7 +262,6 @@ func (m *Mirror[T]) store(key string, it mirrored[T]) bool {
 		}
 		set.add(key)
 	}
-	return true
 }
 
 func (m *Mirror[T]) remove(key string, rev uint64) {

@@ -225,6 +225,9 @@ func decodeHead(data []byte) (snapshotHead, *snapDecoder, error) {
 	}
 	h.count = binary.LittleEndian.Uint64(d.b)
 	d.b = d.b[8:]
+	if h.count > uint64(len(d.b))/3 { // an entry takes 3 bytes at least
+		return snapshotHead{}, nil, errSnapshot
+	}
 	return h, d, nil
 }
 
@@ -241,7 +244,7 @@ func (h snapshotHead) usable(s streamState, now time.Time) error {
 		return fmt.Errorf("taken of another stream (created %v, the stream %v)", h.created, s.created)
 	case s.lastSeq < h.seq:
 		return fmt.Errorf("the stream is behind it (at %d, the snapshot at %d)", s.lastSeq, h.seq)
-	case s.lastSeq > h.seq && now.Sub(h.at) > snapshotMaxAge: // nothing written since: no marker to miss
+	case s.lastSeq > h.seq && now.Sub(h.at) > snapshotMaxAge: // written since: a removal's marker may be gone
 		return fmt.Errorf("too old (its last write at %v)", h.at)
 	}
 	return nil
@@ -263,6 +266,9 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 	m.items = make(map[string]mirrored[T], h.count)
 	var hot []string
 	for range h.count {
+		if d.err != nil {
+			break
+		}
 		key := d.str()
 		it := mirrored[T]{rev: d.uvarint()}
 		if d.byte() == 1 {
@@ -283,14 +289,7 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 			it.ix[i] = d.ref()
 		}
 		m.items[key] = it
-		for _, k := range it.ix {
-			set := m.byIdx[k]
-			if set == nil {
-				set = &keyset{}
-				m.byIdx[k] = set
-			}
-			set.add(key)
-		}
+		m.indexLocked(key, it.ix)
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()

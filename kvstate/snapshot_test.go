@@ -1,8 +1,11 @@
 package kvstate_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -199,10 +202,18 @@ func TestSnapshotNotTrusted(t *testing.T) {
 		{"truncated", data[:len(data)-3], created, seq, now},
 		{"a byte more", append(slices.Clone(data), 0), created, seq, now},
 		{"not a snapshot", []byte("{}"), created, seq, now},
+		{"a count past its length", countOf(data, 1<<60), created, seq, now},
+		{"a count that would allocate gigabytes", countOf(data, 1<<24), created, seq, now},
 	} {
 		m := fresh()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		if next, err := kvstate.LoadSnapshot(m, c.data, c.created, c.lastSeq, c.now); err == nil || next != 0 {
 			t.Errorf("%s: loaded (resume at %d, %v)", c.name, next, err)
+		}
+		runtime.ReadMemStats(&after)
+		if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+			t.Errorf("%s: allocated %d MiB on the count's word", c.name, n>>20)
 		}
 		if m.Len() != 0 {
 			t.Errorf("%s: left %d keys in the mirror", c.name, m.Len())
@@ -220,4 +231,17 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	if got, want := kvstate.Dump(m), kvstate.Dump(v.Requests()); !slices.Equal(got, want) {
 		t.Fatalf("loaded:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// countOf returns a copy of snapshot data claiming n entries (the count
+// is the 8 bytes after the magic line and three varints).
+func countOf(data []byte, n uint64) []byte {
+	out := slices.Clone(data)
+	i := bytes.IndexByte(out, '\n') + 1
+	for range 3 {
+		_, w := binary.Uvarint(out[i:])
+		i += w
+	}
+	binary.LittleEndian.PutUint64(out[i:], n)
+	return out
 }
