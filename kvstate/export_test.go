@@ -63,7 +63,10 @@ func Dump[T any](m *Mirror[T]) []string {
 }
 
 // EncodeSnapshot and LoadSnapshot expose a mirror's snapshot codec.
-func EncodeSnapshot[T any](m *Mirror[T], created time.Time) []byte { return m.encodeSnapshot(created) }
+func EncodeSnapshot[T any](m *Mirror[T], created time.Time) []byte {
+	data, _ := m.encodeSnapshot(created)
+	return data
+}
 
 func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq uint64, now time.Time) (uint64, error) {
 	return m.loadSnapshot(context.Background(), data, streamState{created: created, lastSeq: lastSeq}, now)
