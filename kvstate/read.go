@@ -70,7 +70,7 @@ func (s *Store) readKey(ctx context.Context, bucket string, kv jetstream.KeyValu
 	if err != nil {
 		return stored{}, err
 	}
-	switch m.Header.Get("KV-Operation") {
+	switch m.Header.Get(kvOperationHdr) {
 	case "DEL", "PURGE":
 		return stored{}, ErrNotFound
 	}
@@ -98,6 +98,9 @@ func (s *Store) readKeyAfter(ctx context.Context, bucket string, kv jetstream.Ke
 		wait = min(2*wait, maxReadBackoff)
 	}
 }
+
+// kvOperationHdr marks a KV delete or purge.
+const kvOperationHdr = "KV-Operation"
 
 // msgGetResponse is the stream message get API's answer.
 type msgGetResponse struct {

@@ -112,9 +112,6 @@ func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events
 	return Record{}, mapErr(err)
 }
 
-// kvOperationHdr marks a KV delete or purge.
-const kvOperationHdr = "KV-Operation"
-
 // PeekRequest reads a request by direct get on a replicated bucket, which
 // any replica answers (so reads spread over the cluster), falling back to
 // the leader (GetRequestAfter) on a not-found or an answer below floor,

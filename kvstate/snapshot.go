@@ -158,14 +158,10 @@ func (d *snapDecoder) uvarint() uint64 {
 	return v
 }
 
+// varint reads what binary.AppendVarint wrote: a zig-zag uvarint.
 func (d *snapDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *snapDecoder) byte() byte {
@@ -432,7 +428,8 @@ func (s *Snapshots[T]) Save(ctx context.Context) error {
 	return nil
 }
 
-// Keep saves the snapshot every SnapshotEvery until ctx ends.
+// Keep saves the snapshot at each interval every (SnapshotEvery in a
+// process) until ctx ends.
 func (s *Snapshots[T]) Keep(ctx context.Context, every time.Duration) {
 	t := time.NewTicker(every)
 	defer t.Stop()
