@@ -143,8 +143,8 @@ type Page[T any] struct {
 // those the caller answered or endorsed (admin: all of the tenant's),
 // oldest first, and the cursor of the next page ("" at the end). It walks
 // the mirror's sorted index from the cursor; pending requests come from
-// memory, terminal ones (held as summaries) from the bucket, read in
-// parallel. A request removed meanwhile is left out of the page. Errors:
+// memory, and so do terminal ones (held packed); any the mirror does not
+// hold at the revision it indexed come from the bucket, read in parallel. A request removed meanwhile is left out of the page. Errors:
 // ErrUnavailable.
 func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
 	tenant := c.Tenant.ID
@@ -180,6 +180,10 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 	gone := make([]bool, len(hits))
 	for i := range hits {
 		if hits[i].kvRev == 0 {
+			continue
+		}
+		if r, ok := s.views.HeldRequest(tenant, hits[i].req.ID, hits[i].kvRev); ok {
+			hits[i].req = r
 			continue
 		}
 		g.Go(func() error {

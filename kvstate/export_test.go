@@ -2,6 +2,7 @@ package kvstate
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"time"
@@ -48,7 +49,8 @@ func Resumed(v *Views) uint64 { return v.snaps.Resumed() }
 func NoSnapshots(v *Views) { v.requests.resume = nil }
 
 // Dump lists what m holds, a line per key in key order: the revision,
-// whether the value is held in full, the summary and the index keys.
+// whether the value is held in full, the summary, the index keys and a
+// digest of the packed value.
 func Dump[T any](m *Mirror[T]) []string {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
@@ -56,15 +58,20 @@ func Dump[T any](m *Mirror[T]) []string {
 	for k, it := range m.items {
 		ix := slices.Clone(it.ix)
 		slices.Sort(ix)
-		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v", k, it.rev, it.v != nil, it.sum, ix))
+		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, it.sum, ix, sha256.Sum256(it.z)))
 	}
 	slices.Sort(out)
 	return out
 }
 
 // EncodeSnapshot and LoadSnapshot expose a mirror's snapshot codec.
-func EncodeSnapshot[T any](m *Mirror[T], created time.Time) []byte {
-	data, _ := m.encodeSnapshot(created)
+// EncodeSnapshot writes it in parts of partSize bytes and joins them.
+func EncodeSnapshot[T any](m *Mirror[T], created time.Time, partSize int) []byte {
+	var data []byte
+	_, _ = m.encodeSnapshot(created, partSize, func(part []byte) error {
+		data = append(data, part...)
+		return nil
+	})
 	return data
 }
 
@@ -74,3 +81,17 @@ func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq u
 
 // SnapshotMaxAge is the age past which a snapshot is not trusted.
 const SnapshotMaxAge = snapshotMaxAge
+
+// SnapshotParts makes v's snapshots be written in parts of n bytes.
+func SnapshotParts(v *Views, n int) { v.snaps.partSize = n }
+
+// SnapshotObjects lists the names of the objects in s's snapshot bucket.
+func SnapshotObjects(s *Store) []string {
+	objs, _ := s.snaps.List(context.Background())
+	var names []string
+	for _, o := range objs {
+		names = append(names, o.Name)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -39,6 +39,11 @@ type Mirror[T any] struct {
 	// false: decode it).
 	summarize func(*T) (Summary, bool)
 	peek      func(data []byte) (s Summary, ix []string, ok bool)
+	// pack (may be nil: none) packs a value that is not held in full,
+	// from its stored bytes raw, or from v when raw is nil (pack.go);
+	// packID names the packing, for snapshots.
+	pack   func(raw []byte, v *T) []byte
+	packID uint64
 
 	// resume (may be nil) runs before the first watch: it may fill the
 	// mirror from a snapshot, and returns the sequence to watch from (0:
@@ -67,6 +72,7 @@ type mirrored[T any] struct {
 	sum Summary
 	rev uint64
 	ix  []string
+	z   []byte // a value not held in full, packed (nil: not packed)
 }
 
 // errRestart ends a watch that Restart replaces.
@@ -201,7 +207,11 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	}
 	if replay && m.peek != nil {
 		if s, ix, ok := m.peek(e.Value()); ok {
-			m.store(key, mirrored[T]{sum: s, rev: rev, ix: ix})
+			it := mirrored[T]{sum: s, rev: rev, ix: ix}
+			if m.pack != nil {
+				it.z = m.pack(e.Value(), nil)
+			}
+			m.store(key, it)
 			return
 		}
 	}
@@ -212,12 +222,15 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	if s, ok := any(&v).(interface{ setMeta(uint64, time.Time) }); ok {
 		s.setMeta(rev, e.Created())
 	}
-	m.Apply(key, v, rev)
+	m.apply(key, v, rev, e.Value())
 }
 
 // Apply records v as key's value at revision rev unless a later revision is
 // already held.
-func (m *Mirror[T]) Apply(key string, v T, rev uint64) {
+func (m *Mirror[T]) Apply(key string, v T, rev uint64) { m.apply(key, v, rev, nil) }
+
+// apply is Apply with v's stored bytes, when the caller has them.
+func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	it := mirrored[T]{rev: rev}
 	if m.index != nil {
 		it.ix = internAll(m.index(v))
@@ -228,6 +241,8 @@ func (m *Mirror[T]) Apply(key string, v T, rev uint64) {
 	}
 	if hot {
 		it.v = &v
+	} else if m.pack != nil {
+		it.z = m.pack(raw, &v)
 	}
 	if !m.store(key, it) {
 		return
@@ -318,6 +333,19 @@ func (m *Mirror[T]) GetPtr(key string) (*T, bool) {
 	}
 	v := *it.v
 	return &v, true
+}
+
+// Packed returns key's value as packed and its KV revision, if it is held
+// packed (not in full). The bytes are never changed: a caller may keep
+// them.
+func (m *Mirror[T]) Packed(key string) ([]byte, uint64, bool) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	it, ok := m.items[key]
+	if !ok || it.z == nil {
+		return nil, 0, false
+	}
+	return it.z, it.rev, true
 }
 
 // Held returns the summary and KV revision of key's value, whether or not

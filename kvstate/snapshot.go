@@ -1,6 +1,7 @@
 package kvstate
 
 import (
+	"cmp"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -9,6 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -48,7 +51,7 @@ const SnapshotEvery = 10 * time.Minute
 // purge markers of removals after it must not have expired yet.
 const snapshotMaxAge = PurgeMarkerTTL - time.Hour
 
-const snapshotMagic = "countersign mirror snapshot 1\n"
+const snapshotMagic = "countersign mirror snapshot 2\n"
 
 var errSnapshot = errors.New("kvstate: unreadable snapshot")
 
@@ -57,18 +60,22 @@ type snapshotHead struct {
 	created time.Time // the stream's creation
 	seq     uint64    // S: every write up to it is in the snapshot
 	at      time.Time // when write S was stored
+	packID  uint64    // the packing of the values not held in full
 	count   uint64
 }
 
 // encodeSnapshot writes the mirror's state as a snapshot of a stream
-// created at created, complete up to sequence seq; nil when the mirror
-// has delivered nothing yet.
+// created at created, complete up to sequence seq, in parts of about
+// partSize bytes, each handed to emit (which may keep it only until it
+// returns); seq 0 and no part when the mirror has delivered nothing yet.
 // Keys go in sorted order (loading then appends to the sorted indexes).
 // The read lock is held for a chunk of keys at a time, never for all.
-func (m *Mirror[T]) encodeSnapshot(created time.Time) (data []byte, seq uint64) {
+// The entry count goes last, after the entries (keys removed meanwhile
+// are left out).
+func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]byte) error) (seq uint64, err error) {
 	seq, at := m.last.Load(), m.lastAt.Load() // before any key is read
 	if seq == 0 {
-		return nil, 0
+		return 0, nil
 	}
 	m.mu.RLock()
 	keys := make([]string, 0, len(m.items))
@@ -78,13 +85,12 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time) (data []byte, seq uint64) 
 	m.mu.RUnlock()
 	slices.Sort(keys)
 	var e snapEncoder
-	e.buf = make([]byte, 0, 48*len(keys)+len(snapshotMagic)+64)
+	e.buf = make([]byte, 0, min(partSize, 200*len(keys))+256)
 	e.buf = append(e.buf, snapshotMagic...)
 	e.buf = binary.AppendVarint(e.buf, created.UnixNano())
 	e.buf = binary.AppendUvarint(e.buf, seq)
 	e.buf = binary.AppendVarint(e.buf, at)
-	countAt := len(e.buf)
-	e.buf = append(e.buf, make([]byte, 8)...) // the count, fixed width: keys removed meanwhile are left out
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, m.packID)
 	var count uint64
 	const chunk = 4096
 	for i := 0; i < len(keys); i += chunk {
@@ -109,11 +115,19 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time) (data []byte, seq uint64) 
 			for _, x := range it.ix {
 				e.ref(x)
 			}
+			e.buf = binary.AppendUvarint(e.buf, uint64(len(it.z)))
+			e.buf = append(e.buf, it.z...)
 		}
 		m.mu.RUnlock()
+		if len(e.buf) >= partSize {
+			if err := emit(e.buf); err != nil {
+				return 0, err
+			}
+			e.buf = e.buf[:0]
+		}
 	}
-	binary.LittleEndian.PutUint64(e.buf[countAt:], count)
-	return e.buf, seq
+	e.buf = binary.LittleEndian.AppendUint64(e.buf, count)
+	return seq, emit(e.buf)
 }
 
 // snapEncoder writes strings that repeat (agents, statuses, index keys)
@@ -185,6 +199,19 @@ func (d *snapDecoder) str() string {
 	return s
 }
 
+// bytes returns the next length-prefixed bytes, in place: a loaded mirror
+// keeps its packed values in the snapshot's buffer.
+func (d *snapDecoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil || n > uint64(len(d.b)) {
+		d.fail()
+		return nil
+	}
+	b := d.b[:n:n]
+	d.b = d.b[n:]
+	return b
+}
+
 func (d *snapDecoder) ref() string {
 	n := d.uvarint()
 	switch {
@@ -209,10 +236,11 @@ func (d *snapDecoder) fail() {
 }
 
 func decodeHead(data []byte) (snapshotHead, *snapDecoder, error) {
-	if !bytes.HasPrefix(data, []byte(snapshotMagic)) {
+	if !bytes.HasPrefix(data, []byte(snapshotMagic)) || len(data) < len(snapshotMagic)+8 {
 		return snapshotHead{}, nil, errSnapshot
 	}
-	d := &snapDecoder{b: data[len(snapshotMagic):]}
+	end := len(data) - 8
+	d := &snapDecoder{b: data[len(snapshotMagic):end]}
 	var h snapshotHead
 	h.created = time.Unix(0, d.varint())
 	h.seq = d.uvarint()
@@ -220,9 +248,10 @@ func decodeHead(data []byte) (snapshotHead, *snapDecoder, error) {
 	if d.err != nil || len(d.b) < 8 {
 		return snapshotHead{}, nil, errSnapshot
 	}
-	h.count = binary.LittleEndian.Uint64(d.b)
+	h.packID = binary.LittleEndian.Uint64(d.b)
 	d.b = d.b[8:]
-	if h.count > uint64(len(d.b))/3 { // an entry takes 3 bytes at least
+	h.count = binary.LittleEndian.Uint64(data[end:])
+	if h.count > uint64(len(d.b))/4 { // an entry takes 4 bytes at least
 		return snapshotHead{}, nil, errSnapshot
 	}
 	return h, d, nil
@@ -259,6 +288,9 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 	if err := h.usable(s, now); err != nil {
 		return 0, err
 	}
+	if h.packID != m.packID {
+		return 0, fmt.Errorf("%w: packed another way (%x, this process %x)", errSnapshot, h.packID, m.packID)
+	}
 	m.mu.Lock()
 	m.items = make(map[string]mirrored[T], h.count)
 	var hot []string
@@ -284,6 +316,9 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 		it.ix = make([]string, n)
 		for i := range it.ix {
 			it.ix[i] = d.ref()
+		}
+		if z := d.bytes(); len(z) > 0 {
+			it.z = z
 		}
 		m.items[key] = it
 		m.indexLocked(key, it.ix)
@@ -337,6 +372,8 @@ type Snapshots[T any] struct {
 	now    func() time.Time
 	log    func(msg string, args ...any)
 	saved  atomic.Uint64 // the last sequence saved
+	// partSize is the size of a part (snapshotPart; smaller in tests).
+	partSize int
 	// resumed is the sequence the last Resume had the watcher start from
 	// (0: a replay of everything).
 	resumed atomic.Uint64
@@ -380,25 +417,80 @@ func (s *Snapshots[T]) Resume(ctx context.Context) uint64 {
 	return next
 }
 
-// read reads the snapshot into a buffer of its size (GetBytes grows one
-// by doubling: at tens of MB, a tenth of the start-up).
+// A snapshot is stored in parts, objects of at most snapshotPart bytes
+// (nats.go publishes an object's chunks without waiting, and an object
+// larger than a stream's ingest queue, 128 MiB by default, is refused),
+// and a manifest under the snapshot's name that names them. The manifest
+// is written after the parts, so it names only complete ones, and the
+// parts it no longer names are deleted after it.
+const snapshotPart = 32 << 20
+
+const manifestMagic = "countersign snapshot manifest 1"
+
+// manifest names a snapshot's parts: <name>.<gen>.<i> for i < parts.
+type manifest struct {
+	gen   string
+	parts int
+	size  int64
+}
+
+func (s *Snapshots[T]) partName(gen string, i int) string {
+	return fmt.Sprintf("%s.%s.%d", s.name, gen, i)
+}
+
+func (s *Snapshots[T]) readManifest(ctx context.Context) (manifest, error) {
+	data, err := s.obs.GetBytes(ctx, s.name)
+	if err != nil {
+		return manifest{}, err
+	}
+	var mf manifest
+	if n, err := fmt.Sscanf(string(data), manifestMagic+"\n%s %d %d\n", &mf.gen, &mf.parts, &mf.size); n != 3 || err != nil ||
+		mf.parts < 1 || mf.size < 0 || mf.size > int64(mf.parts)*2*snapshotPart {
+		return manifest{}, fmt.Errorf("%w: its manifest %q", errSnapshot, data)
+	}
+	return mf, nil
+}
+
+// read reads the snapshot's parts into one buffer of its size.
 func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
-	r, err := s.obs.Get(ctx, s.name)
+	mf, err := s.readManifest(ctx)
 	if err != nil {
 		return nil, err
+	}
+	data := make([]byte, 0, mf.size)
+	for i := range mf.parts {
+		if data, err = s.readPart(ctx, s.partName(mf.gen, i), data); err != nil {
+			return nil, err
+		}
+	}
+	if int64(len(data)) != mf.size {
+		return nil, fmt.Errorf("%w: %d bytes, its manifest says %d", errSnapshot, len(data), mf.size)
+	}
+	return data, nil
+}
+
+// readPart appends the object name to data.
+func (s *Snapshots[T]) readPart(ctx context.Context, name string, data []byte) ([]byte, error) {
+	r, err := s.obs.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("kvstate: snapshot part %s: %w", name, err)
 	}
 	defer r.Close()
 	info, err := r.Info()
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, info.Size)
-	if _, err := io.ReadFull(r, data); err != nil {
+	if info.Size > uint64(cap(data)-len(data)) {
+		return nil, fmt.Errorf("%w: part %s is past its manifest's size", errSnapshot, name)
+	}
+	at := len(data)
+	data = data[:at+int(info.Size)]
+	if _, err := io.ReadFull(r, data[at:]); err != nil {
 		return nil, err
 	}
 	// Read to the end, where the reader checks the object's digest.
 	if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("kvstate: snapshot: not at its end after %d bytes: %w", info.Size, errors.Join(err, errSnapshot))
+		return nil, fmt.Errorf("kvstate: snapshot part %s: not at its end after %d bytes: %w", name, info.Size, errors.Join(err, errSnapshot))
 	}
 	return data, nil
 }
@@ -408,7 +500,8 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 func (s *Snapshots[T]) Resumed() uint64 { return s.resumed.Load() }
 
 // Save writes the mirror's snapshot, unless it has not moved since the
-// last one.
+// last one: its parts, then the manifest naming them, then the deletion
+// of the parts no manifest names any more.
 func (s *Snapshots[T]) Save(ctx context.Context) error {
 	if s.mirror.last.Load() == s.saved.Load() {
 		return nil
@@ -417,15 +510,50 @@ func (s *Snapshots[T]) Save(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	data, seq := s.mirror.encodeSnapshot(st.created)
-	if data == nil {
+	mf := manifest{gen: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	seq, err := s.mirror.encodeSnapshot(st.created, cmp.Or(s.partSize, snapshotPart), func(part []byte) error {
+		if _, err := s.obs.PutBytes(ctx, s.partName(mf.gen, mf.parts), part); err != nil {
+			return err
+		}
+		mf.parts++
+		mf.size += int64(len(part))
+		return nil
+	})
+	if err == nil && seq == 0 {
 		return nil
 	}
-	if _, err := s.obs.PutBytes(ctx, s.name, data); err != nil {
+	if err == nil {
+		_, err = s.obs.PutBytes(ctx, s.name, fmt.Appendf(nil, "%s\n%s %d %d\n", manifestMagic, mf.gen, mf.parts, mf.size))
+	}
+	if err != nil {
+		for i := range mf.parts + 1 { // the parts written, and one that may be partly
+			_ = s.obs.Delete(ctx, s.partName(mf.gen, i))
+		}
 		return err
 	}
 	s.saved.Store(seq)
+	// Another process may have written its manifest since: keep its parts.
+	keep := []string{mf.gen}
+	if cur, err := s.readManifest(ctx); err == nil {
+		keep = append(keep, cur.gen)
+	}
+	s.sweep(ctx, keep)
 	return nil
+}
+
+// sweep deletes the parts of every generation but keep's.
+func (s *Snapshots[T]) sweep(ctx context.Context, keep []string) {
+	objs, err := s.obs.List(ctx)
+	if err != nil {
+		return
+	}
+	prefix := s.name + "."
+	for _, o := range objs {
+		gen, _, ok := strings.Cut(strings.TrimPrefix(o.Name, prefix), ".")
+		if ok && strings.HasPrefix(o.Name, prefix) && !slices.Contains(keep, gen) {
+			_ = s.obs.Delete(ctx, o.Name)
+		}
+	}
 }
 
 // Keep saves the snapshot at each interval every (SnapshotEvery in a

@@ -101,6 +101,17 @@ func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*kvstate.Views,
 	return v, pendingSeen, stop
 }
 
+// waitHeld waits until v's mirror holds rec.
+func waitHeld(t *testing.T, v *kvstate.Views, rec kvstate.Record) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, rev, ok := v.Requests().Held(kvstate.RequestKey(rec.Tenant, rec.ID)); ok && rev >= rec.KVRevision {
+			return
+		}
+	}
+	t.Fatalf("%s is not held", rec.ID)
+}
+
 // scans lists what each inbox scope walks, as a list page would.
 func scans(v *kvstate.Views) []string {
 	var out []string
@@ -129,8 +140,21 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 	if kvstate.Resumed(v1) != 0 {
 		t.Fatal("resumed from a snapshot before any was saved")
 	}
+	// Saved twice, in parts of 512 bytes: the second generation's parts
+	// and its manifest are all that is left.
+	kvstate.SnapshotParts(v1, 512)
 	if err := v1.Snapshots().Save(ctx); err != nil {
 		t.Fatal(err)
+	}
+	first := kvstate.SnapshotObjects(s)
+	recs = append(recs, snapshotFixture(t, s, 2)...)
+	waitHeld(t, v1, recs[len(recs)-1])
+	if err := v1.Snapshots().Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	objs := kvstate.SnapshotObjects(s)
+	if len(objs) < 3 || len(objs) > len(first)+1 || slices.ContainsFunc(objs, func(o string) bool { return slices.Contains(first, o) && o != kvstate.BucketRequests }) {
+		t.Fatalf("after two saves the bucket holds %v (after the first, %v)", objs, first)
 	}
 	stop1()
 
@@ -155,8 +179,8 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if len(got) != 47 {
-		t.Fatalf("holds %d requests, want 47", len(got))
+	if len(got) != 49 {
+		t.Fatalf("holds %d requests, want 49", len(got))
 	}
 	if g, w := scans(v2), scans(v3); !slices.Equal(g, w) {
 		t.Fatalf("scans from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(g, "\n"), strings.Join(w, "\n"))
@@ -175,7 +199,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	snapshotFixture(t, s, 12)
 	v, _, _ := runViews(t, s, false)
 	created := time.Unix(1_700_000_000, 0)
-	data := kvstate.EncodeSnapshot(v.Requests(), created)
+	data := kvstate.EncodeSnapshot(v.Requests(), created, 100) // in many parts
 	if data == nil {
 		t.Fatal("no snapshot of a mirror that holds requests")
 	}
@@ -204,6 +228,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 		{"not a snapshot", []byte("{}"), created, seq, now},
 		{"a count past its length", countOf(data, 1<<60), created, seq, now},
 		{"a count that would allocate gigabytes", countOf(data, 1<<24), created, seq, now},
+		{"packed with another dictionary", packIDOf(data, 42), created, seq, now},
 	} {
 		m := fresh()
 		var before, after runtime.MemStats
@@ -234,14 +259,21 @@ func TestSnapshotNotTrusted(t *testing.T) {
 }
 
 // countOf returns a copy of snapshot data claiming n entries (the count
-// is the 8 bytes after the magic line and three varints).
+// is its last 8 bytes), and packIDOf one claiming packing id (the 8
+// bytes after the magic line and three varints).
 func countOf(data []byte, n uint64) []byte {
+	out := slices.Clone(data)
+	binary.LittleEndian.PutUint64(out[len(out)-8:], n)
+	return out
+}
+
+func packIDOf(data []byte, id uint64) []byte {
 	out := slices.Clone(data)
 	i := bytes.IndexByte(out, '\n') + 1
 	for range 3 {
 		_, w := binary.Uvarint(out[i:])
 		i += w
 	}
-	binary.LittleEndian.PutUint64(out[i:], n)
+	binary.LittleEndian.PutUint64(out[i:], id)
 	return out
 }

@@ -45,6 +45,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 	})
 	v.requests = NewMirror(store.requests, requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
+	v.requests.pack, v.requests.packID = packRecord, requestDictID
 	v.snaps = &Snapshots[Record]{mirror: v.requests, obs: store.snaps, stream: store.requestStream, name: BucketRequests,
 		now: time.Now, log: slog.Default().Warn}
 	v.requests.resume = v.snaps.Resume
@@ -294,6 +295,22 @@ func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after s
 	})
 }
 
+// HeldRequest returns the request the mirror holds packed at KV revision
+// kvRev (a terminal request), without reading KV; false when it holds it
+// at another revision, in full, or not at all.
+func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev uint64) (events.Request, bool) {
+	z, rev, ok := v.requests.Packed(RequestKey(tenant, id))
+	if !ok || rev != kvRev {
+		return events.Request{}, false
+	}
+	raw, err := unpackRequest(z)
+	var r events.Request
+	if err != nil || json.Unmarshal(raw, &r) != nil {
+		return events.Request{}, false
+	}
+	return r, true
+}
+
 // afterKey is the key of id in tenant, or "" (from the first) for no id.
 func afterKey(tenant events.TenantID, id string) string {
 	if id == "" {
@@ -329,6 +346,18 @@ func requestIndex(r Record) []string {
 		ix = append(ix, participantKey(r.Tenant, events.Ref{Kind: events.KindAgent, ID: string(e.Agent)}))
 	}
 	return ix
+}
+
+// packRecord packs a terminal request for the mirror: its stored bytes,
+// or r encoded as it is stored.
+func packRecord(raw []byte, r *Record) []byte {
+	if raw == nil {
+		var err error
+		if raw, err = encode(&r.Request); err != nil {
+			return nil
+		}
+	}
+	return packRequest(raw)
 }
 
 // summarizeRequest is the request mirror's summary: a pending request is

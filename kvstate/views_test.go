@@ -2,6 +2,7 @@ package kvstate_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 	"time"
 
@@ -83,5 +84,83 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 	}
 	if p := v.Pending("acme"); len(p) != 1 || p[0].ID != ids[2] {
 		t.Errorf("pending after the end of one: %v", p)
+	}
+}
+
+// A terminal request is held packed, and what the mirror unpacks is the
+// stored record, whether the mirror learnt of it from the stored values
+// at start, from this process's own write (Apply), or from the watcher.
+// Held at another revision than asked, it is not returned.
+func TestTerminalRequestsHeldPacked(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	end := func(r *events.Request) {
+		at := time.Now()
+		r.Status = events.StatusApproved
+		r.Arguments = json.RawMessage(`{"note":"café \u2028 <b>","n":[1,2.5e3]}`)
+		r.Endorsements = events.Endorsements{{Agent: "agt_main", Note: "ok", At: at}}
+		r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: events.ScopeOnce, DecidedAt: at, ExpiresAt: &at}
+	}
+	var ids []events.RequestID
+	create := func() events.RequestID {
+		r := pending(events.NewRequestID())
+		end(r)
+		if _, err := s.CreateRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+		return r.ID
+	}
+	create()
+	open := pending(events.NewRequestID())
+	if _, err := s.CreateRequest(ctx, open); err != nil {
+		t.Fatal(err)
+	}
+	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = v.Run(rctx) }()
+	if err := v.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rec, err := s.Transition(ctx, "acme", open.ID, func(r *events.Request) (string, error) {
+		end(r)
+		return events.TypeRequestDecided, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A mirror with no watcher learns of it only from Apply.
+	own := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
+	if got, ok := own.HeldRequest("acme", open.ID, rec.KVRevision); !ok || got.Revision != rec.Revision || string(got.Arguments) != string(rec.Arguments) {
+		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
+	}
+	ids = append(ids, open.ID)
+	last := create() // the watcher brings it
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, _, ok := v.Requests().Held(kvstate.RequestKey("acme", last)); ok || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i, id := range ids {
+		stored, err := s.GetRequest(ctx, "acme", id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held, ok := v.HeldRequest("acme", id, stored.KVRevision)
+		if !ok {
+			t.Errorf("request %d is not held packed", i)
+			continue
+		}
+		want, _ := json.Marshal(stored.Request)
+		got, _ := json.Marshal(held)
+		if string(got) != string(want) {
+			t.Errorf("request %d unpacks as\n%s\nstored as\n%s", i, got, want)
+		}
+		if _, ok := v.HeldRequest("acme", id, stored.KVRevision-1); ok {
+			t.Errorf("request %d is returned at a revision it is not held at", i)
+		}
 	}
 }
