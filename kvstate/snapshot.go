@@ -1,8 +1,8 @@
 package kvstate
 
 import (
-	"cmp"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
