@@ -56,9 +56,9 @@ func Dump[T any](m *Mirror[T]) []string {
 	defer m.mu.RUnlock()
 	var out []string
 	for k, it := range m.items {
-		ix := slices.Clone(it.ix)
+		ix := slices.Clone(m.ixOf(it))
 		slices.Sort(ix)
-		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, it.sum, ix, sha256.Sum256(it.z)))
+		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, it.sum, ix, sha256.Sum256(unpacked(m, it.z))))
 	}
 	slices.Sort(out)
 	return out
@@ -94,4 +94,15 @@ func SnapshotObjects(s *Store) []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+func unpacked[T any](m *Mirror[T], z []byte) []byte {
+	if z == nil {
+		return nil
+	}
+	raw, err := m.packer.unpack(z)
+	if err != nil {
+		return []byte("unpack: " + err.Error())
+	}
+	return raw
 }

@@ -1,6 +1,7 @@
 package kvstate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -39,10 +40,12 @@ type Mirror[T any] struct {
 	// false: decode it).
 	summarize func(*T) (Summary, bool)
 	peek      func(data []byte) (s Summary, ix []string, ok bool)
-	// pack (may be nil: none) packs a value that is not held in full,
-	// from its stored bytes raw, or from v when raw is nil (pack.go);
-	// packID names the packing, for snapshots.
-	pack   func(raw []byte, v *T) []byte
+	// packer (may be nil: none) packs the values not held in full
+	// (pack.go), from their stored bytes, or, from a writer in this
+	// process, from stored(v); packID names its fixed dictionary text, for
+	// snapshots.
+	packer *packer
+	stored func(v *T) []byte
 	packID uint64
 
 	// resume (may be nil) runs before the first watch: it may fill the
@@ -53,6 +56,8 @@ type Mirror[T any] struct {
 	// store time (Unix ns), for snapshots.
 	last   atomic.Uint64
 	lastAt atomic.Int64
+
+	failed error // why Run ended before it caught up; written before ready closes
 
 	mu    sync.RWMutex
 	items map[string]mirrored[T]
@@ -94,8 +99,20 @@ func (m *Mirror[T]) OnChange(fn func(key string, v T, deleted bool)) {
 	m.changed = append(m.changed, fn)
 }
 
-// Ready is closed once the mirror holds every key that existed at start.
+// Ready is closed once the mirror holds every key that existed at start,
+// or once Run ended without (then Err says why).
 func (m *Mirror[T]) Ready() <-chan struct{} { return m.ready }
+
+// Err is why Run ended before the mirror caught up (nil: it did, or Ready
+// is not closed yet).
+func (m *Mirror[T]) Err() error {
+	select {
+	case <-m.ready:
+		return m.failed
+	default:
+		return nil
+	}
+}
 
 // Current reports whether the watcher is live and has delivered every
 // write stored when it last (re)started. It is false from Stale (the
@@ -119,9 +136,15 @@ func (m *Mirror[T]) Restart() {
 // Run watches the bucket until ctx ends; it returns nil then, or the error
 // that stopped the first watch before it caught up. Later failures start a
 // new watcher, resuming after the last revision delivered.
-func (m *Mirror[T]) Run(ctx context.Context) error {
-	readyOnce := sync.OnceFunc(func() { close(m.ready) })
-	defer readyOnce()
+func (m *Mirror[T]) Run(ctx context.Context) (err error) {
+	caughtUp := false
+	readyOnce := sync.OnceFunc(func() { caughtUp = true; close(m.ready) })
+	defer func() {
+		if !caughtUp { // Ready closes, and Err says why the mirror is not
+			m.failed = cmp.Or(err, ctx.Err(), errors.New("kvstate: mirror stopped"))
+			close(m.ready)
+		}
+	}()
 	var next uint64 // the stream sequence to resume from; 0: every current value
 	if m.resume != nil {
 		next = m.resume(ctx)
@@ -208,8 +231,8 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	if replay && m.peek != nil {
 		if s, ix, ok := m.peek(e.Value()); ok {
 			it := mirrored[T]{sum: s, rev: rev, ix: ix}
-			if m.pack != nil {
-				it.z = m.pack(e.Value(), nil)
+			if m.packer != nil {
+				it.z = m.packer.pack(e.Value())
 			}
 			m.store(key, it)
 			return
@@ -241,8 +264,11 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	}
 	if hot {
 		it.v = &v
-	} else if m.pack != nil {
-		it.z = m.pack(raw, &v)
+	} else if m.packer != nil {
+		if raw == nil {
+			raw = m.stored(&v)
+		}
+		it.z = m.packer.pack(raw)
 	}
 	if !m.store(key, it) {
 		return
@@ -261,10 +287,27 @@ func (m *Mirror[T]) store(key string, it mirrored[T]) bool {
 	if had && old.rev >= it.rev {
 		return false
 	}
-	m.unindex(key, old.ix)
-	m.items[key] = it
+	m.unindex(key, m.ixOf(old))
 	m.indexLocked(key, it.ix)
+	if it.z != nil {
+		it.ix = nil // packed: read from the value when it changes (ixOf)
+	}
+	m.items[key] = it
 	return true
+}
+
+// ixOf returns the index keys of it: held, or, for a packed value (whose
+// index keys are not held, to save memory), read from its packed bytes.
+func (m *Mirror[T]) ixOf(it mirrored[T]) []string {
+	if it.z == nil || it.ix != nil {
+		return it.ix
+	}
+	raw, err := m.packer.unpack(it.z)
+	if err != nil {
+		return nil
+	}
+	_, ix, _ := m.peek(raw)
+	return ix
 }
 
 // indexLocked adds key to the indexes ix; m.mu is held.
@@ -286,7 +329,7 @@ func (m *Mirror[T]) remove(key string, rev uint64) {
 		m.mu.Unlock()
 		return
 	}
-	m.unindex(key, old.ix)
+	m.unindex(key, m.ixOf(old))
 	delete(m.items, key)
 	m.mu.Unlock()
 	var v T
@@ -400,7 +443,7 @@ func (m *Mirror[T]) Forget(key string) {
 	m.mu.Lock()
 	old, had := m.items[key]
 	if had {
-		m.unindex(key, old.ix)
+		m.unindex(key, m.ixOf(old))
 		delete(m.items, key)
 	}
 	m.mu.Unlock()

@@ -51,7 +51,7 @@ const SnapshotEvery = 10 * time.Minute
 // purge markers of removals after it must not have expired yet.
 const snapshotMaxAge = PurgeMarkerTTL - time.Hour
 
-const snapshotMagic = "countersign mirror snapshot 2\n"
+const snapshotMagic = "countersign mirror snapshot 3\n"
 
 var errSnapshot = errors.New("kvstate: unreadable snapshot")
 
@@ -61,6 +61,7 @@ type snapshotHead struct {
 	seq     uint64    // S: every write up to it is in the snapshot
 	at      time.Time // when write S was stored
 	packID  uint64    // the packing of the values not held in full
+	sample  []byte    // and its sample
 	count   uint64
 }
 
@@ -91,6 +92,12 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 	e.buf = binary.AppendUvarint(e.buf, seq)
 	e.buf = binary.AppendVarint(e.buf, at)
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, m.packID)
+	var sample []byte
+	if m.packer != nil {
+		sample = m.packer.sample()
+	}
+	e.buf = binary.AppendUvarint(e.buf, uint64(len(sample)))
+	e.buf = append(e.buf, sample...)
 	var count uint64
 	const chunk = 4096
 	for i := 0; i < len(keys); i += chunk {
@@ -111,8 +118,9 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 			e.ref(it.sum.Agent)
 			e.ref(it.sum.Status)
 			e.buf = binary.AppendUvarint(e.buf, it.sum.Revision)
-			e.buf = binary.AppendUvarint(e.buf, uint64(len(it.ix)))
-			for _, x := range it.ix {
+			ix := m.ixOf(it)
+			e.buf = binary.AppendUvarint(e.buf, uint64(len(ix)))
+			for _, x := range ix {
 				e.ref(x)
 			}
 			e.buf = binary.AppendUvarint(e.buf, uint64(len(it.z)))
@@ -250,6 +258,10 @@ func decodeHead(data []byte) (snapshotHead, *snapDecoder, error) {
 	}
 	h.packID = binary.LittleEndian.Uint64(d.b)
 	d.b = d.b[8:]
+	h.sample = d.bytes()
+	if d.err != nil {
+		return snapshotHead{}, nil, errSnapshot
+	}
 	h.count = binary.LittleEndian.Uint64(data[end:])
 	if h.count > uint64(len(d.b))/4 { // an entry takes 4 bytes at least
 		return snapshotHead{}, nil, errSnapshot
@@ -291,6 +303,9 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 	if h.packID != m.packID {
 		return 0, fmt.Errorf("%w: packed another way (%x, this process %x)", errSnapshot, h.packID, m.packID)
 	}
+	if len(h.sample) > 0 && (m.packer == nil || !m.packer.adopt(h.sample)) {
+		return 0, fmt.Errorf("%w: packed with a sample this process does not have", errSnapshot)
+	}
 	m.mu.Lock()
 	m.items = make(map[string]mirrored[T], h.count)
 	var hot []string
@@ -320,8 +335,11 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 		if z := d.bytes(); len(z) > 0 {
 			it.z = z
 		}
-		m.items[key] = it
 		m.indexLocked(key, it.ix)
+		if it.z != nil {
+			it.ix = nil // see store
+		}
+		m.items[key] = it
 	}
 	if d.err == nil && len(d.b) != 0 {
 		d.fail()
@@ -439,6 +457,13 @@ func (s *Snapshots[T]) partName(gen string, i int) string {
 }
 
 func (s *Snapshots[T]) readManifest(ctx context.Context) (manifest, error) {
+	info, err := s.obs.GetInfo(ctx, s.name)
+	if err != nil {
+		return manifest{}, err
+	}
+	if info.Size > 1024 { // not a manifest (a snapshot of an older version): never read whole
+		return manifest{}, fmt.Errorf("%w: its manifest is %d bytes", errSnapshot, info.Size)
+	}
 	data, err := s.obs.GetBytes(ctx, s.name)
 	if err != nil {
 		return manifest{}, err

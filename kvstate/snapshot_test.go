@@ -244,6 +244,15 @@ func TestSnapshotNotTrusted(t *testing.T) {
 			t.Errorf("%s: left %d keys in the mirror", c.name, m.Len())
 		}
 	}
+	// A process that packed with another sample already cannot read the
+	// snapshot's packed values.
+	other := fresh()
+	r := recs0()
+	r.Request.Tool = "a tool no other record has"
+	other.Apply("acme.other", r, 1)
+	if next, err := kvstate.LoadSnapshot(other, data, created, seq, now); err == nil || next != 0 {
+		t.Errorf("loaded by a mirror with another packing sample (resume at %d, %v)", next, err)
+	}
 	// Old, but nothing was written since: no removal marker can be missed.
 	if next, err := kvstate.LoadSnapshot(fresh(), data, created, seq, now.Add(kvstate.SnapshotMaxAge+time.Minute)); err != nil || next != seq+1 {
 		t.Errorf("an old snapshot of a stream written no more since: resume at %d, %v", next, err)
@@ -256,6 +265,14 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	if got, want := kvstate.Dump(m), kvstate.Dump(v.Requests()); !slices.Equal(got, want) {
 		t.Fatalf("loaded:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// recs0 returns a terminal record, not stored.
+func recs0() kvstate.Record {
+	r := pending(events.NewRequestID())
+	r.Status = events.StatusDenied
+	r.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
+	return kvstate.Record{Request: *r, KVRevision: 1}
 }
 
 // countOf returns a copy of snapshot data claiming n entries (the count

@@ -45,7 +45,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 	})
 	v.requests = NewMirror(store.requests, requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
-	v.requests.pack, v.requests.packID = packRecord, requestDictID
+	v.requests.packer, v.requests.stored, v.requests.packID = &packer{}, storedRecord, requestDictID
 	v.snaps = &Snapshots[Record]{mirror: v.requests, obs: store.snaps, stream: store.requestStream, name: BucketRequests,
 		now: time.Now, log: slog.Default().Warn}
 	v.requests.resume = v.snaps.Resume
@@ -128,11 +128,18 @@ func (v *Views) Current() error {
 	return nil
 }
 
-// WaitReady blocks until every mirror holds the state that existed at start.
+// WaitReady blocks until every mirror holds the state that existed at
+// start, or returns why one could not.
 func (v *Views) WaitReady(ctx context.Context) error {
-	for _, ch := range []<-chan struct{}{v.agents.Ready(), v.grants.Ready(), v.rules.Ready(), v.requests.Ready()} {
+	for _, m := range []interface {
+		Ready() <-chan struct{}
+		Err() error
+	}{v.agents, v.grants, v.rules, v.requests} {
 		select {
-		case <-ch:
+		case <-m.Ready():
+			if err := m.Err(); err != nil {
+				return err
+			}
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -303,7 +310,7 @@ func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev u
 	if !ok || rev != kvRev {
 		return events.Request{}, false
 	}
-	raw, err := unpackRequest(z)
+	raw, err := v.requests.packer.unpack(z)
 	var r events.Request
 	if err != nil || json.Unmarshal(raw, &r) != nil {
 		return events.Request{}, false
@@ -348,16 +355,10 @@ func requestIndex(r Record) []string {
 	return ix
 }
 
-// packRecord packs a terminal request for the mirror: its stored bytes,
-// or r encoded as it is stored.
-func packRecord(raw []byte, r *Record) []byte {
-	if raw == nil {
-		var err error
-		if raw, err = encode(&r.Request); err != nil {
-			return nil
-		}
-	}
-	return packRequest(raw)
+// storedRecord is r encoded as it is stored.
+func storedRecord(r *Record) []byte {
+	raw, _ := encode(&r.Request)
+	return raw
 }
 
 // summarizeRequest is the request mirror's summary: a pending request is
