@@ -2,8 +2,9 @@
 // their key layout (requests, grants, agents, rules, idempotency), the
 // request Record with its KV revision, the one compare-and-set Transition
 // with its table of legal moves, and in-memory mirrors of buckets fed by
-// one watcher each (the request mirror starting from its snapshot in the
-// object store bucket snapshots, when it has one it can trust).
+// one watcher each (the request mirror holding terminal requests packed,
+// and starting from its snapshot in the object store bucket snapshots,
+// when it has one it can trust).
 //
 // Every write that changes a request or a grant is a single publish to the
 // bucket's subject carrying the change's CloudEvent in binary-mode headers,

@@ -106,3 +106,15 @@ func unpacked[T any](m *Mirror[T], z []byte) []byte {
 	}
 	return raw
 }
+
+// PutSnapshotObject writes an object to s's snapshot bucket.
+func PutSnapshotObject(s *Store, name string, data []byte) error {
+	_, err := s.snaps.PutBytes(context.Background(), name, data)
+	return err
+}
+
+// ReadSnapshotObject reads an object of s's snapshot bucket.
+func ReadSnapshotObject(s *Store, name string) []byte {
+	data, _ := s.snaps.GetBytes(context.Background(), name)
+	return data
+}

@@ -294,3 +294,50 @@ func packIDOf(data []byte, id uint64) []byte {
 	binary.LittleEndian.PutUint64(out[i:], id)
 	return out
 }
+
+// A manifest that does not name a whole snapshot (garbage, more parts
+// than were written, another size, an older version's snapshot in its
+// place) is not used: the process replays.
+func TestSnapshotManifestNotTrusted(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	snapshotFixture(t, s, 12)
+	v, _, stop := runViews(t, s, true)
+	kvstate.SnapshotParts(v, 512)
+	if err := v.Snapshots().Save(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	good := kvstate.ReadSnapshotObject(s, kvstate.BucketRequests)
+	var gen string
+	var parts, size int
+	if n, _ := fmt.Sscanf(string(good), "countersign snapshot manifest 1\n%s %d %d\n", &gen, &parts, &size); n != 3 || parts < 2 {
+		t.Fatalf("manifest %q", good)
+	}
+	for _, c := range []struct{ name, manifest string }{
+		{"garbage", "{}"},
+		{"a part more", fmt.Sprintf("countersign snapshot manifest 1\n%s %d %d\n", gen, parts+1, size)},
+		{"a part less", fmt.Sprintf("countersign snapshot manifest 1\n%s %d %d\n", gen, parts-1, size)},
+		{"another size", fmt.Sprintf("countersign snapshot manifest 1\n%s %d %d\n", gen, parts, size+1)},
+		{"a huge size", fmt.Sprintf("countersign snapshot manifest 1\n%s %d %d\n", gen, parts, int64(1)<<50)},
+		{"an older version's snapshot", strings.Repeat("x", 4096)},
+	} {
+		if err := kvstate.PutSnapshotObject(s, kvstate.BucketRequests, []byte(c.manifest)); err != nil {
+			t.Fatal(err)
+		}
+		v, _, stop := runViews(t, s, true)
+		if kvstate.Resumed(v) != 0 {
+			t.Errorf("%s: resumed from the snapshot", c.name)
+		}
+		if v.Requests().Len() != 12 {
+			t.Errorf("%s: holds %d requests after the replay, want 12", c.name, v.Requests().Len())
+		}
+		stop()
+	}
+	if err := kvstate.PutSnapshotObject(s, kvstate.BucketRequests, good); err != nil {
+		t.Fatal(err)
+	}
+	v, _, _ = runViews(t, s, true)
+	if kvstate.Resumed(v) == 0 {
+		t.Error("the good manifest, put back, is not used")
+	}
+}
