@@ -164,3 +164,18 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		}
 	}
 }
+
+// Views whose watchers stop before they caught up are not ready: WaitReady
+// says why, instead of letting a process serve an empty mirror.
+func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
+	s := newStore(t)
+	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	done := make(chan error, 1)
+	go func() { done <- v.Run(ctx) }()
+	<-done
+	if err := v.WaitReady(context.Background()); err == nil {
+		t.Fatal("ready, though every watcher stopped before it caught up")
+	}
+}
