@@ -144,7 +144,8 @@ type Page[T any] struct {
 // oldest first, and the cursor of the next page ("" at the end). It walks
 // the mirror's sorted index from the cursor; pending requests come from
 // memory, and so do terminal ones (held packed); any the mirror does not
-// hold at the revision it indexed come from the bucket, read in parallel. A request removed meanwhile is left out of the page. Errors:
+// hold at the revision it indexed come from the bucket, read in parallel.
+// A request removed meanwhile is left out of the page. Errors:
 // ErrUnavailable.
 func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
 	tenant := c.Tenant.ID
