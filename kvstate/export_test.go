@@ -118,3 +118,6 @@ func ReadSnapshotObject(s *Store, name string) []byte {
 	data, _ := s.snaps.GetBytes(context.Background(), name)
 	return data
 }
+
+// StoredBytes is the stored bytes r's writer kept (nil: none).
+func StoredBytes(r Record) []byte { return r.raw }

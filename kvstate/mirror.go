@@ -263,6 +263,9 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 		it.sum, hot = m.summarize(&v)
 	}
 	if hot {
+		if d, ok := any(&v).(interface{ dropStored() }); ok {
+			d.dropStored() // held in full: its bytes are not needed
+		}
 		it.v = &v
 	} else if m.packer != nil {
 		if raw == nil {

@@ -19,6 +19,10 @@ type Record struct {
 	KVRevision uint64
 	// Written is when the stored revision was written (server clock).
 	Written time.Time
+	// raw is the stored bytes of a record this process just wrote, so
+	// that the mirror packs them without encoding the record again
+	// (dropped when the mirror holds the record in full).
+	raw []byte
 	// replica: read by direct get on a replicated bucket, which a lagging
 	// replica may have answered (see read.go), or taken from a mirror
 	// (MayLag): either may be behind the stored record.
@@ -34,6 +38,8 @@ func (r Record) MayLag() Record {
 }
 
 func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
+
+func (r *Record) dropStored() { r.raw = nil }
 
 // Mutation changes a request in place and returns the event type of the
 // change, or an error that aborts the transition (returned unchanged).
@@ -67,11 +73,11 @@ func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, e
 	if !Legal(typ, none, r.Status) {
 		return Record{}, fmt.Errorf("%w: create as %s", ErrIllegal, r.Status)
 	}
-	rev, err := s.write(ctx, typ, r, 0)
+	rev, data, err := s.write(ctx, typ, r, 0)
 	if errors.Is(err, ErrConflict) {
 		return Record{}, ErrExists
 	}
-	return Record{Request: *r, KVRevision: rev, Written: time.Now()}, err
+	return Record{Request: *r, KVRevision: rev, Written: time.Now(), raw: data}, err
 }
 
 // GetRequest reads a request (from the stream leader on a replicated
@@ -185,28 +191,30 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 			return cur, err
 		}
 		next.Revision = cur.Revision + 1
-		rev, err := s.write(ctx, typ, &next, cur.KVRevision)
+		rev, data, err := s.write(ctx, typ, &next, cur.KVRevision)
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
 		if err != nil {
 			return cur, err
 		}
-		return Record{Request: next, KVRevision: rev, Written: time.Now()}, nil
+		return Record{Request: next, KVRevision: rev, Written: time.Now(), raw: data}, nil
 	}
 	return Record{}, ErrConflict
 }
 
 // write publishes r under its key if the key's last revision is last (0:
-// absent), with the CloudEvent of the change in the headers.
-func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64) (uint64, error) {
+// absent), with the CloudEvent of the change in the headers, and returns
+// its revision and the bytes written.
+func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64) (uint64, []byte, error) {
 	data, err := encode(r)
 	if err != nil {
-		return 0, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
+		return 0, nil, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
 	}
 	tp, _ := ctx.Value(traceKey{}).(string)
 	ev := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
-	return s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last, effects(typ, r))
+	rev, err := s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last, effects(typ, r))
+	return rev, data, err
 }
 
 // effects are the internal headers telling the outbox what a change

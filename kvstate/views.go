@@ -355,8 +355,12 @@ func requestIndex(r Record) []string {
 	return ix
 }
 
-// storedRecord is r encoded as it is stored.
+// storedRecord is r's stored bytes: those its writer kept, or r encoded
+// as it is stored.
 func storedRecord(r *Record) []byte {
+	if r.raw != nil {
+		return r.raw
+	}
 	raw, _ := encode(&r.Request)
 	return raw
 }

@@ -101,27 +101,32 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: events.ScopeOnce, DecidedAt: at, ExpiresAt: &at}
 	}
 	var ids []events.RequestID
-	create := func() events.RequestID {
+	create := func() kvstate.Record {
 		r := pending(events.NewRequestID())
 		end(r)
-		if _, err := s.CreateRequest(ctx, r); err != nil {
+		rec, err := s.CreateRequest(ctx, r)
+		if err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
-		return r.ID
+		return rec
 	}
 	create()
 	open := pending(events.NewRequestID())
-	if _, err := s.CreateRequest(ctx, open); err != nil {
+	created, err := s.CreateRequest(ctx, open)
+	if err != nil {
 		t.Fatal(err)
 	}
-	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = v.Run(rctx) }()
-	if err := v.WaitReady(ctx); err != nil {
-		t.Fatal(err)
+	// Held in full, a record does not keep the bytes its writer kept.
+	if kvstate.StoredBytes(created) == nil {
+		t.Fatal("a record just written does not carry its stored bytes")
 	}
+	hot := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	hot.Requests().Apply(kvstate.RequestKey("acme", open.ID), created, created.KVRevision)
+	if got, ok := hot.Requests().Get(kvstate.RequestKey("acme", open.ID)); !ok || kvstate.StoredBytes(got) != nil {
+		t.Errorf("a pending record held in full (%v) keeps %d stored bytes", ok, len(kvstate.StoredBytes(got)))
+	}
+	v, _, _ := runViews(t, s, false)
 	rec, err := s.Transition(ctx, "acme", open.ID, func(r *events.Request) (string, error) {
 		end(r)
 		return events.TypeRequestDecided, nil
@@ -136,14 +141,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
 	}
 	ids = append(ids, open.ID)
-	last := create() // the watcher brings it
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, _, ok := v.Requests().Held(kvstate.RequestKey("acme", last)); ok || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitHeld(t, v, create()) // the watcher brings it
 	for i, id := range ids {
 		stored, err := s.GetRequest(ctx, "acme", id)
 		if err != nil {
