@@ -92,8 +92,8 @@ func printBench(r bench.Result, asJSON bool) {
 		return
 	}
 	if r.Scenario == "fill" {
-		fmt.Printf("fill: %d requests (%d pending) created at %.0f req/s; server RSS %.0f MiB filled, %.0f MiB after a restart; restart to /readyz %.2f s; GET /v1/requests p50 %.2f ms p99 %.2f ms\n",
-			r.Requests, 1000, r.ThroughputRPS, r.FilledRSS/(1<<20), r.RSSBytes/(1<<20), r.ReadyMs/1000, r.P50ms, r.P99ms)
+		fmt.Printf("fill: %d requests (%d pending) created at %.0f req/s; server RSS %.0f MiB filled, %.0f MiB after a restart, peak %.0f MiB (starts and stops included); restart to /readyz %.2f s; GET /v1/requests p50 %.2f ms p99 %.2f ms\n",
+			r.Requests, 1000, r.ThroughputRPS, r.FilledRSS/(1<<20), r.RSSBytes/(1<<20), r.PeakRSS/(1<<20), r.ReadyMs/1000, r.P50ms, r.P99ms)
 		return
 	}
 	workers := ""

@@ -2,6 +2,10 @@ package bench
 
 import (
 	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -26,5 +30,32 @@ func TestScenariosRun(t *testing.T) {
 func TestUnknownScenario(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Scenario: "nope"}); err == nil {
 		t.Fatal("want an error for an unknown scenario")
+	}
+}
+
+// The fill runs end to end on a built countersign in child processes: it
+// creates its requests, restarts the server on them, times list pages, and
+// reports every figure, the peak memory of the two processes included.
+func TestFillRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "countersign")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/countersign").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	keep := t.TempDir()
+	r, err := Run(context.Background(), Options{Scenario: "fill", Requests: 1100, Concurrency: 8, Exe: bin, KeepData: keep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 1100 || r.FilledRSS <= 0 || r.RSSBytes <= 0 || r.ReadyMs <= 0 || r.P99ms <= 0 {
+		t.Fatalf("fill: %+v; want every figure", r)
+	}
+	if runtime.GOOS == "linux" && r.PeakRSS < max(r.FilledRSS, r.RSSBytes) {
+		t.Fatalf("fill: peak RSS %.0f below what was seen (%.0f filled, %.0f restarted)", r.PeakRSS, r.FilledRSS, r.RSSBytes)
+	}
+	if _, err := os.Stat(filepath.Join(keep, "countersign.yaml")); err != nil {
+		t.Fatalf("--keep-data: %v", err)
 	}
 }

@@ -35,6 +35,8 @@ const listSamples = 2000
 // process (`countersign serve`, in a temporary directory), and measures
 // that process: its resident memory once filled, the time from a restart
 // on the same data to /readyz, its resident memory after that restart,
+// the peak resident memory of either process (through its start and its
+// stop, which saves the mirror's snapshot),
 // and the p50/p99 of GET /v1/requests pages (an admin's pages of the whole
 // tenant from random cursors, the admin's pending ones, the person's
 // inbox) on the restarted server.
@@ -81,6 +83,7 @@ func fillScenario(ctx context.Context, o Options) (Result, error) {
 		return res, err
 	}
 	srv.stop()
+	res.PeakRSS = srv.maxRSS
 	t0 := time.Now()
 	again, err := startChild(ctx, o.Exe, dir, cfgFile)
 	if err != nil {
@@ -98,6 +101,8 @@ func fillScenario(ctx context.Context, o Options) (Result, error) {
 	}
 	sum := summarize([][]time.Duration{lats}, 0, time.Second, nil)
 	res.P50ms, res.P99ms = sum.P50ms, sum.P99ms
+	srv.stop()
+	res.PeakRSS = max(res.PeakRSS, srv.maxRSS)
 	return res, nil
 }
 
@@ -173,9 +178,10 @@ func timeLists(ctx context.Context, o Options, cl *http.Client, ids []string) ([
 
 // child is a `countersign serve` process.
 type child struct {
-	url  string
-	cmd  *exec.Cmd
-	done bool
+	url    string
+	cmd    *exec.Cmd
+	done   bool
+	maxRSS float64 // its peak resident memory, once stopped (0: not known)
 }
 
 // startChild starts `exe serve` on dir's data with cfgFile on a free
@@ -213,4 +219,7 @@ func (c *child) stop() {
 	c.done = true
 	_ = c.cmd.Process.Signal(os.Interrupt)
 	_ = c.cmd.Wait()
+	if c.cmd.ProcessState != nil {
+		c.maxRSS = maxRSS(c.cmd.ProcessState)
+	}
 }

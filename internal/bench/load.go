@@ -25,9 +25,12 @@ type Result struct {
 	// Fill only: the server's resident memory once filled (FilledRSS) and
 	// after a restart on the same data (RSSBytes), and the time from that
 	// restart to /readyz (ReadyMs). P50ms and P99ms time list pages.
+	// PeakRSS is the highest resident memory either server process
+	// reached, start and stop included (0 where the system does not say).
 	FilledRSS float64 `json:"filled_rss_bytes,omitempty"`
 	RSSBytes  float64 `json:"rss_bytes,omitempty"`
 	ReadyMs   float64 `json:"ready_ms,omitempty"`
+	PeakRSS   float64 `json:"peak_rss_bytes,omitempty"`
 }
 
 // maxOps bounds a run whatever its duration.
