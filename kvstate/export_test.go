@@ -58,7 +58,7 @@ func Dump[T any](m *Mirror[T]) []string {
 	for k, it := range m.items {
 		ix := slices.Clone(m.ixOf(it))
 		slices.Sort(ix)
-		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, it.sum, ix, sha256.Sum256(unpacked(m, it.z))))
+		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, m.summary(it), ix, sha256.Sum256(unpacked(m, it.z))))
 	}
 	slices.Sort(out)
 	return out
@@ -121,3 +121,17 @@ func ReadSnapshotObject(s *Store, name string) []byte {
 
 // StoredBytes is the stored bytes r's writer kept (nil: none).
 func StoredBytes(r Record) []byte { return r.raw }
+
+// PackedKept is how many packed bytes v's request mirror has kept, in all.
+func PackedKept(v *Views) uint64 {
+	p := v.requests.packer
+	p.amu.Lock()
+	defer p.amu.Unlock()
+	return p.kept
+}
+
+// SnapshotHasSample reports whether snapshot data carries a packing sample.
+func SnapshotHasSample(data []byte) bool {
+	h, _, err := decodeHead(data)
+	return err == nil && len(h.sample) > 0
+}

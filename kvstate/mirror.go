@@ -63,6 +63,10 @@ type Mirror[T any] struct {
 	items map[string]mirrored[T]
 	byIdx map[string]*keyset
 	ready chan struct{}
+	// names numbers the summaries' strings (agents and statuses: a
+	// handful, shared by a million records); names[0] is "".
+	names   []string
+	nameNum map[string]uint32
 }
 
 // Summary is what a mirror holds of a value it does not hold in full.
@@ -72,12 +76,19 @@ type Summary struct {
 	Revision uint64
 }
 
+// mirrored is what a mirror holds of one key. It is kept small, for a
+// million of them: the summary's strings are numbers of m.names, and the
+// index keys are not held but computed again when the value changes, from
+// the value held in full or from the packed bytes (ixOf). A mirror with a
+// summary and a packer packs every value it does not hold in full (v and
+// z are never both nil); one without a packer holds every value in full.
 type mirrored[T any] struct {
-	v   *T // nil: held as its summary
-	sum Summary
-	rev uint64
-	ix  []string
-	z   []byte // a value not held in full, packed (nil: not packed)
+	v      *T     // held in full (nil: held as its summary)
+	z      []byte // packed (nil: held in full)
+	rev    uint64
+	srev   uint64 // the summary's revision
+	agent  uint32 // the summary's agent and status: numbers of m.names
+	status uint32
 }
 
 // errRestart ends a watch that Restart replaces.
@@ -90,7 +101,7 @@ const watchRetry = time.Second
 // of a value.
 func NewMirror[T any](kv jetstream.KeyValue, index func(T) []string) *Mirror[T] {
 	return &Mirror[T]{kv: kv, index: index, items: map[string]mirrored[T]{}, restart: make(chan struct{}, 1),
-		byIdx: map[string]*keyset{}, ready: make(chan struct{})}
+		byIdx: map[string]*keyset{}, ready: make(chan struct{}), names: []string{""}, nameNum: map[string]uint32{"": 0}}
 }
 
 // OnChange registers fn to be called (from the watcher goroutine or from
@@ -228,13 +239,11 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 		m.remove(key, rev)
 		return
 	}
-	if replay && m.peek != nil {
+	if replay && m.peek != nil && m.packer != nil {
 		if s, ix, ok := m.peek(e.Value()); ok {
-			it := mirrored[T]{sum: s, rev: rev, ix: ix}
-			if m.packer != nil {
-				it.z = m.packer.pack(e.Value())
-			}
-			m.store(key, it)
+			z, release := m.packer.pack(e.Value())
+			m.store(key, mirrored[T]{rev: rev, z: z}, s, ix)
+			release()
 			return
 		}
 	}
@@ -255,25 +264,29 @@ func (m *Mirror[T]) Apply(key string, v T, rev uint64) { m.apply(key, v, rev, ni
 // apply is Apply with v's stored bytes, when the caller has them.
 func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	it := mirrored[T]{rev: rev}
+	var ix []string
 	if m.index != nil {
-		it.ix = internAll(m.index(v))
+		ix = internAll(m.index(v))
 	}
+	var sum Summary
 	hot := true
 	if m.summarize != nil {
-		it.sum, hot = m.summarize(&v)
+		sum, hot = m.summarize(&v)
 	}
-	if hot {
+	if !hot && m.packer != nil {
+		if raw == nil {
+			raw = m.stored(&v)
+		}
+		var release func()
+		it.z, release = m.packer.pack(raw)
+		defer release()
+	} else {
 		if d, ok := any(&v).(interface{ dropStored() }); ok {
 			d.dropStored() // held in full: its bytes are not needed
 		}
 		it.v = &v
-	} else if m.packer != nil {
-		if raw == nil {
-			raw = m.stored(&v)
-		}
-		it.z = m.packer.pack(raw)
 	}
-	if !m.store(key, it) {
+	if !m.store(key, it, sum, ix) {
 		return
 	}
 	for _, fn := range m.changed {
@@ -281,36 +294,69 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	}
 }
 
-// store holds it as key's value unless a later revision is held already,
-// and reports whether it did.
-func (m *Mirror[T]) store(key string, it mirrored[T]) bool {
+// store holds it, with its summary sum and index keys ix, as key's value
+// unless a later revision is held already, and reports whether it did.
+// it.z is the packer's scratch: store keeps a copy.
+func (m *Mirror[T]) store(key string, it mirrored[T], sum Summary, ix []string) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	old, had := m.items[key]
 	if had && old.rev >= it.rev {
 		return false
 	}
-	m.unindex(key, m.ixOf(old))
-	m.indexLocked(key, it.ix)
-	if it.z != nil {
-		it.ix = nil // packed: read from the value when it changes (ixOf)
+	if had {
+		m.unindex(key, m.ixOf(old))
 	}
+	if it.z != nil {
+		it.z = m.packer.keep(it.z) // only now: a value that loses here leaves nothing behind
+	}
+	m.indexLocked(key, ix)
+	m.setSummary(&it, sum)
 	m.items[key] = it
 	return true
 }
 
-// ixOf returns the index keys of it: held, or, for a packed value (whose
-// index keys are not held, to save memory), read from its packed bytes.
+// setSummary numbers sum's strings into it; m.mu is held for writing.
+func (m *Mirror[T]) setSummary(it *mirrored[T], sum Summary) {
+	it.agent, it.status, it.srev = m.num(sum.Agent), m.num(sum.Status), sum.Revision
+}
+
+// num returns s's number in m.names, adding it; m.mu is held for writing.
+func (m *Mirror[T]) num(s string) uint32 {
+	n, ok := m.nameNum[s]
+	if !ok {
+		n = uint32(len(m.names))
+		m.names = append(m.names, s)
+		m.nameNum[s] = n
+	}
+	return n
+}
+
+// summary returns the summary of it; m.mu is held.
+func (m *Mirror[T]) summary(it mirrored[T]) Summary {
+	return Summary{Agent: m.names[it.agent], Status: m.names[it.status], Revision: it.srev}
+}
+
+// ixOf returns the index keys of it, which are not held (to save memory):
+// computed from the value held in full, or read from its packed bytes.
 func (m *Mirror[T]) ixOf(it mirrored[T]) []string {
-	if it.z == nil || it.ix != nil {
-		return it.ix
-	}
-	raw, err := m.packer.unpack(it.z)
-	if err != nil {
+	switch {
+	case m.index == nil:
 		return nil
+	case it.v != nil:
+		return m.index(*it.v)
+	case it.z != nil:
+		buf := unpackScratch.Get().(*[]byte)
+		defer unpackScratch.Put(buf)
+		raw, err := m.packer.unpackInto(*buf, it.z)
+		if err != nil {
+			return nil
+		}
+		*buf = raw
+		_, ix, _ := m.peek(raw) // copies what it keeps
+		return ix
 	}
-	_, ix, _ := m.peek(raw)
-	return ix
+	return nil
 }
 
 // indexLocked adds key to the indexes ix; m.mu is held.
@@ -400,7 +446,7 @@ func (m *Mirror[T]) Held(key string) (Summary, uint64, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	it, ok := m.items[key]
-	return it.sum, it.rev, ok
+	return m.summary(it), it.rev, ok
 }
 
 // ByIndex returns the values held in full whose index keys include ix, in
@@ -429,7 +475,7 @@ func (m *Mirror[T]) Scan(ix, after string, fn func(key string, s Summary, rev ui
 	}
 	set.ascend(after, func(k string) bool {
 		it := m.items[k]
-		return fn(k, it.sum, it.rev, it.v)
+		return fn(k, m.summary(it), it.rev, it.v)
 	})
 }
 

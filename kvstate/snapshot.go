@@ -117,9 +117,10 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 				continue
 			}
 			e.buf = append(e.buf, 0)
-			e.ref(it.sum.Agent)
-			e.ref(it.sum.Status)
-			e.buf = binary.AppendUvarint(e.buf, it.sum.Revision)
+			sum := m.summary(it)
+			e.ref(sum.Agent)
+			e.ref(sum.Status)
+			e.buf = binary.AppendUvarint(e.buf, sum.Revision)
 			ix := m.ixOf(it)
 			e.buf = binary.AppendUvarint(e.buf, uint64(len(ix)))
 			for _, x := range ix {
@@ -135,6 +136,12 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 			}
 			e.buf = e.buf[:0]
 		}
+	}
+	// A packer that completed its sample meanwhile may have packed values
+	// with it that this snapshot, which does not carry it, could not
+	// unpack: save again later.
+	if m.packer != nil && len(sample) == 0 && len(m.packer.sample()) > 0 {
+		return 0, errors.New("kvstate: the packer's sample was completed during the snapshot; saving again later")
 	}
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, count)
 	return seq, emit(e.buf)
@@ -310,7 +317,7 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 	}
 	m.mu.Lock()
 	m.items = make(map[string]mirrored[T], h.count)
-	var hot []string
+	var hot, ix []string
 	for range h.count {
 		if d.err != nil {
 			break
@@ -321,8 +328,9 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 			hot = append(hot, key)
 			continue
 		}
-		it.sum.Agent, it.sum.Status = d.ref(), d.ref()
-		it.sum.Revision = d.uvarint()
+		var sum Summary
+		sum.Agent, sum.Status = d.ref(), d.ref()
+		sum.Revision = d.uvarint()
 		n := d.uvarint()
 		if n > uint64(len(d.b)) {
 			d.fail()
@@ -330,17 +338,18 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 		if d.err != nil {
 			break
 		}
-		it.ix = make([]string, n)
-		for i := range it.ix {
-			it.ix[i] = d.ref()
+		ix = ix[:0]
+		for range n {
+			ix = append(ix, d.ref())
 		}
-		if z := d.bytes(); len(z) > 0 {
-			it.z = z
+		if it.z = d.bytes(); len(it.z) == 0 {
+			d.fail() // a value not held in full is packed
 		}
-		m.indexLocked(key, it.ix)
-		if it.z != nil {
-			it.ix = nil // see store
+		if d.err != nil {
+			break
 		}
+		m.indexLocked(key, ix)
+		m.setSummary(&it, sum)
 		m.items[key] = it
 	}
 	if d.err == nil && len(d.b) != 0 {
@@ -484,7 +493,26 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := make([]byte, 0, min(mf.size, snapshotPart+1<<20)) // grown as parts arrive: the manifest's word is not trusted for an allocation
+	// The buffer is made of the parts' stored sizes, not of the manifest's
+	// word: packed values point into it for as long as they are held, so
+	// it is made once and to size.
+	var size int64
+	for i := range mf.parts {
+		info, err := s.obs.GetInfo(ctx, s.partName(mf.gen, i))
+		if err != nil {
+			return nil, fmt.Errorf("kvstate: snapshot part %d of %d: %w", i, mf.parts, err)
+		}
+		if info.Size > 2*snapshotPart {
+			return nil, fmt.Errorf("%w: part %s is %d bytes", errSnapshot, info.Name, info.Size)
+		}
+		if size += int64(info.Size); size > mf.size {
+			break
+		}
+	}
+	if size != mf.size {
+		return nil, fmt.Errorf("%w: its parts hold %d bytes, its manifest says %d", errSnapshot, size, mf.size)
+	}
+	data := make([]byte, 0, size)
 	for i := range mf.parts {
 		if data, err = s.readPart(ctx, s.partName(mf.gen, i), data); err != nil {
 			return nil, err

@@ -196,12 +196,12 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 // and is an error, so the process replays; a good one loads.
 func TestSnapshotNotTrusted(t *testing.T) {
 	s := newStore(t)
-	snapshotFixture(t, s, 12)
+	snapshotFixture(t, s, 40) // records enough to complete a packing sample
 	v, _, _ := runViews(t, s, false)
 	created := time.Unix(1_700_000_000, 0)
 	data := kvstate.EncodeSnapshot(v.Requests(), created, 100) // in many parts
-	if data == nil {
-		t.Fatal("no snapshot of a mirror that holds requests")
+	if data == nil || !kvstate.SnapshotHasSample(data) {
+		t.Fatalf("no snapshot (%d bytes), or one without a packing sample, of a mirror that holds requests", len(data))
 	}
 	seq := uint64(0) // the last revision the watcher delivered: the highest held
 	for _, line := range kvstate.Dump(v.Requests()) {
@@ -244,12 +244,15 @@ func TestSnapshotNotTrusted(t *testing.T) {
 			t.Errorf("%s: left %d keys in the mirror", c.name, m.Len())
 		}
 	}
-	// A process that packed with another sample already cannot read the
-	// snapshot's packed values.
+	// A process that packed with another sample already (it packed
+	// records enough to complete one) cannot read the snapshot's packed
+	// values.
 	other := fresh()
-	r := recs0()
-	r.Request.Tool = "a tool no other record has"
-	other.Apply("acme.other", r, 1)
+	for i := range 20 {
+		r := recs0()
+		r.Request.Tool = "a tool no other record has"
+		other.Apply(fmt.Sprintf("acme.other-%02d", i), r, uint64(i+1))
+	}
 	if next, err := kvstate.LoadSnapshot(other, data, created, seq, now); err == nil || next != 0 {
 		t.Errorf("loaded by a mirror with another packing sample (resume at %d, %v)", next, err)
 	}

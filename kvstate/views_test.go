@@ -140,6 +140,13 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 	if got, ok := own.HeldRequest("acme", open.ID, rec.KVRevision); !ok || got.Revision != rec.Revision || string(got.Arguments) != string(rec.Arguments) {
 		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
 	}
+	// The same revision again (the watcher bringing this process's own
+	// write) keeps nothing more.
+	kept := kvstate.PackedKept(own)
+	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
+	if again := kvstate.PackedKept(own); kept == 0 || again != kept {
+		t.Errorf("packed bytes kept: %d, then %d after the same revision again", kept, again)
+	}
 	ids = append(ids, open.ID)
 	waitHeld(t, v, create()) // the watcher brings it
 	for i, id := range ids {

@@ -16,7 +16,12 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/internal/gcpace"
 )
+
+// gcHeadroom bounds the collector's headroom over a large live heap
+// (internal/gcpace), unless GOGC or GOMEMLIMIT is set.
+const gcHeadroom = 192 << 20
 
 // defaultConfigFile is read when present and --config is not given.
 const defaultConfigFile = "countersign.yaml"
@@ -95,6 +100,7 @@ func override(c *config.Config, listen, data, natsURL, roles string) {
 func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	gcpace.Pace(context.Background(), gcHeadroom, 250*time.Millisecond) // through the stop too
 	if cfg.PlainTokens() {
 		log.Warn("config holds plain tokens: for development only; use token_sha256 in production")
 	}

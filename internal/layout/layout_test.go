@@ -16,6 +16,7 @@ var rank = map[string]int{
 	"events":              0,
 	"shell":               0,
 	"problem":             0,
+	"internal/gcpace":     0,
 	"config":              1,
 	"judge":               1,
 	"links":               1,

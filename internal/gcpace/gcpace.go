@@ -1,0 +1,88 @@
+// Package gcpace bounds the Go collector's headroom over the live heap.
+//
+// With the default GOGC of 100 a process may grow to twice its live heap
+// before the collector runs. That suits a small heap and wastes a large
+// one: a server holding a million requests keeps about 600 MB live, and
+// would sit at 1.2 GB for 600 MB of garbage it does not need. Pace keeps
+// the headroom at most a fixed amount (but never below a fifth of the
+// live heap, so the collector cannot run back to back), by lowering
+// GOGC as the live heap grows and raising it again as it shrinks.
+//
+// It leaves the collector alone when the environment sets GOGC or
+// GOMEMLIMIT: the operator has chosen.
+package gcpace
+
+import (
+	"context"
+	"os"
+	"runtime/debug"
+	"runtime/metrics"
+	"time"
+)
+
+// MinPercent is the lowest GOGC Pace sets: the headroom never falls below
+// a fifth of the live heap.
+const MinPercent = 20
+
+// Percent is the GOGC that gives a live heap of live bytes at most
+// headroom bytes of headroom: 100 (Go's default) for a heap of up to
+// headroom, less for a larger one, and never below MinPercent.
+func Percent(live, headroom uint64) int {
+	if live <= headroom {
+		return 100
+	}
+	return max(MinPercent, int(headroom*100/live))
+}
+
+// Chosen reports whether the environment sets the collector's pace.
+func Chosen() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" }
+
+// Pace sets GOGC from the live heap after every collection (checked
+// every interval) until ctx ends, unless Chosen. It returns at once. Give
+// it a context that lasts as long as the process: a stop (saving a
+// snapshot of a large mirror) is when the bound matters most.
+func Pace(ctx context.Context, headroom uint64, interval time.Duration) {
+	if Chosen() {
+		return
+	}
+	go func() {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		var p pacer
+		for {
+			p.step(headroom)
+			select {
+			case <-ctx.Done():
+				return // GOGC stays as set: a stop's work (a snapshot) needs the bound too
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// pacer remembers the last collection it saw and the GOGC it set.
+type pacer struct {
+	cycles  uint64
+	percent int
+}
+
+// step sets GOGC from the live heap, when a collection ran since the last
+// step and the percent moved by more than a tenth; it returns the percent
+// in force.
+func (p *pacer) step(headroom uint64) int {
+	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if p.percent == 0 {
+		p.percent = 100
+	}
+	cycles, live := s[0].Value.Uint64(), s[1].Value.Uint64()
+	if cycles == p.cycles {
+		return p.percent
+	}
+	p.cycles = cycles
+	if want := Percent(live, headroom); want*10 < p.percent*9 || want*10 > p.percent*11 {
+		debug.SetGCPercent(want)
+		p.percent = want
+	}
+	return p.percent
+}
