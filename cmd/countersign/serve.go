@@ -100,7 +100,7 @@ func override(c *config.Config, listen, data, natsURL, roles string) {
 func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	gcpace.Pace(context.Background(), gcHeadroom, 250*time.Millisecond) // through the stop too
+	gcpace.Pace(gcHeadroom, 250*time.Millisecond) // through the stop too
 	if cfg.PlainTokens() {
 		log.Warn("config holds plain tokens: for development only; use token_sha256 in production")
 	}

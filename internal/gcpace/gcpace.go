@@ -13,7 +13,6 @@
 package gcpace
 
 import (
-	"context"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -38,24 +37,17 @@ func Percent(live, headroom uint64) int {
 func Chosen() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" }
 
 // Pace sets GOGC from the live heap after every collection (checked
-// every interval) until ctx ends, unless Chosen. It returns at once. Give
-// it a context that lasts as long as the process: a stop (saving a
-// snapshot of a large mirror) is when the bound matters most.
-func Pace(ctx context.Context, headroom uint64, interval time.Duration) {
+// every interval) for the life of the process, unless Chosen. It returns
+// at once. It has no end on purpose: a stop (saving a snapshot of a large
+// mirror) is when the bound matters most.
+func Pace(headroom uint64, interval time.Duration) {
 	if Chosen() {
 		return
 	}
 	go func() {
-		t := time.NewTicker(interval)
-		defer t.Stop()
 		var p pacer
-		for {
+		for range time.Tick(interval) {
 			p.step(headroom)
-			select {
-			case <-ctx.Done():
-				return // GOGC stays as set: a stop's work (a snapshot) needs the bound too
-			case <-t.C:
-			}
 		}
 	}()
 }
@@ -67,8 +59,8 @@ type pacer struct {
 }
 
 // step sets GOGC from the live heap, when a collection ran since the last
-// step and the percent moved by more than a tenth; it returns the percent
-// in force.
+// step and the percent moved by more than a tenth, or back to Go's 100
+// once the heap is small again; it returns the percent in force.
 func (p *pacer) step(headroom uint64) int {
 	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
 	metrics.Read(s)
@@ -80,7 +72,7 @@ func (p *pacer) step(headroom uint64) int {
 		return p.percent
 	}
 	p.cycles = cycles
-	if want := Percent(live, headroom); want*10 < p.percent*9 || want*10 > p.percent*11 {
+	if want := Percent(live, headroom); want != p.percent && (want == 100 || want*10 < p.percent*9 || want*10 > p.percent*11) {
 		debug.SetGCPercent(want)
 		p.percent = want
 	}

@@ -48,3 +48,18 @@ func TestStepFollowsTheLiveHeap(t *testing.T) {
 		t.Fatalf("the runtime's GOGC is %d, want 100", now)
 	}
 }
+
+// A heap that shrinks below the headroom gets Go's default back, even
+// from a percent within a tenth of it.
+func TestStepRestoresTheDefault(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	debug.SetGCPercent(95)
+	p := pacer{percent: 95}
+	runtime.GC()
+	if got := p.step(1 << 40); got != 100 {
+		t.Fatalf("small heap from GOGC 95: GOGC %d, want 100", got)
+	}
+	if now := debug.SetGCPercent(100); now != 100 {
+		t.Fatalf("the runtime's GOGC is %d, want 100", now)
+	}
+}
