@@ -384,18 +384,25 @@ func readEvents(t *testing.T, ctx context.Context, js jetstream.JetStream, fn fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		batch, err := cons.Fetch(500, jetstream.FetchMaxWait(2*time.Second))
+	// Read every event the stream held when the consumer was made: an
+	// empty fetch is not the end (a stream just back from a node's
+	// restart may answer the first fetches late).
+	info := cons.CachedInfo()
+	if info == nil {
+		t.Fatal("events stream: the ordered consumer has no info")
+	}
+	want := info.NumPending
+	for n := uint64(0); n < want; {
+		batch, err := cons.Fetch(int(min(want-n, 500)), jetstream.FetchMaxWait(2*time.Second))
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("events stream after %d of %d events: %v", n, want, err)
 		}
-		n := 0
 		for m := range batch.Messages() {
 			fn(m)
 			n++
 		}
-		if n == 0 {
-			return
+		if ctx.Err() != nil {
+			t.Fatalf("events stream: read %d of its %d events: %v", n, want, ctx.Err())
 		}
 	}
 }
