@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	cloudevents "github.com/cloudevents/sdk-go/v2/event"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
@@ -244,11 +243,11 @@ func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
 // carries; it returns an error only when ctx ends.
 func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
 	h := m.Headers()
-	e, err := events.DecodeHeaders(h)
-	typ, tenant := e.Type(), events.EventTenant(e)
-	if err != nil || e.Subject() == "" || tenant == "" {
+	c, ok := events.PeekChange(h)
+	if !ok {
 		return nil, nil // a write without an event (e.g. a purge marker): nothing to derive
 	}
+	typ, tenant := c.Type, c.Tenant
 	subjects := []string{events.EventSubject(tenant, typ)}
 	if typ != events.TypeGrantCreated && typ != events.TypeGrantRevoked {
 		if to, ok := events.ParseWorkTo(h.Get(events.HeaderWorkTo)); ok {
@@ -262,11 +261,7 @@ func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
 	for _, subj := range subjects {
-		out, err := workMsg(subj, m.Data(), e)
-		if err != nil {
-			return nil, nil // attributes the encoder refuses: nothing it could derive
-		}
-		f, err := o.publishAsync(ctx, out)
+		f, err := o.publishAsync(ctx, workMsg(subj, m.Data(), h, c))
 		if err != nil {
 			return nil, err
 		}
@@ -309,15 +304,11 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 		if !ok {
 			continue // the latest change sends no work (it decided the request)
 		}
-		e, err := events.DecodeHeaders(m.Header)
-		if err != nil {
+		c, ok := events.PeekChange(m.Header)
+		if !ok {
 			continue // a write without a readable event derives nothing (as in republish)
 		}
-		out, err := workMsg(events.DecideSubject(r.Tenant, to), m.Data, e)
-		if err != nil {
-			continue
-		}
-		f, err := o.js.PublishMsgAsync(out)
+		f, err := o.js.PublishMsgAsync(workMsg(events.DecideSubject(r.Tenant, to), m.Data, m.Header, c))
 		if err != nil {
 			return err
 		}
@@ -331,13 +322,12 @@ func (o *Outbox) rederiveWork(ctx context.Context) error {
 	return nil
 }
 
-// workMsg writes a stored change's CloudEvent e (read back from its
-// headers) and data to subj, deduplicated by the change's Nats-Msg-Id.
-func workMsg(subj string, data []byte, e cloudevents.Event) (*nats.Msg, error) {
-	out := &nats.Msg{Subject: subj, Data: data, Header: nats.Header{}}
-	if err := events.EncodeHeaders(e, out.Header); err != nil {
-		return nil, err
-	}
-	out.Header.Set(nats.MsgIdHdr, events.EventMsgID(e))
-	return out, nil
+// workMsg writes a stored change c, its CloudEvent headers copied as
+// they are from its stored headers h, and its data to subj, deduplicated
+// by the change's Nats-Msg-Id.
+func workMsg(subj string, data []byte, h nats.Header, c events.Change) *nats.Msg {
+	out := &nats.Msg{Subject: subj, Data: data, Header: make(nats.Header, 12)}
+	events.CopyEventHeaders(out.Header, h)
+	out.Header[nats.MsgIdHdr] = []string{c.MsgID()}
+	return out
 }

@@ -33,6 +33,79 @@ func NewEvent(typ string, tenant TenantID, subject string, revision uint64, at t
 	return e
 }
 
+// ChangeHeaders writes into h the headers EncodeHeaders writes for
+// NewEvent(typ, tenant, subject, revision, at, traceparent), without
+// building the event: the one durable write of every state change carries
+// them, so this is on every write's path.
+func ChangeHeaders(h nats.Header, typ string, tenant TenantID, subject string, revision uint64, at time.Time, traceparent string) {
+	set := func(name, v string) { h[ceHeaderPrefix+name] = []string{percentEncode(v)} }
+	set("specversion", cloudevents.CloudEventsVersionV1)
+	set("id", string(NewEventID()))
+	set("source", Source(tenant))
+	set("type", typ)
+	set("subject", subject)
+	set("time", at.UTC().Format(time.RFC3339Nano))
+	set("datacontenttype", "application/json")
+	set("tenant", string(tenant))
+	set("revision", strconv.FormatUint(revision, 10))
+	if traceparent != "" {
+		set("traceparent", traceparent)
+	}
+	h["Content-Type"] = []string{"application/json"}
+}
+
+// Change is what the outbox reads of a stored change's CloudEvent to
+// derive from it (PeekChange): where its event goes and its Nats-Msg-Id.
+type Change struct {
+	Type     string
+	Tenant   TenantID
+	Subject  string
+	Revision uint64 // 0 when missing or not a number, as EventRevision
+}
+
+// PeekChange reads a change's event attributes from binary-mode headers h
+// without decoding the whole event. ok is false unless h carries an event
+// as ChangeHeaders writes one: specversion 1.0, an id, a source, a type, a
+// subject and a tenant.
+func PeekChange(h nats.Header) (c Change, ok bool) {
+	get := func(name string) string {
+		vs := h[ceHeaderPrefix+name]
+		if len(vs) == 0 {
+			return ""
+		}
+		v, err := percentDecode(vs[0])
+		if err != nil {
+			return ""
+		}
+		return v
+	}
+	if get("specversion") != cloudevents.CloudEventsVersionV1 || get("id") == "" || get("source") == "" {
+		return c, false
+	}
+	c = Change{Type: get("type"), Tenant: TenantID(get("tenant")), Subject: get("subject")}
+	c.Revision, _ = strconv.ParseUint(get("revision"), 10, 64)
+	return c, c.Type != "" && c.Subject != "" && c.Tenant != ""
+}
+
+// MsgID is the change's Nats-Msg-Id, as EventMsgID.
+func (c Change) MsgID() string {
+	switch c.Type {
+	case TypeGrantCreated, TypeGrantRevoked:
+		return GrantMsgID(GrantID(c.Subject), c.Type == TypeGrantRevoked)
+	}
+	return MsgID(RequestID(c.Subject), c.Revision)
+}
+
+// CopyEventHeaders copies the CloudEvent headers of a stored change (its
+// ce- attributes and Content-Type) from src into dst, as they are.
+func CopyEventHeaders(dst, src nats.Header) {
+	for k, vs := range src {
+		if k == "Content-Type" || strings.HasPrefix(k, ceHeaderPrefix) {
+			dst[k] = vs
+		}
+	}
+}
+
 // EncodeHeaders writes the attributes of e into h in binary content mode:
 // each attribute a ce-<name> header, its value percent-encoded.
 func EncodeHeaders(e cloudevents.Event, h nats.Header) error {
@@ -90,11 +163,7 @@ func EventRevision(e cloudevents.Event) uint64 {
 // reports: GrantMsgID for a grant's creation or revocation, MsgID of its
 // subject and revision for a request's change.
 func EventMsgID(e cloudevents.Event) string {
-	switch e.Type() {
-	case TypeGrantCreated, TypeGrantRevoked:
-		return GrantMsgID(GrantID(e.Subject()), e.Type() == TypeGrantRevoked)
-	}
-	return MsgID(RequestID(e.Subject()), EventRevision(e))
+	return Change{Type: e.Type(), Subject: e.Subject(), Revision: EventRevision(e)}.MsgID()
 }
 
 func extension(e cloudevents.Event, name string) string {

@@ -3,6 +3,8 @@ package events_test
 import (
 	"bytes"
 	"context"
+	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -118,4 +120,63 @@ func BenchmarkDecodeHeaders(b *testing.B) {
 			}
 		}
 	})
+}
+
+// ChangeHeaders writes what EncodeHeaders writes for NewEvent's event,
+// the event id aside (each is fresh), and the SDK reads it back.
+func TestChangeHeadersAreNewEventsHeaders(t *testing.T) {
+	at := time.Date(2025, 3, 1, 12, 30, 45, 123456789, time.FixedZone("x", 3600))
+	for _, tp := range []string{"", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"} {
+		want := nats.Header{"Nats-Work-To": {"person:u 1"}}
+		if err := events.EncodeHeaders(events.NewEvent(events.TypeRequestDecided, "acme", "req_1", 3, at, tp), want); err != nil {
+			t.Fatal(err)
+		}
+		got := nats.Header{"Nats-Work-To": {"person:u 1"}}
+		events.ChangeHeaders(got, events.TypeRequestDecided, "acme", "req_1", 3, at, tp)
+		if id := got.Get("ce-id"); !strings.HasPrefix(id, "evt_") || id == want.Get("ce-id") {
+			t.Fatalf("ce-id %q, want a fresh evt_ id", id)
+		}
+		got["ce-id"] = want["ce-id"]
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("ChangeHeaders wrote\n%v\nEncodeHeaders writes\n%v", got, want)
+		}
+		e, err := binding.ToEvent(context.Background(), natsjs.NewMessage(&nats.Msg{Subject: "x", Header: got, Data: []byte(`{}`)}))
+		if err != nil || e.Type() != events.TypeRequestDecided || events.EventRevision(*e) != 3 {
+			t.Fatalf("the SDK reads %v, %v", e, err)
+		}
+	}
+}
+
+// PeekChange reads what the outbox needs of a stored change without
+// decoding its event, and agrees with the full decode; a header set
+// without an event's required attributes is no change.
+func TestPeekChange(t *testing.T) {
+	for _, tc := range []struct {
+		typ, subject string
+		rev          uint64
+	}{{events.TypeRequestDecided, "req_1", 3}, {events.TypeGrantRevoked, "grt_1", 1}, {events.TypeGrantCreated, "grt 2%", 0}} {
+		h := nats.Header{"Nats-Work-To": {"person:u1"}}
+		events.ChangeHeaders(h, tc.typ, "acme", tc.subject, tc.rev, time.Now(), "")
+		c, ok := events.PeekChange(h)
+		e, err := events.DecodeHeaders(h)
+		if !ok || err != nil || c.Type != tc.typ || c.Subject != tc.subject || c.Tenant != "acme" || c.Revision != tc.rev {
+			t.Fatalf("PeekChange = %+v, %v (decode err %v), want %+v", c, ok, err, tc)
+		}
+		if c.MsgID() != events.EventMsgID(e) {
+			t.Errorf("MsgID %q, EventMsgID %q", c.MsgID(), events.EventMsgID(e))
+		}
+		out := nats.Header{}
+		events.CopyEventHeaders(out, h)
+		if out.Get("Nats-Work-To") != "" || out.Get("Content-Type") != "application/json" || len(out) != len(h)-1 {
+			t.Errorf("CopyEventHeaders copied %v from %v", out, h)
+		}
+		for _, drop := range []string{"ce-specversion", "ce-id", "ce-source", "ce-type", "ce-subject", "ce-tenant"} {
+			partial := nats.Header{}
+			events.CopyEventHeaders(partial, h)
+			delete(partial, drop)
+			if c, ok := events.PeekChange(partial); ok {
+				t.Errorf("without %s: PeekChange = %+v, ok", drop, c)
+			}
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package httpapi_test
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 	"time"
@@ -128,4 +129,32 @@ func TestAPIGetWaitIgnoresEscalation(t *testing.T) {
 	if el < 1900*time.Millisecond {
 		t.Errorf("wait=2s returned after %v on an escalation (revision %v); want it to run until terminal or 2s", el, r.body["revision"])
 	}
+}
+
+// A write's answer is the record's stored JSON, not encoded again: the
+// same bytes a later GET encodes from what it reads, for a request
+// decided at once and for one a person answers.
+func TestAPIWriteAnswersAreTheStoredRecord(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	same := func(what string, r resp) {
+		t.Helper()
+		id := str(r.body["id"])
+		got := main.do("GET", "/v1/requests/"+id, nil).want(t, "get "+what, http.StatusOK)
+		if !bytes.Equal(r.raw, got.raw) {
+			t.Errorf("%s answered\n%s\nGET gives\n%s", what, r.raw, got.raw)
+		}
+		if r.header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: Content-Type %q", what, r.header.Get("Content-Type"))
+		}
+	}
+	args := `{ "path": "<a&b>/é",  "n": 1.50 }`
+	r := main.do("POST", "/v1/requests", `{"tool":"read_file","arguments":`+args+`}`).want(t, "submit", http.StatusCreated)
+	if str(r.body["status"]) != "approved" {
+		t.Fatalf("read_file: %v, want approved at once", r.body["status"])
+	}
+	same("a submit decided at once", r)
+	pend := main.pending()
+	same("an answer", person.answer(pend, "allow", "once").want(t, "answer", http.StatusOK))
 }

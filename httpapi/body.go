@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -72,6 +73,25 @@ func readRaw(r *http.Request) ([]byte, error) {
 func writeJSON(w http.ResponseWriter, status int, v any) error {
 	return writeEncoded(w, status, "application/json", v)
 }
+
+// writeRecord writes a request record: the JSON stored for it when this
+// process just wrote it (the bytes writeJSON would encode, not encoded
+// twice), else the record encoded.
+func writeRecord(w http.ResponseWriter, status int, rec *kvstate.Record) error {
+	raw := rec.Stored()
+	if raw == nil {
+		return writeJSON(w, status, &rec.Request)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if _, err := w.Write(raw); err != nil {
+		return err
+	}
+	_, err := w.Write(newline)
+	return err
+}
+
+var newline = []byte("\n")
 
 func writeEncoded(w http.ResponseWriter, status int, contentType string, v any) error {
 	enc := json.NewEncoder(w)

@@ -27,7 +27,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return writeJSON(w, status, rec.Request)
+	return writeRecord(w, status, &rec)
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
@@ -45,7 +45,7 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
-		return writeJSON(w, http.StatusOK, rec.Request)
+		return writeRecord(w, http.StatusOK, &rec)
 	}
 	return a.wait(w, r, c, id, wait)
 }
@@ -59,7 +59,7 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, i
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, &rec.Request)
+	return writeRecord(w, http.StatusOK, rec)
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
@@ -92,7 +92,7 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, rec.Request)
+	return writeRecord(w, http.StatusOK, &rec)
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
@@ -108,7 +108,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, rec.Request)
+	return writeRecord(w, http.StatusOK, &rec)
 }
 
 // claimInput is the body of POST /v1/requests/{id}/claim.
@@ -129,5 +129,5 @@ func (a *API) claim(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, rec.Request)
+	return writeRecord(w, http.StatusOK, &rec)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -24,8 +25,9 @@ func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	ev := events.NewEvent(events.TypeGrantCreated, g.Tenant, string(g.ID), 0, time.Now(), "")
-	rev, err := s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, ev, 0, nil)
+	h := nats.Header{}
+	events.ChangeHeaders(h, events.TypeGrantCreated, g.Tenant, string(g.ID), 0, time.Now(), "")
+	rev, err := s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, h, 0)
 	if errors.Is(err, ErrConflict) {
 		return 0, nil
 	}
@@ -64,8 +66,9 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		at := at.UTC()
 		g.RevokedAt = &at
 		data, _ := json.Marshal(g)
-		ev := events.NewEvent(events.TypeGrantRevoked, tenant, string(id), 1, at, "")
-		next, err := s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, ev, rev, nil)
+		h := nats.Header{}
+		events.ChangeHeaders(h, events.TypeGrantRevoked, tenant, string(id), 1, at, "")
+		next, err := s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, h, rev)
 		if !errors.Is(err, ErrConflict) {
 			return g, next, err
 		}

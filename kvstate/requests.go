@@ -41,6 +41,12 @@ func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = r
 
 func (r *Record) dropStored() { r.raw = nil }
 
+// Stored is the JSON this process stored for r when it wrote it (nil when r
+// was read): the record encoded as encoding/json encodes r.Request, without
+// HTML escaping. It is the encoding at the write; a caller that changes
+// r.Request after the write must encode it again.
+func (r *Record) Stored() []byte { return r.raw }
+
 // Mutation changes a request in place and returns the event type of the
 // change, or an error that aborts the transition (returned unchanged).
 type Mutation func(r *events.Request) (eventType string, err error)
@@ -212,8 +218,9 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 		return 0, nil, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
 	}
 	tp, _ := ctx.Value(traceKey{}).(string)
-	ev := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
-	rev, err := s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, ev, last, effects(typ, r))
+	h := effects(typ, r)
+	events.ChangeHeaders(h, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
+	rev, err := s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, h, last)
 	return rev, data, err
 }
 
