@@ -521,6 +521,33 @@ func internAll(ix []string) []string {
 	return ix
 }
 
+// names holds one copy of each short text peeked from stored records
+// (tenants, agents, statuses, deciders), found by bytes without
+// allocating. It grows with the principals a deployment has, and stops
+// taking new texts at maxNames.
+var names = struct {
+	sync.RWMutex
+	m map[string]string
+}{m: map[string]string{}}
+
+const maxNames = 1 << 16
+
+func internBytes(b []byte) string {
+	names.RLock()
+	s, ok := names.m[string(b)]
+	names.RUnlock()
+	if ok {
+		return s
+	}
+	s = string(b)
+	names.Lock()
+	if len(names.m) < maxNames {
+		names.m[s] = s
+	}
+	names.Unlock()
+	return s
+}
+
 func intern(s string) string {
 	if v, ok := interned.Load(s); ok {
 		return v.(string)

@@ -17,9 +17,9 @@ import (
 
 // scanTerminal returns the fields peekRequest needs of a stored request.
 func scanTerminal(data []byte) (p peekedRequest, ok bool) {
-	ok = scanObject(data, func(key string, v []byte) bool {
+	ok = scanObject(data, func(key []byte, v []byte) bool {
 		var ok bool
-		switch key {
+		switch string(key) {
 		case "tenant":
 			p.Tenant, ok = textOf[events.TenantID](v)
 		case "agent":
@@ -51,15 +51,15 @@ func scanDecision(v []byte, p *peekedRequest) bool {
 	}
 	p.Decision = &peekedDecision{}
 	d := p.Decision
-	return scanObject(v, func(key string, v []byte) bool {
+	return scanObject(v, func(key []byte, v []byte) bool {
 		var ok bool
-		switch key {
+		switch string(key) {
 		case "status":
 			d.Status, ok = textOf[events.Status](v)
 		case "by":
-			ok = scanObject(v, func(key string, v []byte) bool {
+			ok = scanObject(v, func(key []byte, v []byte) bool {
 				var ok bool
-				switch key {
+				switch string(key) {
 				case "kind":
 					d.By.Kind, ok = textOf[string](v)
 				case "id":
@@ -96,8 +96,8 @@ func scanAgents(v []byte) ([]peekedAgent, bool) {
 			return nil, false
 		}
 		var a peekedAgent
-		if !scanObject(v[i:end], func(key string, v []byte) bool {
-			if key != "agent" {
+		if !scanObject(v[i:end], func(key []byte, v []byte) bool {
+			if string(key) != "agent" {
 				return true
 			}
 			var ok bool
@@ -121,9 +121,10 @@ func scanAgents(v []byte) ([]peekedAgent, bool) {
 }
 
 // scanObject calls fn with each member of the JSON object data (the key
-// without escapes, the raw value), in order, until fn returns false; it
-// reports whether data was one whole object and fn accepted every member.
-func scanObject(data []byte, fn func(key string, v []byte) bool) bool {
+// without escapes, the raw value, both slices of data), in order, until fn
+// returns false; it reports whether data was one whole object and fn
+// accepted every member.
+func scanObject(data []byte, fn func(key, v []byte) bool) bool {
 	i := skipSpace(data, 0)
 	if i >= len(data) || data[i] != '{' {
 		return false
@@ -133,7 +134,7 @@ func scanObject(data []byte, fn func(key string, v []byte) bool) bool {
 		return skipSpace(data, i+1) == len(data)
 	}
 	for i < len(data) {
-		key, next, ok := plainString(data, i)
+		key, next, ok := plainBytes(data, i)
 		if !ok {
 			return false
 		}
@@ -162,31 +163,37 @@ func scanObject(data []byte, fn func(key string, v []byte) bool) bool {
 	return false
 }
 
-// textOf reads a JSON string without escapes as a T; false otherwise (an
-// escaped one is left to encoding/json).
+// textOf reads a JSON string without escapes as a T, interned (the
+// tenants, agents, statuses and deciders a million records name are a
+// handful of strings); false otherwise (an escaped one is left to
+// encoding/json).
 func textOf[T ~string](v []byte) (T, bool) {
 	if len(v) == 4 && string(v) == "null" {
 		return "", true
 	}
-	s, end, ok := plainString(v, 0)
-	return T(s), ok && end == len(v)
+	b, end, ok := plainBytes(v, 0)
+	if !ok || end != len(v) {
+		return "", false
+	}
+	return T(internBytes(b)), true
 }
 
-// plainString reads the JSON string at data[i] when it has no escapes,
-// returning it and the index after its closing quote.
-func plainString(data []byte, i int) (string, int, bool) {
+// plainBytes reads the JSON string at data[i] when it has no escapes,
+// returning its contents (a slice of data) and the index after its
+// closing quote.
+func plainBytes(data []byte, i int) ([]byte, int, bool) {
 	if i >= len(data) || data[i] != '"' {
-		return "", 0, false
+		return nil, 0, false
 	}
 	for j := i + 1; j < len(data); j++ {
 		switch c := data[j]; {
 		case c == '"':
-			return string(data[i+1 : j]), j + 1, true
+			return data[i+1 : j], j + 1, true
 		case c == '\\' || c < 0x20:
-			return "", 0, false
+			return nil, 0, false
 		}
 	}
-	return "", 0, false
+	return nil, 0, false
 }
 
 // skipValue returns the index just after the JSON value starting at i.
