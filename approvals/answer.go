@@ -73,6 +73,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
+	done := s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))
 	rec, err = s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
 		if repeat(r, c.Principal, in) {
 			return "", errRepeat
@@ -82,13 +83,16 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 		}
 		return s.apply(c, r, in)
 	})
+	if err == nil {
+		s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+	}
+	done()
 	if errors.Is(err, errRepeat) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
 	if err != nil {
 		return rec, stateErr(err, ErrNotFound)
 	}
-	s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
 	if err := s.ensureGrants(ctx, &rec.Request); err != nil {
 		return rec, err
 	}

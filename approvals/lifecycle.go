@@ -85,6 +85,7 @@ func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate
 		rec, err = s.store.PeekRequest(ctx, rec.Tenant, rec.ID, s.seenRevision(rec.Tenant, rec.ID))
 	}
 	if err == nil {
+		defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
 		next, err = s.store.TransitionFrom(ctx, rec, fn)
 	}
 	if err != nil {

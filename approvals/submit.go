@@ -181,6 +181,7 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 		return kvstate.Record{}, err
 	}
 	s.decide(ctx, c.Tenant, r)
+	defer s.views.Requests().Expect(kvstate.RequestKey(c.Tenant.ID, id))()
 	rec, err := s.store.CreateRequest(ctx, r)
 	if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
 		rec, err = s.store.GetRequestAfter(ctx, c.Tenant.ID, id, 1)

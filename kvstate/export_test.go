@@ -135,3 +135,6 @@ func SnapshotHasSample(data []byte) bool {
 	h, _, err := decodeHead(data)
 	return err == nil && len(h.sample) > 0
 }
+
+// Claimable is the revision a snapshot of m may claim now.
+func Claimable[T any](m *Mirror[T]) uint64 { return m.claimable() }

@@ -59,6 +59,13 @@ type Mirror[T any] struct {
 
 	failed error // why Run ended before it caught up; written before ready closes
 
+	// writing holds the keys this process is writing (Expect), and the
+	// entries the watcher delivered for them meanwhile; stashed counts
+	// those entries' revisions, which a snapshot may not claim yet.
+	wmu     sync.Mutex
+	writing map[string]*inWrite
+	stashed map[uint64]int
+
 	mu    sync.RWMutex
 	items map[string]mirrored[T]
 	byIdx map[string]*keyset
@@ -91,6 +98,84 @@ type mirrored[T any] struct {
 	status uint32
 }
 
+// inWrite is a key being written in this process: its writers, and the
+// watcher's entries for it they apply when they are done.
+type inWrite struct {
+	writers int
+	stash   []jetstream.KeyValueEntry
+}
+
+// Expect tells the mirror that this process is about to write key and
+// then Apply what it wrote; done, called once the write and the Apply are
+// over (or the write failed), applies what the watcher delivered for the
+// key meanwhile that the Apply did not hold already. The watcher then
+// does not decode a write of this process (the stored JSON of a record),
+// which its writer applies from the value it has: it usually delivers the
+// write before the writer, woken by the acknowledgement, could apply it.
+// Nothing is lost: an entry stashed for a write that failed, or for
+// another process's write to the same key, is applied by done.
+func (m *Mirror[T]) Expect(key string) (done func()) {
+	m.wmu.Lock()
+	w := m.writing[key]
+	if w == nil {
+		w = &inWrite{}
+		m.writing[key] = w
+	}
+	w.writers++
+	m.wmu.Unlock()
+	return func() {
+		m.wmu.Lock()
+		stash := w.stash
+		w.stash = nil
+		if w.writers--; w.writers == 0 {
+			delete(m.writing, key)
+		}
+		m.wmu.Unlock()
+		if len(stash) == 0 {
+			return
+		}
+		for _, e := range stash {
+			m.take(e, false) // skipped when the writer's Apply holds it
+		}
+		m.wmu.Lock()
+		for _, e := range stash { // applied: a snapshot may claim them
+			if m.stashed[e.Revision()]--; m.stashed[e.Revision()] <= 0 {
+				delete(m.stashed, e.Revision())
+			}
+		}
+		m.wmu.Unlock()
+	}
+}
+
+// stash keeps e for the writers of its key, when it is being written.
+func (m *Mirror[T]) stash(e jetstream.KeyValueEntry) bool {
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	w := m.writing[e.Key()]
+	if w == nil {
+		return false
+	}
+	w.stash = append(w.stash, e)
+	m.stashed[e.Revision()]++
+	return true
+}
+
+// claimable returns the latest revision a snapshot may claim to hold
+// every write up to: the last delivered, unless a stashed entry before it
+// is not applied yet. Read last before the stash: an entry is counted
+// as stashed before last moves past it, and uncounted only once applied.
+func (m *Mirror[T]) claimable() uint64 {
+	last := m.last.Load()
+	m.wmu.Lock()
+	defer m.wmu.Unlock()
+	for rev := range m.stashed {
+		if rev <= last {
+			last = rev - 1
+		}
+	}
+	return last
+}
+
 // errRestart ends a watch that Restart replaces.
 var errRestart = errors.New("kvstate: watcher restart")
 
@@ -101,7 +186,7 @@ const watchRetry = time.Second
 // of a value.
 func NewMirror[T any](kv jetstream.KeyValue, index func(T) []string) *Mirror[T] {
 	return &Mirror[T]{kv: kv, index: index, items: map[string]mirrored[T]{}, restart: make(chan struct{}, 1),
-		byIdx: map[string]*keyset{}, ready: make(chan struct{}), names: []string{""}, nameNum: map[string]uint32{"": 0}}
+		byIdx: map[string]*keyset{}, ready: make(chan struct{}), writing: map[string]*inWrite{}, stashed: map[uint64]int{}, names: []string{""}, nameNum: map[string]uint32{"": 0}}
 }
 
 // OnChange registers fn to be called (from the watcher goroutine or from
@@ -229,11 +314,11 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 // peeked at, and OnChange is not called for it.
 func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	key, rev := e.Key(), e.Revision()
-	m.mu.RLock()
-	old, had := m.items[key]
-	m.mu.RUnlock()
-	if had && old.rev >= rev {
+	if m.holds(key, rev) {
 		return
+	}
+	if !replay && m.stash(e) {
+		return // this process is writing key: its writer applies it (Expect)
 	}
 	if e.Operation() != jetstream.KeyValuePut {
 		m.remove(key, rev)
@@ -263,6 +348,12 @@ func (m *Mirror[T]) Apply(key string, v T, rev uint64) { m.apply(key, v, rev, ni
 
 // apply is Apply with v's stored bytes, when the caller has them.
 func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
+	if m.holds(key, rev) {
+		// Held already: the watcher often delivers a write before its
+		// writer, woken by the acknowledgement, applies it. Checked before
+		// the indexing and packing, which would be done for nothing.
+		return
+	}
 	it := mirrored[T]{rev: rev}
 	var ix []string
 	if m.index != nil {
@@ -292,6 +383,14 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	for _, fn := range m.changed {
 		fn(key, v, false)
 	}
+}
+
+// holds reports whether key's revision rev, or a later one, is held.
+func (m *Mirror[T]) holds(key string, rev uint64) bool {
+	m.mu.RLock()
+	old, had := m.items[key]
+	m.mu.RUnlock()
+	return had && old.rev >= rev
 }
 
 // store holds it, with its summary sum and index keys ix, as key's value

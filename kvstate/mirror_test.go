@@ -111,3 +111,70 @@ func TestMirrorRestartResumes(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+// A write this process announced (Expect) is not decoded by the watcher:
+// its writer applies it. One whose writer never applies it (the write
+// landed, its acknowledgement was lost) is applied when the writer is
+// done, and until then no snapshot claims it.
+func TestMirrorExpectedWrites(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kv, err := b.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mirror_expect", History: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := kvstate.NewMirror[counted](kv, nil)
+	go func() { _ = m.Run(ctx) }()
+	<-m.Ready()
+	// past puts one more key and waits until the watcher delivered it: it
+	// has then delivered everything written before.
+	n := 0
+	past := func() uint64 {
+		t.Helper()
+		n++
+		key := fmt.Sprintf("z%d", n)
+		rev, err := kv.Put(ctx, key, []byte("0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		testutil.Eventually(t, 5*time.Second, func() bool { _, ok := m.Get(key); return ok }, key+" mirrored")
+		return rev
+	}
+	decodes.Store(0)
+
+	done := m.Expect("applied")
+	rev, err := kv.Put(ctx, "applied", []byte("5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	past()
+	m.Apply("applied", counted{N: 5}, rev)
+	done()
+	if v, ok := m.Get("applied"); !ok || v.N != 5 {
+		t.Fatalf("applied = %v, %v", v, ok)
+	}
+	if d := decodes.Load(); d != 1 {
+		t.Fatalf("decoded %d values, want 1 (the other key's only)", d)
+	}
+
+	done = m.Expect("lost")
+	lost, err := kv.Put(ctx, "lost", []byte("7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := past()
+	if _, ok := m.Get("lost"); ok {
+		t.Fatal("a write its writer is making was applied by the watcher")
+	}
+	if got := kvstate.Claimable(m); got != lost-1 {
+		t.Fatalf("a snapshot may claim %d with %d stashed (last %d), want %d", got, lost, last, lost-1)
+	}
+	done() // the writer failed: no Apply
+	if v, ok := m.Get("lost"); !ok || v.N != 7 {
+		t.Fatalf("after done: lost = %v, %v, want 7", v, ok)
+	}
+	if got := kvstate.Claimable(m); got != last {
+		t.Fatalf("a snapshot may claim %d once applied, want %d", got, last)
+	}
+}

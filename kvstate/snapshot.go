@@ -75,7 +75,7 @@ type snapshotHead struct {
 // The entry count goes last, after the entries (keys removed meanwhile
 // are left out).
 func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]byte) error) (seq uint64, err error) {
-	seq, at := m.last.Load(), m.lastAt.Load() // before any key is read
+	seq, at := m.claimable(), m.lastAt.Load() // before any key is read
 	if seq == 0 {
 		return 0, nil
 	}
