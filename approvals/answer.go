@@ -73,20 +73,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
-	done := s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))
-	rec, err = s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
-		if repeat(r, c.Principal, in) {
-			return "", errRepeat
-		}
-		if err := s.answerable(c, r, *in.Expected); err != nil {
-			return "", err
-		}
-		return s.apply(c, r, in)
-	})
-	if err == nil {
-		s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
-	}
-	done()
+	rec, err = s.answerWrite(ctx, c, rec, in)
 	if errors.Is(err, errRepeat) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
@@ -189,4 +176,22 @@ func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, 
 		exp := now.Add(t.ApprovalTTL)
 		r.Decision.ExpiresAt = &exp
 	}
+}
+
+// answerWrite writes the answer in to rec and puts it in the mirror.
+func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput) (kvstate.Record, error) {
+	defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
+	rec, err := s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
+		if repeat(r, c.Principal, in) {
+			return "", errRepeat
+		}
+		if err := s.answerable(c, r, *in.Expected); err != nil {
+			return "", err
+		}
+		return s.apply(c, r, in)
+	})
+	if err == nil {
+		s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+	}
+	return rec, err
 }
