@@ -178,7 +178,9 @@ func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, 
 	}
 }
 
-// answerWrite writes the answer in to rec and puts it in the mirror.
+// answerWrite writes the answer in to rec (a compare-and-set, tried again
+// on a lost race) and puts the result in the mirror: one function, so that
+// the deferred done of Expect runs whatever happens in between.
 func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput) (kvstate.Record, error) {
 	defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
 	rec, err := s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {

@@ -620,30 +620,31 @@ func internAll(ix []string) []string {
 	return ix
 }
 
-// names holds one copy of each short text peeked from stored records
-// (tenants, agents, statuses, deciders), found by bytes without
+// peekedTexts holds one copy of each short text peeked from stored
+// records (tenants, agents, statuses, deciders), found by bytes without
 // allocating. It grows with the principals a deployment has, and stops
-// taking new texts at maxNames.
-var names = struct {
+// taking new texts at maxPeekedTexts.
+var peekedTexts = struct {
 	sync.RWMutex
 	m map[string]string
 }{m: map[string]string{}}
 
-const maxNames = 1 << 16
+const maxPeekedTexts = 1 << 16
 
+// internBytes returns b as a string, the one copy peekedTexts holds.
 func internBytes(b []byte) string {
-	names.RLock()
-	s, ok := names.m[string(b)]
-	names.RUnlock()
+	peekedTexts.RLock()
+	s, ok := peekedTexts.m[string(b)]
+	peekedTexts.RUnlock()
 	if ok {
 		return s
 	}
 	s = string(b)
-	names.Lock()
-	if len(names.m) < maxNames {
-		names.m[s] = s
+	peekedTexts.Lock()
+	if len(peekedTexts.m) < maxPeekedTexts {
+		peekedTexts.m[s] = s
 	}
-	names.Unlock()
+	peekedTexts.Unlock()
 	return s
 }
 
