@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -32,16 +33,66 @@ func GoBuild(dir, name, pkg string) (string, error) {
 }
 
 // FreeLoopbackPort returns a TCP port on 127.0.0.1 that was free a moment
-// ago (listened on with port 0, then closed), for a child process that
-// must keep its port across restarts.
+// ago, for a child process that must keep its port across restarts.
+//
+// The port is drawn at random below the kernel's ephemeral range and
+// checked by listening on it: a port the kernel handed out for port 0
+// goes back to that range once closed, where any test running beside
+// this one may get it as the source port of a connection before the child
+// binds it (a CI run lost a cluster node to "address already in use" that
+// way). Ports are never handed out twice by one test binary. Where the
+// range is unknown, or nothing below it is free, it falls back to port 0.
 func FreeLoopbackPort(t testing.TB) int {
 	t.Helper()
+	low := ephemeralLow()
+	portsMu.Lock()
+	defer portsMu.Unlock()
+	for range 200 {
+		if low <= minDrawn+1 {
+			break
+		}
+		p := minDrawn + rand.IntN(low-minDrawn)
+		if portsGiven[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		portsGiven[p] = true
+		return p
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("testutil: free port: %v", err)
 	}
 	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	p := ln.Addr().(*net.TCPAddr).Port
+	portsGiven[p] = true
+	return p
+}
+
+// minDrawn is the lowest port FreeLoopbackPort draws.
+const minDrawn = 20000
+
+var (
+	portsMu    sync.Mutex
+	portsGiven = map[int]bool{}
+)
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux),
+// or 0 where it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	var low, high int
+	if n, _ := fmt.Sscan(string(b), &low, &high); n != 2 {
+		return 0
+	}
+	return low
 }
 
 // Process is a program run as a separate OS process, which a test can kill
