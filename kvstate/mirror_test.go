@@ -23,17 +23,24 @@ func (c *counted) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &c.N)
 }
 
-// A process's own write, applied to its mirror, is not decoded again when
-// the watcher brings it back; another process's write is.
-func TestMirrorSkipsItsOwnWrites(t *testing.T) {
+// countedMirror makes the bucket and a mirror of counted over it (not yet
+// running), on a fresh JetStream; ctx ends with the test.
+func countedMirror(t *testing.T, bucket string) (context.Context, jetstream.KeyValue, *kvstate.Mirror[counted]) {
+	t.Helper()
 	b := testutil.NewJetStream(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	kv, err := b.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mirror_own", History: 4})
+	t.Cleanup(cancel)
+	kv, err := b.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: bucket, History: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := kvstate.NewMirror[counted](kv, nil)
+	return ctx, kv, kvstate.NewMirror[counted](kv, nil)
+}
+
+// A process's own write, applied to its mirror, is not decoded again when
+// the watcher brings it back; another process's write is.
+func TestMirrorSkipsItsOwnWrites(t *testing.T) {
+	ctx, kv, m := countedMirror(t, "mirror_own")
 	decodes.Store(0)
 	rev, err := kv.Put(ctx, "own", []byte("1"))
 	if err != nil {
@@ -117,14 +124,7 @@ func TestMirrorRestartResumes(t *testing.T) {
 // landed, its acknowledgement was lost) is applied when the writer is
 // done, and until then no snapshot claims it.
 func TestMirrorExpectedWrites(t *testing.T) {
-	b := testutil.NewJetStream(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	kv, err := b.JS.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: "mirror_expect", History: 4})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := kvstate.NewMirror[counted](kv, nil)
+	ctx, kv, m := countedMirror(t, "mirror_expect")
 	go func() { _ = m.Run(ctx) }()
 	<-m.Ready()
 	// past puts one more key and waits until the watcher delivered it: it

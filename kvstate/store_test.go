@@ -1,7 +1,9 @@
 package kvstate_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -273,5 +275,45 @@ func TestIdempotencyExpires(t *testing.T) {
 			t.Fatalf("the key was not reusable 10s after a 1s TTL (holds %+v)", got)
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// A write's record carries the JSON it stored (which the API answers with
+// as it is): the bytes of the stored value, which are the record encoded;
+// a record read back carries none.
+func TestWrittenRecordsCarryTheirStoredJSON(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	r := pending(events.NewRequestID())
+	r.Arguments = []byte(`{"path":"<a&b>/é"}`)
+	created, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+		r.Status = events.StatusApproved
+		r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: events.ScopeOnce, DecidedAt: time.Now().UTC()}
+		return events.TypeRequestDecided, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, rec := range map[string]kvstate.Record{"created": created, "decided": next} {
+		entry, err := s.Requests().GetRevision(ctx, kvstate.RequestKey("acme", r.ID), rec.KVRevision)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(rec.Stored(), entry.Value()) {
+			t.Errorf("%s: Stored()\n%s\nthe stored value\n%s", what, rec.Stored(), entry.Value())
+		}
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&rec.Request); err != nil || !bytes.Equal(rec.Stored(), bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) {
+			t.Errorf("%s: Stored() is not the record encoded: %s (%v)", what, buf.Bytes(), err)
+		}
+	}
+	read, err := s.GetRequest(ctx, "acme", r.ID)
+	if err != nil || read.Stored() != nil {
+		t.Errorf("a record read back carries stored bytes %q (%v)", read.Stored(), err)
 	}
 }
