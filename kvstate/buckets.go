@@ -111,6 +111,25 @@ func (s *Store) Rules() jetstream.KeyValue { return s.rules }
 // JetStream returns the JetStream context the store writes through.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }
 
+// errCodeReplicasNotSupported is nats-server's JSStreamReplicasNotSupportedErr:
+// a stream with replicas > 1 asked of a server that is not clustered.
+const errCodeReplicasNotSupported jetstream.ErrorCode = 10074
+
+// NotClustered returns, when err is a standalone NATS server refusing a
+// stream of more than one replica, an error that names the setting (nil
+// otherwise). No retry makes a standalone server clustered, so callers
+// that retry a stream's creation stop at once on it, instead of retrying
+// silently while the process serves nothing (nats_url with the clustered
+// default of 3 replicas, against one server).
+func NotClustered(err error, replicas int) error {
+	var apiErr *jetstream.APIError
+	if !errors.As(err, &apiErr) || apiErr.ErrorCode != errCodeReplicasNotSupported {
+		return nil
+	}
+	return fmt.Errorf("replicas is %d, but the NATS server is not clustered (set replicas: 1, or connect to a cluster of at least %d servers): %w",
+		replicas, replicas, err)
+}
+
 // createBucket creates a bucket, or updates it when its configuration
 // differs from cfg, retrying while a cluster that has just started elects
 // its leaders. A bucket that is already as declared is bound without an
@@ -129,6 +148,9 @@ func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 		}
 		if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil || ctx.Err() != nil {
 			return kv, err
+		}
+		if nc := NotClustered(err, cfg.Replicas); nc != nil {
+			return nil, nc
 		}
 		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
 	}

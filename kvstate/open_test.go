@@ -58,3 +58,27 @@ func TestReopenLeavesDeclaredBucketsAlone(t *testing.T) {
 		}
 	}
 }
+
+// Replicas above 1 asked of a standalone NATS server (nats_url with the
+// clustered default of 3, say) fail at once, with a message that names
+// the setting, instead of retrying silently while the process serves
+// nothing.
+func TestOpenRefusesReplicasOnAStandaloneServer(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := kvstate.Open(ctx, b.JS, 3)
+	if err == nil {
+		t.Fatal("Open with 3 replicas on a standalone server succeeded")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("Open retried until its deadline: %v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "replicas is 3") || !strings.Contains(msg, "set replicas: 1") {
+		t.Fatalf("error does not name the setting: %v", err)
+	}
+	// Nothing was created.
+	if _, err := b.JS.KeyValue(ctx, kvstate.BucketRequests); err == nil {
+		t.Fatal("a bucket was created")
+	}
+}

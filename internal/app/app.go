@@ -244,6 +244,9 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 			if err = declareStream(ctx, b.JS, sc); err == nil || ctx.Err() != nil {
 				break
 			}
+			if nc := kvstate.NotClustered(err, sc.Replicas); nc != nil {
+				return fmt.Errorf("app: stream %s: %w", sc.Name, nc)
+			}
 			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
 		}
 		if err != nil {

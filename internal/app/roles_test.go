@@ -1,6 +1,11 @@
 package app_test
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,4 +80,34 @@ func TestRolesShareExternalNATS(t *testing.T) {
 		main1.do(t, "GET", "/v1/requests/"+s.ID, nil, nil, &got)
 		return got.Status == "expired" && got.Decision != nil && got.Decision.By.Kind == "deadline"
 	}, "the deciders process expires the request")
+}
+
+// nats_url with replicas left at its default (3, SPEC §9) against one
+// standalone nats-server: start fails at once, naming the setting, instead
+// of retrying in silence with no HTTP listener.
+func TestStartOnAStandaloneServerNamesReplicas(t *testing.T) {
+	url := startExternalNATS(t)
+	cfg, err := config.Parse([]byte(config.DemoYAML))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.NATSURL = url
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err == nil {
+		_ = a.Shutdown(context.Background())
+		t.Fatal("started with 3 replicas on a standalone server")
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("start retried until its deadline: %v", err)
+	}
+	if !strings.Contains(err.Error(), "replicas is 3") || !strings.Contains(err.Error(), "set replicas: 1") {
+		t.Fatalf("start error does not name the setting: %v", err)
+	}
 }
