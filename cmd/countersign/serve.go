@@ -21,7 +21,7 @@ import (
 
 // gcHeadroom bounds the collector's headroom over a large live heap
 // (internal/gcpace), unless GOGC or GOMEMLIMIT is set.
-const gcHeadroom = 192 << 20
+const gcHeadroom = 128 << 20
 
 // defaultConfigFile is read when present and --config is not given.
 const defaultConfigFile = "countersign.yaml"

@@ -8,11 +8,20 @@
 // live heap, so the collector cannot run back to back), by lowering
 // GOGC as the live heap grows and raising it again as it shrinks.
 //
+// While it lowers GOGC it also sets a soft memory limit a little above
+// what that GOGC lets the runtime hold (the heap goal, plus the runtime's
+// own overhead as last measured): the background scavenger returns freed
+// pages to the OS only slowly, and a server that has just freed a burst's
+// garbage otherwise keeps it resident for minutes. The limit makes the
+// runtime return them as it goes. It sits above the heap goal, so the
+// collector still runs when GOGC says, not earlier.
+//
 // It leaves the collector alone when the environment sets GOGC or
 // GOMEMLIMIT: the operator has chosen.
 package gcpace
 
 import (
+	"math"
 	"os"
 	"runtime/debug"
 	"runtime/metrics"
@@ -52,20 +61,44 @@ func Pace(headroom uint64, interval time.Duration) {
 	}()
 }
 
-// pacer remembers the last collection it saw and the GOGC it set.
+// pacer remembers the last collection it saw and the GOGC and memory
+// limit it set.
 type pacer struct {
 	cycles  uint64
 	percent int
+	limit   int64
+}
+
+// limitSlack is what the memory limit leaves above the heap goal and the
+// runtime's overhead, besides the 5% under the limit the runtime keeps
+// free of retained pages.
+const limitSlack = 16 << 20
+
+// Limit is the soft memory limit for a live heap of live bytes collected
+// at GOGC percent, with overhead bytes of the runtime's memory that are
+// not heap objects (span fragmentation, stacks, metadata): math.MaxInt64
+// (none) at Go's default percent, where the heap is small.
+func Limit(live uint64, percent int, overhead uint64) int64 {
+	if percent >= 100 {
+		return math.MaxInt64
+	}
+	goal := live + live*uint64(percent)/100
+	return int64(float64(goal+overhead)/0.95) + limitSlack
 }
 
 // step sets GOGC from the live heap, when a collection ran since the last
 // step and the percent moved by more than a tenth, or back to Go's 100
-// once the heap is small again; it returns the percent in force.
+// once the heap is small again, and the memory limit to go with it; it
+// returns the percent in force.
 func (p *pacer) step(headroom uint64) int {
-	s := []metrics.Sample{{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"}}
+	s := []metrics.Sample{
+		{Name: "/gc/cycles/total:gc-cycles"}, {Name: "/gc/heap/live:bytes"},
+		{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"}, {Name: "/memory/classes/heap/objects:bytes"},
+	}
 	metrics.Read(s)
 	if p.percent == 0 {
-		p.percent = 100
+		p.percent, p.limit = 100, math.MaxInt64
 	}
 	cycles, live := s[0].Value.Uint64(), s[1].Value.Uint64()
 	if cycles == p.cycles {
@@ -75,6 +108,16 @@ func (p *pacer) step(headroom uint64) int {
 	if want := Percent(live, headroom); want != p.percent && (want == 100 || want*10 < p.percent*9 || want*10 > p.percent*11) {
 		debug.SetGCPercent(want)
 		p.percent = want
+	}
+	// What the runtime holds besides heap objects and free pages: it
+	// counts against the limit whatever the collector does.
+	var overhead uint64
+	if held, rest := s[2].Value.Uint64(), s[3].Value.Uint64()+s[4].Value.Uint64()+s[5].Value.Uint64(); held > rest {
+		overhead = held - rest
+	}
+	if limit := Limit(live, p.percent, overhead); limit != p.limit {
+		debug.SetMemoryLimit(limit)
+		p.limit = limit
 	}
 	return p.percent
 }

@@ -1,6 +1,7 @@
 package gcpace
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -20,10 +21,29 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestLimit(t *testing.T) {
+	const mib = 1 << 20
+	if got := Limit(600*mib, 100, 50*mib); got != math.MaxInt64 {
+		t.Errorf("at GOGC 100: limit %d, want none", got)
+	}
+	// 640 MiB live at GOGC 20: a 768 MiB goal, 64 MiB of overhead, the
+	// runtime's 5% and the slack.
+	goalAndOverhead := float64(832 * mib)
+	want := int64(goalAndOverhead/0.95) + limitSlack
+	if got := Limit(640*mib, 20, 64*mib); got != want {
+		t.Errorf("Limit(640 MiB, 20, 64 MiB) = %d MiB, want %d MiB", got/mib, want/mib)
+	}
+	if got := Limit(640*mib, 20, 0); got <= 768*mib {
+		t.Errorf("limit %d MiB at or under the heap goal of 768 MiB", got/mib)
+	}
+}
+
 // A step after a collection sets GOGC from the live heap the runtime
-// measured, and sets it back up once that heap is gone.
+// measured, with a memory limit above its heap goal, and sets both back
+// once that heap is gone.
 func TestStepFollowsTheLiveHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 	held := make([]byte, 64<<20)
 	for i := range held {
 		held[i] = byte(i)
@@ -36,6 +56,11 @@ func TestStepFollowsTheLiveHeap(t *testing.T) {
 	if now := debug.SetGCPercent(MinPercent); now != MinPercent {
 		t.Fatalf("the runtime's GOGC is %d, want %d", now, MinPercent)
 	}
+	// 64 MiB live at GOGC 20: the limit is above the 76.8 MiB goal, and
+	// not far above it.
+	if lim := debug.SetMemoryLimit(-1); lim <= 76<<20 || lim > 256<<20 {
+		t.Fatalf("memory limit %d MiB for 64 MiB live at GOGC %d", lim>>20, MinPercent)
+	}
 	if got := p.step(8 << 20); got != MinPercent {
 		t.Fatalf("no collection since: GOGC %d, want it kept at %d", got, MinPercent)
 	}
@@ -46,6 +71,9 @@ func TestStepFollowsTheLiveHeap(t *testing.T) {
 	}
 	if now := debug.SetGCPercent(100); now != 100 {
 		t.Fatalf("the runtime's GOGC is %d, want 100", now)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		t.Fatalf("heap released: memory limit %d MiB, want none", lim>>20)
 	}
 }
 
