@@ -94,3 +94,59 @@ func BenchmarkAtomicBatchSize(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFastBatchSize measures nats-server's other batched write (2.14+),
+// the fast batch: messages flow-controlled through reply subjects and
+// stored as they arrive, with one acknowledgement for the batch. It is not
+// atomic, and on a stream that fsyncs every write each of its messages is
+// stored, and synced, on its own, so it saves the round trips of
+// pipelined singles but not their syncs. Compare ns/msg with
+// BenchmarkAtomicBatchSize's on the same disk.
+func BenchmarkFastBatchSize(b *testing.B) {
+	for _, n := range []int{1, 8, 32, 64, 128} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			nc := testutil.NewJetStream(b).Conn
+			js, _ := jetstream.New(nc)
+			ctx := context.Background()
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, AllowBatchPublish: true}); err != nil {
+				b.Fatal(err)
+			}
+			inbox := nats.NewInbox()
+			sub, err := nc.SubscribeSync(inbox + ".>")
+			if err != nil {
+				b.Fatal(err)
+			}
+			data := make([]byte, 600) // about a request record
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				id := nuid.Next()
+				for j := 1; j <= n; j++ {
+					op := 1 // append
+					switch {
+					case j == n:
+						op = 2 // commit
+					case j == 1:
+						op = 0 // start
+					}
+					m := nats.NewMsg(fmt.Sprintf("b.%d.%d", i, j))
+					m.Data = data
+					// <prefix>.<id>.<initial flow>.<gap mode>.<batch seq>.<operation>.$FI
+					m.Reply = fmt.Sprintf("%s.%s.500.fail.%d.%d.$FI", inbox, id, j, op)
+					if err := nc.PublishMsg(m); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for { // flow-control acks, then the batch's PubAck
+					resp, err := sub.NextMsg(10 * time.Second)
+					if err != nil || bytes.Contains(resp.Data, []byte(`"error"`)) {
+						b.Fatalf("batch: %v %v", err, resp)
+					}
+					if bytes.Contains(resp.Data, []byte(`"batch"`)) {
+						break
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
+		})
+	}
+}
