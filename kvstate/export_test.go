@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
+	"testing"
 	"time"
 )
 
@@ -84,6 +85,14 @@ const SnapshotMaxAge = snapshotMaxAge
 
 // SnapshotParts makes v's snapshots be written in parts of n bytes.
 func SnapshotParts(v *Views, n int) { v.snaps.partSize = n }
+
+// DefaultSnapshotPart makes n the part size of views that set none (a
+// version that writes smaller parts), until the test ends.
+func DefaultSnapshotPart(t testing.TB, n int) {
+	old := snapshotPart
+	snapshotPart = n
+	t.Cleanup(func() { snapshotPart = old })
+}
 
 // SnapshotObjects lists the names of the objects in s's snapshot bucket.
 func SnapshotObjects(s *Store) []string {

@@ -460,7 +460,15 @@ func (s *Snapshots[T]) Resume(ctx context.Context) uint64 {
 // to the process's peak (a save at stop, on a million requests, added
 // about 100 MB to the live heap with parts of 32 MiB). Smaller parts mean
 // more objects to read at start.
-const snapshotPart = 8 << 20
+//
+// A var only so that tests can write smaller parts.
+var snapshotPart = 8 << 20
+
+// maxSnapshotPart is the largest part a process reads: parts are not
+// read whole into a buffer of a size they claim beyond it. It is not tied
+// to snapshotPart: a snapshot written by another version, in parts of
+// another size (32 MiB before 8), is read all the same.
+const maxSnapshotPart = 64 << 20
 
 const manifestMagic = "countersign snapshot manifest 1"
 
@@ -510,7 +518,7 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("kvstate: snapshot part %d of %d: %w", i, mf.parts, err)
 		}
-		if info.Size > 2*snapshotPart {
+		if info.Size > maxSnapshotPart {
 			return nil, fmt.Errorf("%w: part %s is %d bytes", errSnapshot, info.Name, info.Size)
 		}
 		if size += int64(info.Size); size > mf.size {
@@ -543,7 +551,7 @@ func (s *Snapshots[T]) readPart(ctx context.Context, name string, data []byte) (
 	if err != nil {
 		return nil, err
 	}
-	if info.Size > 2*snapshotPart {
+	if info.Size > maxSnapshotPart {
 		return nil, fmt.Errorf("%w: part %s is %d bytes", errSnapshot, name, info.Size)
 	}
 	data = slices.Grow(data, int(info.Size))
