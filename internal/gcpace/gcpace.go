@@ -14,7 +14,9 @@
 // pages to the OS only slowly, and a server that has just freed a burst's
 // garbage otherwise keeps it resident for minutes. The limit makes the
 // runtime return them as it goes. It sits above the heap goal, so the
-// collector still runs when GOGC says, not earlier.
+// collector still runs when GOGC says; earlier only when the live heap
+// jumps between two steps (a snapshot being saved), until the next step
+// raises the limit with it.
 //
 // It leaves the collector alone when the environment sets GOGC or
 // GOMEMLIMIT: the operator has chosen.
