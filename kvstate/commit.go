@@ -59,6 +59,11 @@ type committer struct {
 	queue   []*pendingWrite
 	running bool
 	choice  chooser // used by the one loop goroutine only
+
+	// acks receives the atomic batches' acknowledgements, each on
+	// inbox.<batch id>; made on first use, by the loop goroutine only.
+	acks  *nats.Subscription
+	inbox string
 }
 
 type pendingWrite struct {
@@ -115,45 +120,75 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 }
 
 // loop commits what is queued, batch after batch, until the queue is empty.
+//
+// The writers of a committed batch are told only once the next batch is
+// on its way to the server (or at once when nothing is queued): woken
+// first, they would take the cores (their answers, the next requests)
+// while the server's goroutines that read and store the next batch wait
+// behind them.
 func (c *committer) loop() {
+	var tell func() // tells the last batch's writers; nil: told
 	for {
 		c.mu.Lock()
 		n := min(len(c.queue), maxBatch)
 		if n == 0 {
 			c.running = false
 			c.mu.Unlock()
+			if tell != nil {
+				tell()
+			}
 			return
 		}
 		batch := c.queue[:n:n]
 		c.queue = c.queue[n:]
 		c.mu.Unlock()
-		c.commit(batch)
+		tell = c.commit(batch, tell)
 	}
 }
 
-func (c *committer) commit(batch []*pendingWrite) {
+// commit commits batch, calling told (the previous batch's news, if any)
+// once batch is sent, and returns the func that tells batch's writers
+// (nil when they were told already).
+func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
+	sent := func() {
+		if told != nil {
+			told()
+			told = nil
+		}
+	}
+	defer sent()
 	if len(batch) == 1 {
+		sent()
 		c.singles(ctx, batch)
-		return
+		return nil
 	}
 	way, start := c.choice.choose(len(batch)), time.Now()
 	if way == asBatch {
-		if first, err := c.atomic(batch); err == nil {
+		wait, err := c.send(batch)
+		sent()
+		var first uint64
+		if err == nil {
+			first, err = wait()
+		}
+		if err == nil {
 			c.choice.observe(asBatch, time.Since(start), len(batch))
-			for i, p := range batch {
-				p.done <- writeResult{seq: first + uint64(i)}
+			return func() {
+				for i, p := range batch {
+					p.done <- writeResult{seq: first + uint64(i)}
+				}
 			}
-			return
 		}
 		// Refused whole (a conflict inside, say): each write on its own,
 		// so that only the one that lost is told so. Not a measure.
 		c.singles(ctx, batch)
-		return
+		return nil
 	}
+	sent()
 	c.singles(ctx, batch)
 	c.choice.observe(asSingles, time.Since(start), len(batch))
+	return nil
 }
 
 // singles publishes each write of batch on its own, pipelined, and waits
@@ -180,33 +215,58 @@ func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uin
 	return ack.Sequence, nil
 }
 
-// atomic publishes batch as one atomic batch and returns the sequence of
-// its first message; any error means nothing of it was stored.
-func (c *committer) atomic(batch []*pendingWrite) (uint64, error) {
+// send publishes batch as one atomic batch, and returns the wait for its
+// acknowledgement: the sequence of its first message; any error means
+// nothing of it was stored.
+func (c *committer) send(batch []*pendingWrite) (wait func() (uint64, error), err error) {
+	if c.acks == nil {
+		inbox := c.nc.NewInbox()
+		sub, err := c.nc.SubscribeSync(inbox + ".*")
+		if err != nil {
+			return nil, err
+		}
+		c.acks, c.inbox = sub, inbox
+	}
 	id := nuid.Next()
+	last := batch[len(batch)-1].msg
+	clear := func() {
+		last.Reply = ""
+		for _, p := range batch {
+			for _, k := range []string{"Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"} {
+				p.msg.Header.Del(k)
+			}
+		}
+	}
 	for i, p := range batch {
 		h := p.msg.Header
 		h.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(p.last, 10))
 		h.Set("Nats-Batch-Id", id)
 		h.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
-		if i == len(batch)-1 {
+		if p.msg == last {
 			h.Set("Nats-Batch-Commit", "1")
-			break
+			last.Reply = c.inbox + "." + id
 		}
 		if err := c.nc.PublishMsg(p.msg); err != nil {
-			return 0, err
+			clear()
+			return nil, err
 		}
 	}
-	resp, err := c.nc.RequestMsg(batch[len(batch)-1].msg, commitTimeout)
-	for _, p := range batch {
-		for _, k := range []string{"Nats-Batch-Id", "Nats-Batch-Sequence", "Nats-Batch-Commit"} {
-			p.msg.Header.Del(k)
+	want := last.Reply
+	return func() (uint64, error) {
+		defer clear()
+		deadline := time.Now().Add(commitTimeout)
+		for {
+			m, err := c.acks.NextMsg(time.Until(deadline))
+			if err != nil {
+				return 0, err
+			}
+			if m.Subject == want {
+				return batchAck(m.Data, id, len(batch))
+			}
+			// The late acknowledgement of a batch given up on: that
+			// batch's writes were retried singly, and lost to itself.
 		}
-	}
-	if err != nil {
-		return 0, err
-	}
-	return batchAck(resp.Data, id, len(batch))
+	}, nil
 }
 
 // batchAck checks an atomic batch's acknowledgement.
