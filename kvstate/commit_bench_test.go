@@ -60,39 +60,60 @@ func BenchmarkCommitWays(b *testing.B) {
 //
 //	go test -run '^$' -bench AtomicBatchSize ./kvstate/
 func BenchmarkAtomicBatchSize(b *testing.B) {
+	benchBatchSizes(b, jetstream.StreamConfig{AllowAtomicPublish: true}, func(b *testing.B, nc *nats.Conn, _ *nats.Subscription, i, n int) {
+		id := nuid.Next()
+		for j := 1; j <= n; j++ {
+			m := batchMsg(i, j)
+			m.Header.Set("Nats-Batch-Id", id)
+			m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(j))
+			if j < n {
+				if err := nc.PublishMsg(m); err != nil {
+					b.Fatal(err)
+				}
+				continue
+			}
+			m.Header.Set("Nats-Batch-Commit", "1")
+			resp, err := nc.RequestMsg(m, 10*time.Second)
+			if err != nil || bytes.Contains(resp.Data, []byte(`"error"`)) {
+				b.Fatalf("commit: %v %s", err, resp.Data)
+			}
+		}
+	})
+}
+
+// benchBatchSizes runs batch (batch i of n messages, with a subscription
+// to inbox.> for acknowledgements) for each size, on a stream "B" of cfg
+// over subjects b.>, and reports ns/msg besides ns/op (per batch).
+func benchBatchSizes(b *testing.B, cfg jetstream.StreamConfig, batch func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int)) {
 	for _, n := range []int{1, 8, 32, 64, 128} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 			nc := testutil.NewJetStream(b).Conn
 			js, _ := jetstream.New(nc)
-			ctx := context.Background()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, AllowAtomicPublish: true}); err != nil {
+			cfg.Name, cfg.Subjects = "B", []string{"b.>"}
+			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
 				b.Fatal(err)
 			}
-			data := make([]byte, 600) // about a request record
+			acks, err := nc.SubscribeSync(batchInbox + ".>")
+			if err != nil {
+				b.Fatal(err)
+			}
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				id := nuid.Next()
-				for j := 1; j <= n; j++ {
-					m := nats.NewMsg(fmt.Sprintf("b.%d.%d", i, j))
-					m.Data = data
-					m.Header.Set("Nats-Batch-Id", id)
-					m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(j))
-					if j < n {
-						if err := nc.PublishMsg(m); err != nil {
-							b.Fatal(err)
-						}
-						continue
-					}
-					m.Header.Set("Nats-Batch-Commit", "1")
-					resp, err := nc.RequestMsg(m, 10*time.Second)
-					if err != nil || bytes.Contains(resp.Data, []byte(`"error"`)) {
-						b.Fatalf("commit: %v %s", err, resp.Data)
-					}
-				}
+				batch(b, nc, acks, i, n)
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
 		})
 	}
+}
+
+// batchInbox prefixes the benchmarks' reply subjects.
+var batchInbox = nats.NewInbox()
+
+// batchMsg is message j of batch i, about a request record's size.
+func batchMsg(i, j int) *nats.Msg {
+	m := nats.NewMsg(fmt.Sprintf("b.%d.%d", i, j))
+	m.Data = make([]byte, 600)
+	return m
 }
 
 // BenchmarkFastBatchSize measures nats-server's other batched write (2.14+),
@@ -103,50 +124,31 @@ func BenchmarkAtomicBatchSize(b *testing.B) {
 // pipelined singles but not their syncs. Compare ns/msg with
 // BenchmarkAtomicBatchSize's on the same disk.
 func BenchmarkFastBatchSize(b *testing.B) {
-	for _, n := range []int{1, 8, 32, 64, 128} {
-		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			nc := testutil.NewJetStream(b).Conn
-			js, _ := jetstream.New(nc)
-			ctx := context.Background()
-			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "B", Subjects: []string{"b.>"}, AllowBatchPublish: true}); err != nil {
+	benchBatchSizes(b, jetstream.StreamConfig{AllowBatchPublish: true}, func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int) {
+		id := nuid.Next()
+		for j := 1; j <= n; j++ {
+			op := 1 // append
+			switch {
+			case j == n:
+				op = 2 // commit
+			case j == 1:
+				op = 0 // start
+			}
+			m := batchMsg(i, j)
+			// <prefix>.<id>.<initial flow>.<gap mode>.<batch seq>.<operation>.$FI
+			m.Reply = fmt.Sprintf("%s.%s.500.fail.%d.%d.$FI", batchInbox, id, j, op)
+			if err := nc.PublishMsg(m); err != nil {
 				b.Fatal(err)
 			}
-			inbox := nats.NewInbox()
-			sub, err := nc.SubscribeSync(inbox + ".>")
-			if err != nil {
-				b.Fatal(err)
+		}
+		for { // flow-control acks, then the batch's PubAck
+			resp, err := acks.NextMsg(10 * time.Second)
+			if err != nil || bytes.Contains(resp.Data, []byte(`"error"`)) {
+				b.Fatalf("batch: %v %v", err, resp)
 			}
-			data := make([]byte, 600) // about a request record
-			b.ResetTimer()
-			for i := 0; b.Loop(); i++ {
-				id := nuid.Next()
-				for j := 1; j <= n; j++ {
-					op := 1 // append
-					switch {
-					case j == n:
-						op = 2 // commit
-					case j == 1:
-						op = 0 // start
-					}
-					m := nats.NewMsg(fmt.Sprintf("b.%d.%d", i, j))
-					m.Data = data
-					// <prefix>.<id>.<initial flow>.<gap mode>.<batch seq>.<operation>.$FI
-					m.Reply = fmt.Sprintf("%s.%s.500.fail.%d.%d.$FI", inbox, id, j, op)
-					if err := nc.PublishMsg(m); err != nil {
-						b.Fatal(err)
-					}
-				}
-				for { // flow-control acks, then the batch's PubAck
-					resp, err := sub.NextMsg(10 * time.Second)
-					if err != nil || bytes.Contains(resp.Data, []byte(`"error"`)) {
-						b.Fatalf("batch: %v %v", err, resp)
-					}
-					if bytes.Contains(resp.Data, []byte(`"batch"`)) {
-						break
-					}
-				}
+			if bytes.Contains(resp.Data, []byte(`"batch"`)) {
+				return
 			}
-			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/msg")
-		})
-	}
+		}
+	})
 }
