@@ -52,15 +52,23 @@ func BenchmarkCommitWays(b *testing.B) {
 // batch at a time: the fixed part (on an R1 file stream the server stages
 // every batch in a store of its own: a directory, its metadata written
 // and synced, its block synced, then removed) against the part per
-// message. ns/op is per batch; ns/msg per message. On a 2-core virtio
-// ext4 disk doing ~6k fdatasync/s a batch cost ~3.4 ms at every size up
-// to 32 messages, and ~4.1 ms at 64: the fixed part dominates, which is
-// why batches pay only when they are large, and why the committer gathers
-// every queued write into one.
+// message, with that staging on the stream's disk (as nats-server does)
+// and in memory (as countersign's embedded server does: internal/broker's
+// staging.go). ns/op is per batch; ns/msg per message. On a 2-core virtio
+// ext4 disk doing ~6k fdatasync/s a batch staged on disk cost ~3.4 ms at
+// every size up to 32 messages, and ~4.1 ms at 64: the fixed part
+// dominates, which is why batches pay only when they are large, and why
+// the committer gathers every queued write into one.
 //
 //	go test -run '^$' -bench AtomicBatchSize ./kvstate/
 func BenchmarkAtomicBatchSize(b *testing.B) {
-	benchBatchSizes(b, jetstream.StreamConfig{AllowAtomicPublish: true}, func(b *testing.B, nc *nats.Conn, _ *nats.Subscription, i, n int) {
+	for _, staging := range []string{"disk", "memory"} {
+		b.Run("staging="+staging, func(b *testing.B) { benchAtomicBatches(b, staging == "memory") })
+	}
+}
+
+func benchAtomicBatches(b *testing.B, inMemory bool) {
+	benchBatchSizes(b, jetstream.StreamConfig{AllowAtomicPublish: true}, inMemory, func(b *testing.B, nc *nats.Conn, _ *nats.Subscription, i, n int) {
 		id := nuid.Next()
 		for j := 1; j <= n; j++ {
 			m := batchMsg(i, j)
@@ -83,15 +91,22 @@ func BenchmarkAtomicBatchSize(b *testing.B) {
 
 // benchBatchSizes runs batch (batch i of n messages, with a subscription
 // to inbox.> for acknowledgements) for each size, on a stream "B" of cfg
-// over subjects b.>, and reports ns/msg besides ns/op (per batch).
-func benchBatchSizes(b *testing.B, cfg jetstream.StreamConfig, batch func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int)) {
+// over subjects b.>, its atomic batches staged in memory when inMemory,
+// and reports ns/msg besides ns/op (per batch).
+func benchBatchSizes(b *testing.B, cfg jetstream.StreamConfig, inMemory bool, batch func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int)) {
 	for _, n := range []int{1, 8, 32, 64, 128} {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			nc := testutil.NewJetStream(b).Conn
+			br := testutil.NewJetStream(b)
+			nc := br.Conn
 			js, _ := jetstream.New(nc)
 			cfg.Name, cfg.Subjects = "B", []string{"b.>"}
 			if _, err := js.CreateStream(context.Background(), cfg); err != nil {
 				b.Fatal(err)
+			}
+			if inMemory {
+				if root, err := br.StageBatchesInMemory("B"); root == "" || err != nil {
+					b.Skipf("no batches in memory here (%v)", err)
+				}
 			}
 			acks, err := nc.SubscribeSync(batchInbox + ".>")
 			if err != nil {
@@ -124,7 +139,7 @@ func batchMsg(i, j int) *nats.Msg {
 // pipelined singles but not their syncs. Compare ns/msg with
 // BenchmarkAtomicBatchSize's on the same disk.
 func BenchmarkFastBatchSize(b *testing.B) {
-	benchBatchSizes(b, jetstream.StreamConfig{AllowBatchPublish: true}, func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int) {
+	benchBatchSizes(b, jetstream.StreamConfig{AllowBatchPublish: true}, false, func(b *testing.B, nc *nats.Conn, acks *nats.Subscription, i, n int) {
 		id := nuid.Next()
 		for j := 1; j <= n; j++ {
 			op := 1 // append

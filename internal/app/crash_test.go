@@ -78,11 +78,17 @@ func TestCrashKeepsPendingRequests(t *testing.T) {
 		}
 		ids[i] = r.ID
 	})
+	staged, _ := os.Readlink(stagingLink(filepath.Join(dir, "data"), "requests"))
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
 	startProcess(t, bin, dir, addr)
+	if staged != "" { // batches staged in memory: the restart removed the dead process's
+		if _, err := os.Stat(staged); !os.IsNotExist(err) {
+			t.Errorf("the killed process's batch staging %s: %v; want it removed", staged, err)
+		}
+	}
 	main := newClient(url, "dev-main")
 	parallel(n, 32, func(i int) { checkSurvivor(t, prog, main, i, ids[i]) })
 }

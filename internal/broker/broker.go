@@ -51,6 +51,7 @@ type Broker struct {
 	log      *slog.Logger
 	gate     *gate
 	callout  *callout // nil unless Config.CalloutSeed
+	staged   []staged // this run's (StageBatchesInMemory)
 }
 
 // reconnectWait is the pause between reconnect attempts to an external
@@ -290,5 +291,6 @@ func (b *Broker) Close() {
 	if b.Server != nil {
 		b.Server.Shutdown()
 		b.Server.WaitForShutdown()
+		b.unstage()
 	}
 }
