@@ -63,8 +63,8 @@ type staged struct {
 // file), and returns the memory directory's parent ("" when none was
 // found, or NATS is external: nothing changes). Call it once the streams
 // exist and before any batch is sent to them; Close undoes it. It removes
-// what dead processes left in memory, now that the server has started
-// (and finished, from this data's, a batch cut short).
+// what dead processes left in memory: by now the server has started, and
+// has finished from this data's staging any batch a crash cut short.
 func (b *Broker) StageBatchesInMemory(streams ...string) (string, error) {
 	if b.Server == nil {
 		return "", nil
@@ -162,7 +162,7 @@ func tmpfsRoot() string {
 		if r == "" || !isTmpfs(r) {
 			continue
 		}
-		if d, err := os.MkdirTemp(r, stagingPrefix); err == nil {
+		if d, err := os.MkdirTemp(r, "."+stagingPrefix); err == nil { // not one for sweepDead
 			_ = os.Remove(d)
 			return r
 		}
