@@ -5,12 +5,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"html/template"
 	"net/http"
-	"strings"
-	"unicode"
 
+	"github.com/countersign/countersign/display"
 	"github.com/countersign/countersign/events"
 )
 
@@ -31,8 +29,9 @@ func styleHash() string {
 }
 
 // linkPage is what GET and POST /d/{token} show. Every value is data that
-// html/template escapes; control, format and bidi characters are shown as
-// visible escapes.
+// html/template escapes; what the agent wrote is shown by package display
+// (control, format and bidi characters as visible escapes, look-alike
+// words marked).
 type linkPage struct {
 	Title    string
 	Why      string // set: the link changes nothing, and this says why
@@ -42,7 +41,7 @@ type linkPage struct {
 	Style    template.CSS
 }
 
-var linkTemplate = template.Must(template.New("link").Funcs(template.FuncMap{"visible": linkVisible, "args": linkArgs}).Parse(`<!doctype html>
+var linkTemplate = template.Must(template.New("link").Funcs(template.FuncMap{"visible": display.Text, "args": linkArgs}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="robots" content="noindex"><title>{{.Title}}</title><style>{{.Style}}</style></head><body>
 <h1>{{.Title}}</h1>
@@ -51,7 +50,7 @@ var linkTemplate = template.Must(template.New("link").Funcs(template.FuncMap{"vi
 {{with .Request}}<dl>
 <dt>Request</dt><dd>{{.ID}} (revision {{.Revision}})</dd>
 <dt>Capability</dt><dd><code>{{visible .Capability.String}}</code></dd>
-<dt>Agent</dt><dd>{{.Agent}}{{if .Chain}} (chain: {{range $i, $a := .Chain}}{{if $i}} → {{end}}{{$a}}{{end}}){{end}}</dd>
+<dt>Agent</dt><dd>{{visible (print .Agent)}}{{if .Chain}} (chain: {{range $i, $a := .Chain}}{{if $i}} → {{end}}{{visible (print $a)}}{{end}}){{end}}</dd>
 <dt>Status</dt><dd>{{.Status}}</dd>
 <dt>Deadline</dt><dd>{{.DeadlineAt.UTC.Format "2006-01-02 15:04:05Z"}}</dd>
 </dl>
@@ -63,28 +62,7 @@ var linkTemplate = template.Must(template.New("link").Funcs(template.FuncMap{"vi
 </body></html>
 `))
 
-// linkVisible shows control, format, bidi and separator characters as
-// \u{XXXX}, so that nothing in the data reorders or hides the rest;
-// newlines and tabs stay.
-func linkVisible(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r != '\n' && r != '\t' && (unicode.In(r, unicode.Cc, unicode.Cf, unicode.Zl, unicode.Zp) || r == unicode.ReplacementChar) {
-			fmt.Fprintf(&b, `\u{%04X}`, r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
-
-func linkArgs(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return linkVisible(string(raw))
-	}
-	return linkVisible(b.String())
-}
+func linkArgs(raw json.RawMessage) string { return display.JSON(raw, "") }
 
 // writeLinkPage writes p with the page's security headers.
 func writeLinkPage(w http.ResponseWriter, status int, p linkPage) {

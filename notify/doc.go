@@ -9,6 +9,11 @@
 // webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of
 // "<id>.<timestamp>.<body>">).
 //
+// A Slack message (and its rewrite after a click) shows what the agent
+// wrote through package display (escapes, look-alike words marked) and
+// escapes Slack's & < > in every text field, so agent text never becomes
+// a mention, a link or markup (SPEC §10).
+//
 // # Delivery contract
 //
 //   - The events are read from the state's own durable streams (the KV

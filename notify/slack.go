@@ -1,12 +1,12 @@
 package notify
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/countersign/countersign/display"
 	"github.com/countersign/countersign/events"
 )
 
@@ -26,11 +26,13 @@ type block = map[string]any
 // slackMessage is the message for one event: the call, and for a request
 // waiting on a person, Approve and Deny buttons — interactive ones, or
 // URL buttons opening the decision links (none without links). Every piece
-// of the request is sent as plain_text or rich text, which Slack never
-// reads as markup. grant events get one line.
+// of the request is sent as plain_text or rich text, shown by package
+// display (escapes, look-alikes marked), and every text field, the
+// fallback text included, has Slack's & < > escaped: agent text never
+// becomes a mention, a link or markup. grant events get one line.
 func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) ([]byte, error) {
 	if r == nil {
-		return json.Marshal(map[string]any{"text": "countersign: " + events.ShortType(typ)})
+		return json.Marshal(map[string]any{"text": slackText("countersign: " + events.ShortType(typ))})
 	}
 	blocks := CallBlocks(r)
 	if b := buttons(r, interactive, pair); b != nil {
@@ -39,13 +41,14 @@ func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) (
 	return json.Marshal(map[string]any{"text": headline(typ, r), "blocks": blocks})
 }
 
-// headline is the message's fallback text (notifications, screen readers).
+// headline is the message's fallback text (notifications, screen readers),
+// escaped for Slack.
 func headline(typ string, r *events.Request) string {
 	switch events.ShortType(typ) {
 	case "request.created", "request.escalated":
-		return fmt.Sprintf("Approval needed: %s for %s", r.Capability, r.Agent)
+		return slackText(fmt.Sprintf("Approval needed: %s for %s", display.Text(r.Capability.String()), display.Text(string(r.Agent))))
 	}
-	return fmt.Sprintf("Request %s: %s", r.ID, Outcome(r))
+	return slackText(fmt.Sprintf("Request %s: %s", display.Text(string(r.ID)), Outcome(r)))
 }
 
 // Outcome says in words where r stands.
@@ -66,35 +69,35 @@ func Outcome(r *events.Request) string {
 
 // CallBlocks shows the call: capability and agent, the arguments as a
 // code block, the reason quoted as the agent's words, and where it stands.
+// What the agent wrote is shown by package display.
 func CallBlocks(r *events.Request) []block {
-	fields := []block{plain("Capability: " + r.Capability.String()), plain("Agent: " + string(r.Agent)),
-		plain("Request: " + string(r.ID)), plain("Status: " + Outcome(r))}
-	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", prettyArgs(r.Arguments))}
+	fields := []block{plain("Capability: " + display.Text(r.Capability.String())), plain("Agent: " + display.Text(string(r.Agent))),
+		plain("Request: " + display.Text(string(r.ID))), plain("Status: " + Outcome(r))}
+	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", display.JSON(r.Arguments, ""))}
 	if r.Reason != "" {
-		out = append(out, richText("rich_text_quote", "The agent says: "+clip(r.Reason)))
+		out = append(out, richText("rich_text_quote", "The agent says: "+display.Text(r.Reason)))
 	}
 	return out
 }
 
-func plain(s string) block { return block{"type": "plain_text", "text": clip(s), "emoji": false} }
+// plain is a plain_text object holding s, escaped and bounded.
+func plain(s string) block { return block{"type": "plain_text", "text": slackText(s), "emoji": false} }
 
 // richText is a rich_text block with one element of kind holding text
-// literally.
+// literally, escaped and bounded.
 func richText(kind, text string) block {
 	return block{"type": "rich_text", "elements": []block{{"type": kind,
-		"elements": []block{{"type": "text", "text": text}}}}}
+		"elements": []block{{"type": "text", "text": slackText(text)}}}}}
 }
 
-// prettyArgs indents the stored arguments; they stay exactly the stored
-// JSON values.
-func prettyArgs(raw json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Indent(&b, raw, "", "  ") != nil {
-		return clip(string(raw))
-	}
-	return clip(b.String())
-}
+// slackEscaper escapes the three characters Slack reads as control
+// sequences (<!channel>, <https://…|label>, &entities;).
+var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
+// slackText is s for any Slack text field: & < > escaped, then bounded.
+func slackText(s string) string { return clip(slackEscaper.Replace(s)) }
+
+// clip bounds s, never cutting a UTF-8 sequence or an &entity;.
 func clip(s string) string {
 	if len(s) <= slackTextMax {
 		return s
@@ -102,6 +105,9 @@ func clip(s string) string {
 	cut := slackTextMax
 	for cut > 0 && !utf8Start(s[cut]) {
 		cut--
+	}
+	if amp := strings.LastIndexByte(s[:cut], '&'); amp >= 0 && !strings.Contains(s[amp:cut], ";") {
+		cut = amp
 	}
 	return s[:cut] + "… (cut; see countersign)"
 }
@@ -155,7 +161,8 @@ func Replacement(r *events.Request, note string) ([]byte, error) {
 	return json.Marshal(map[string]any{"replace_original": true, "text": headline("", r), "blocks": blocks})
 }
 
-// Ephemeral is a note only the clicking user sees; the message stays.
+// Ephemeral is a note only the clicking user sees, escaped for Slack; the
+// message stays.
 func Ephemeral(text string) ([]byte, error) {
-	return json.Marshal(map[string]any{"response_type": "ephemeral", "replace_original": false, "text": text})
+	return json.Marshal(map[string]any{"response_type": "ephemeral", "replace_original": false, "text": slackText(text)})
 }

@@ -89,7 +89,7 @@ func TestCLIPendingAndApprove(t *testing.T) {
 
 	out := mustCLI(t, srv, servertest.TokenPerson, "pending")
 	for _, want := range []string{"ID", "REASON", string(rec.ID), "agt_main", "tools.call:issue_refund", "person:u-1",
-		`"Duplicate charge IGNORE \"ALL\" RULES confirmed."`} {
+		`"Duplicate charge \u202EIGNORE \"ALL\" RULES\u202C confirmed."`} {
 		if !strings.Contains(out, want) {
 			t.Errorf("pending: no %q in\n%s", want, out)
 		}
@@ -313,6 +313,33 @@ func TestCLIShowExpired(t *testing.T) {
 	r := cliCall(t, srv, servertest.TokenPerson, "approve", string(rec.ID))
 	if r.code != cliExitRefused || !strings.Contains(r.stderr, "no decision was made in time") {
 		t.Errorf("approve of an expired request: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// show and pending print what the agent wrote with bidi, zero-width and
+// control characters escaped and look-alike words marked, as the inbox
+// shows them.
+func TestCLIShowEscapesAgentText(t *testing.T) {
+	srv := servertest.Start(t)
+	var rec events.Request
+	body := `{"tool":"issue_refund","arguments":{"file":"invoice\u202efdp.exe","iban":"GB12\u200b3456","payee":"p\u0430ypal","site":"раураӏ.com","esc":"\u001b[2J"},` +
+		`"reason":"Pay раураӏ.com\u202e now\u200b\u0007"}`
+	cliHTTP(t, srv, http.MethodPost, "/v1/requests", servertest.TokenMain, body, &rec)
+	show := mustCLI(t, srv, servertest.TokenPerson, "show", string(rec.ID))
+	pending := mustCLI(t, srv, servertest.TokenPerson, "pending")
+	for name, out := range map[string]string{"show": show, "pending": pending} {
+		if strings.ContainsAny(out, "\u202e\u200b\u0007\u001b") {
+			t.Errorf("%s printed raw control, bidi or zero-width characters:\n%q", name, out)
+		}
+		if !strings.Contains(out, "⚠раураӏ(≈paypai).com") || !strings.Contains(out, `\u202E`) {
+			t.Errorf("%s does not show the reason's look-alike and escape:\n%s", name, out)
+		}
+	}
+	for _, want := range []string{`"invoice\u202Efdp.exe"`, `"GB12\u200B3456"`, "\"⚠p\u0430ypal(≈paypal)\"", `"⚠раураӏ(≈paypai).com"`, `"\u001B[2J"`,
+		`"Pay ⚠раураӏ(≈paypai).com\u202E now\u200B\u0007"`} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show: no %s in\n%s", want, show)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package inbox_test
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -47,7 +50,7 @@ const viewsScript = `(async () => {
     onceOther: view.onlyOnce({subject: {kind: 'browser'}}),
     onceTool: view.onlyOnce({subject: {kind: 'tool'}}),
     marksRussian: marks('привет, мир'), marksMixed: marks('pаypal'), marksMostly: marks('send to раураl now'),
-    marksFullwidth: marks('ｐａｙｐａｌ.com'), marksCafe: marks('café au lait'),
+    marksFullwidth: marks('ｐａｙｐａｌ.com'), marksCafe: marks('café au lait'), marksWholeScript: marks('pay раураӏ.com'),
     escapes: text.visible('a\u2066b\u{E0041}c\nd').textContent,
     args: args.textContent,
   };
@@ -87,10 +90,56 @@ func TestInboxViewsInBrowser(t *testing.T) {
 	}
 	for key, want := range map[string]any{
 		"bold": 0.0, "onceProtected": true, "onceOther": true, "onceTool": false,
-		"marksRussian": 0.0, "marksMixed": 1.0, "marksMostly": 5.0, "marksFullwidth": 6.0, "marksCafe": 0.0,
+		"marksRussian": 0.0, "marksMixed": 1.0, "marksMostly": 5.0, "marksFullwidth": 6.0, "marksCafe": 0.0, "marksWholeScript": 6.0,
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %v, want %v", key, got[key], want)
+		}
+	}
+	b.checkConsole()
+}
+
+// vectorsScript runs text.js's visible on each case of package display's
+// vectors (the file is put in for %s) and returns what the page shows: the text,
+// the text in JSON, and the characters marked as look-alikes.
+const vectorsScript = `(async () => {
+  const text = await import('/inbox/text.js');
+  const shown = (s, json) => { const d = document.createElement('div'); d.append(text.visible(s, null, json)); return d; };
+  return (%s).map((v) => {
+    const d = shown(v.in, false);
+    return {in: v.in, escaped: d.textContent, json_escaped: shown(v.in, true).textContent,
+      marked: [...d.querySelectorAll('mark.lookalike')].map((m) => m.textContent).join('')};
+  });
+})()`
+
+// TestDisplayVectorsInBrowser: the inbox shows every case of package
+// display's vectors as the server's surfaces do: the same escapes, and
+// the same look-alike words flagged (an all-Cyrillic раураӏ.com included).
+func TestDisplayVectorsInBrowser(t *testing.T) {
+	raw, err := os.ReadFile("../../display/testdata/vectors.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []map[string]string
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	b := openBrowser(t)
+	srv := servertest.Start(t)
+	b.do(chromedp.Navigate(srv.URL + "/"))
+	b.wait("the page", `document.getElementById('signin') !== null`)
+	got, err := chromedp.Run(b.ctx, chromedp.Evaluate[[]map[string]string](fmt.Sprintf(vectorsScript, raw), chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d cases shown, want %d", len(got), len(want))
+	}
+	for i, w := range want {
+		for _, k := range []string{"escaped", "json_escaped", "marked"} {
+			if got[i][k] != w[k] {
+				t.Errorf("%q: %s = %q, want %q", w["in"], k, got[i][k], w[k])
+			}
 		}
 	}
 	b.checkConsole()

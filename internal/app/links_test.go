@@ -55,12 +55,15 @@ func startLinks(t *testing.T) (*servertest.Server, *receiver) {
 }
 
 // GET shows the exact call and never decides, however often it is
-// opened; the form's POST decides once; a second POST changes nothing.
+// opened: HTML, bidi and zero-width characters shown as escaped text,
+// look-alike words marked; the form's POST decides once; a second POST
+// changes nothing.
 func TestDecisionLinkGetNeverDecidesPostOnce(t *testing.T) {
 	srv, rc := startLinks(t)
 	req := refund(1)
-	req["arguments"] = map[string]any{"note": "<script>alert(1)</script><img src=x onerror=alert(2)>", "rtl": "abc\u202edef\u200b"}
-	req["reason"] = "<b>trust me</b>"
+	req["arguments"] = map[string]any{"note": "<script>alert(1)</script><img src=x onerror=alert(2)>", "rtl": "abc\u202edef\u200b",
+		"payee": "p\u0430ypal", "site": "раураӏ.com"}
+	req["reason"] = "<b>trust me</b> pay раураӏ.com\u202e"
 	r, approve, _ := linksFor(t, srv, rc, req)
 	for i := 0; i < 2; i++ {
 		code, body, h := page(t, "GET", srv.URL+approve)
@@ -68,8 +71,11 @@ func TestDecisionLinkGetNeverDecidesPostOnce(t *testing.T) {
 			t.Fatalf("GET %d: %d %s", i, code, body)
 		}
 		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img") || strings.Contains(body, "<b>trust") ||
-			strings.Contains(body, "\u202e") || !strings.Contains(body, `\u{202E}`) || !strings.Contains(body, `\u{200B}`) {
+			strings.Contains(body, "\u202e") || strings.Contains(body, "\u200b") || !strings.Contains(body, `\u202E`) || !strings.Contains(body, `\u200B`) {
 			t.Fatalf("the page does not show the data as escaped text: %s", body)
+		}
+		if strings.Count(body, "⚠раураӏ") != 2 || !strings.Contains(body, "⚠p\u0430ypal") {
+			t.Fatalf("the page does not mark the look-alikes: %s", body)
 		}
 		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "default-src 'none'") || strings.Contains(csp, "script-src") ||
 			h.Get("Referrer-Policy") != "no-referrer" {

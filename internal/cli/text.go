@@ -5,36 +5,38 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf16"
 
+	"github.com/countersign/countersign/display"
 	"github.com/countersign/countersign/events"
 )
 
 // Text that comes from agents (reasons, notes, tool names, argument values)
-// is data, never instructions: the CLI prints it folded to one line, with
-// control and format characters (bidi overrides included) removed, bounded
-// in length, and quoted where it is prose.
+// is data, never instructions: the CLI prints it folded to one line, shown
+// by package display (control, format and bidi characters as visible
+// escapes, look-alike words marked, as the inbox does), bounded in length,
+// and quoted where it is prose.
 
-// text folds whitespace runs (newlines and tabs included) to one space,
-// drops other control and format characters and invalid UTF-8, and keeps at
-// most max runes (max <= 0: no bound), marking a cut with "…".
+// text folds runs of ASCII whitespace (newlines and tabs included) to one
+// space, keeps at most max runes of that (max <= 0: no bound), marking a
+// cut with "…", and shows the rest with display.Text.
 func text(s string, max int) string {
+	t, cut := fold(s, max)
+	return display.Text(t) + cut
+}
+
+// fold folds and bounds s for text; cut is "…" when s was cut.
+func fold(s string, max int) (t, cut string) {
 	var b strings.Builder
 	n, space := 0, false
-	for _, r := range strings.ToValidUTF8(s, "") {
-		switch {
-		case unicode.IsSpace(r) || r == '\u2028' || r == '\u2029':
+	for _, r := range strings.ToValidUTF8(s, "\uFFFD") {
+		if strings.ContainsRune(" \t\n\v\f\r", r) {
 			space = b.Len() > 0
-			continue
-		case unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Co, r):
 			continue
 		}
 		if max > 0 && n >= max {
-			return b.String() + "…"
+			return b.String(), "…"
 		}
 		if space {
 			b.WriteByte(' ')
@@ -43,17 +45,18 @@ func text(s string, max int) string {
 		b.WriteRune(r)
 		n++
 	}
-	return b.String()
+	return b.String(), ""
 }
 
-// quote is text in double quotes, inner quotes and backslashes
-// escaped, so that where the data ends is never in doubt. Empty: "-".
+// quote is folded text in double quotes, shown the way the inbox shows a
+// JSON string (display.JSONText: inner quotes and backslashes escaped), so
+// that where the data ends is never in doubt. Empty: "-".
 func quote(s string, max int) string {
-	t := text(s, max)
+	t, cut := fold(s, max)
 	if t == "" {
 		return "-"
 	}
-	return strconv.Quote(t)
+	return `"` + display.JSONText(t) + cut + `"`
 }
 
 // cell is a table cell: cleaned text, "-" when empty.
@@ -97,26 +100,10 @@ func until(t, now time.Time) string {
 	}
 }
 
-// prettyJSON indents raw JSON and escapes every control, format and
-// line-separator character inside strings as \uXXXX: the same JSON value,
-// but nothing in it can move the cursor, reorder text or hide itself.
-func prettyJSON(raw json.RawMessage, indent string) string {
-	var buf bytes.Buffer
-	if err := json.Indent(&buf, raw, indent, "  "); err != nil {
-		return strconv.Quote(string(raw))
-	}
-	var b strings.Builder
-	for _, r := range buf.String() {
-		if r == '\n' || !(unicode.Is(unicode.Cc, r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029') {
-			b.WriteRune(r)
-			continue
-		}
-		for _, u := range utf16.Encode([]rune{r}) {
-			fmt.Fprintf(&b, `\u%04x`, u)
-		}
-	}
-	return b.String()
-}
+// prettyJSON shows raw JSON indented, with display.JSON: the same JSON
+// value, but nothing in it can move the cursor, reorder text or hide
+// itself, and look-alike words are marked.
+func prettyJSON(raw json.RawMessage, indent string) string { return display.JSON(raw, indent) }
 
 // writeJSON prints v as JSON on one line.
 func writeJSON(w io.Writer, v any) error {

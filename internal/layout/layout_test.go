@@ -14,6 +14,7 @@ const module = "github.com/countersign/countersign"
 // strictly lower rank.
 var rank = map[string]int{
 	"events":              0,
+	"display":             0,
 	"shell":               0,
 	"problem":             0,
 	"internal/gcpace":     0,

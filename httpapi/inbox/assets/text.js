@@ -1,7 +1,12 @@
 // Showing data as text. Everything a request carries (arguments, reasons,
 // notes, ids) reaches the page through these functions, as text nodes:
 // never as markup. Invisible characters become visible escapes and
-// look-alike letters are flagged.
+// look-alike letters are flagged, by the rules of the server's package
+// display (Slack, decision links and the CLI show the same), with its
+// table (lookalikes.js); display/testdata/vectors.json holds the cases
+// both agree on.
+
+import { prototypes } from './lookalikes.js';
 
 // el builds an element. attrs are set with setAttribute (never on*
 // handlers); children are nodes or strings, and strings become text nodes.
@@ -49,52 +54,28 @@ export function escapeOf(ch) {
   return cp > 0xffff ? '\\u{' + hex(cp) + '}' : '\\u' + hex(cp);
 }
 
-// A selection of Unicode's confusables.txt: letters of other scripts that
-// look like Latin ones, with the letter they imitate.
-const lookalikes = new Map(Object.entries({
-  // Cyrillic
-  'а': 'a', 'е': 'e', 'о': 'o', 'р': 'p', 'с': 'c', 'у': 'y', 'х': 'x', 'і': 'i', 'ј': 'j', 'ѕ': 's',
-  'ԁ': 'd', 'һ': 'h', 'ӏ': 'l', 'ԛ': 'q', 'ԝ': 'w', 'ь': 'b', 'ү': 'y', 'ɡ': 'g',
-  'А': 'A', 'В': 'B', 'Е': 'E', 'К': 'K', 'М': 'M', 'Н': 'H', 'О': 'O', 'Р': 'P', 'С': 'C', 'Т': 'T',
-  'Х': 'X', 'У': 'Y', 'І': 'I', 'Ј': 'J', 'Ѕ': 'S', 'Ү': 'Y', 'Ԁ': 'D', 'Ԛ': 'Q', 'Ԝ': 'W',
-  // Greek
-  'α': 'a', 'ο': 'o', 'ν': 'v', 'ρ': 'p', 'ι': 'i', 'κ': 'k', 'υ': 'u', 'τ': 't', 'γ': 'y',
-  'Α': 'A', 'Β': 'B', 'Ε': 'E', 'Ζ': 'Z', 'Η': 'H', 'Ι': 'I', 'Κ': 'K', 'Μ': 'M', 'Ν': 'N', 'Ο': 'O',
-  'Ρ': 'P', 'Τ': 'T', 'Υ': 'Y', 'Χ': 'X',
-  // Armenian, Latin extensions
-  'օ': 'o', 'ս': 'u', 'հ': 'h', 'ո': 'n', 'ց': 'g', 'ı': 'i', 'ɑ': 'a', 'ʏ': 'y', 'ᴠ': 'v', 'ᴡ': 'w',
-}));
-
-// compatible returns the ASCII text whose compatibility variant ch is
-// (fullwidth ａ, mathematical 𝐚, ligature ﬁ), or ''.
-function compatible(ch) {
-  if (ch.codePointAt(0) < 0x80) return '';
-  const k = ch.normalize('NFKC');
-  return /^[\x21-\x7e]+$/.test(k) ? k : '';
-}
-
-// imitated returns the ASCII character ch imitates, or '' when none.
+// imitated returns the ASCII text ch's Unicode TR39 skeleton is, for a
+// letter, mark or digit outside ASCII that has one, else ''.
 export function imitated(ch) {
-  if (ch.codePointAt(0) < 0x80) return '';
-  return lookalikes.get(ch) || compatible(ch);
+  return prototypes.get(ch.codePointAt(0)) || '';
 }
+
+const wordChar = /[\p{L}\p{M}\p{N}]/u;
 
 // lookalikeSet returns the positions (code point indexes) of s's
-// look-alike letters: compatibility variants of ASCII always; letters of
-// other scripts that look Latin when s is mostly ASCII (at least half of
-// its letters), else those in words that mix them with ASCII letters
-// (so Russian text is not flagged, "pаypal" is).
+// look-alike letters: the characters outside ASCII of each word (a run of
+// letters, marks and digits) that is not ASCII but whose TR39 skeleton is
+// ASCII, every character of it ASCII or in the table: pаypal with a
+// Cyrillic а, the all-Cyrillic раураӏ, fullwidth ｐａｙｐａｌ. Russian
+// words with letters of their own (привет) are not flagged.
 function lookalikeSet(chars) {
-  const letters = chars.filter((c) => /\p{L}/u.test(c));
-  const ascii = letters.filter((c) => /[A-Za-z]/.test(c)).length;
-  const mostly = letters.length > 0 && ascii * 2 >= letters.length;
   const flagged = new Set();
   let start = 0;
   for (let i = 0; i <= chars.length; i++) {
-    if (i < chars.length && /[\p{L}\p{M}\p{N}]/u.test(chars[i])) continue;
-    const word = chars.slice(start, i);
-    const mixed = word.some((c) => /[A-Za-z0-9]/.test(c));
-    word.forEach((c, j) => { if (compatible(c) || ((mostly || mixed) && imitated(c))) flagged.add(start + j); });
+    if (i < chars.length && wordChar.test(chars[i])) continue;
+    const foreign = [];
+    for (let j = start; j < i; j++) if (chars[j].codePointAt(0) >= 0x80) foreign.push(j);
+    if (foreign.length > 0 && foreign.every((j) => imitated(chars[j]))) foreign.forEach((j) => flagged.add(j));
     start = i + 1;
   }
   return flagged;
