@@ -85,7 +85,7 @@ func CheckReadRule(p string) error {
 	}
 	for _, s := range ShellTools {
 		if Match(tool, s) {
-			return fmt.Errorf("read rule %q matches the shell tool %s: a shell command is never a read", p, s)
+			return fmt.Errorf("read rule %q matches the shell tool %s, which runs any command: it is never a read", p, s)
 		}
 	}
 	return nil
