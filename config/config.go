@@ -26,6 +26,8 @@ type Config struct {
 	// Replicas of streams and buckets. Default 1 on the embedded server, 3
 	// with nats_url; never guessed from the URL.
 	Replicas int `yaml:"replicas"`
+	// replicasLine is the line of the file's replicas key (0: not given).
+	replicasLine int
 	// AuthCalloutSeedEnv names the variable holding the account nkey seed
 	// (SA…) that signs auth callout answers on an external cluster whose
 	// auth_callout issuer is that account. Empty: no callout service.
@@ -80,6 +82,7 @@ type TenantConfig struct {
 	Tokens         []*TokenConfig  `yaml:"tokens"`
 	Judge          *JudgeConfig    `yaml:"judge"`
 	line           int
+	readRuleLines  []int // each read rule's line
 
 	// RequestRetention keeps terminal records this long after they end
 	// (default 720h).
@@ -96,6 +99,8 @@ type MemberConfig struct {
 	ID     string         `yaml:"id"`
 	Policy *events.Policy `yaml:"policy"`
 	line   int
+	// allowLines and denyLines are each policy pattern's line.
+	allowLines, denyLines []int
 
 	// SlackUserID is the member's Slack user (U024BE7LH): their clicks on
 	// interactive Slack buttons answer as them.
@@ -231,7 +236,10 @@ func (c *Config) Validate() error {
 const DefaultNATSListen = "127.0.0.1:4222"
 
 func (c *Config) validateNATS() error {
-	if c.Replicas < 0 || c.Replicas > 5 {
+	if c.Replicas < 0 || c.Replicas > 5 || (c.replicasLine > 0 && c.Replicas == 0) {
+		if c.replicasLine > 0 {
+			return lineErr(c.replicasLine, "replicas: %d is not 1 to 5", c.Replicas)
+		}
 		return fmt.Errorf("config: replicas: %d is not 1 to 5", c.Replicas)
 	}
 	if c.NATSListen == "" || c.NATSListen == "off" {

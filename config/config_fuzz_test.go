@@ -11,6 +11,9 @@ func FuzzParse(f *testing.F) {
 		"tenants:\n  - id: a\n    members: [{id: u}]\n    tokens: [{token: t, principal: \"person:u\"}]\n  - id: b\n    members: [{id: v}]\n    tokens: [{token: t, principal: \"person:v\"}]\n",
 		"tenants:\n  - id: a\n    members: [{id: u}]\n    tokens: [{token_sha256: \"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\", principal: \"person:u\"}, {token: \"\", principal: \"person:u\"}]\n",
 		"tenants:\n  - id: a\n    judge: {base_url: x, model: m, timeout: -1s}\n", "roles: [web]\ntenants: [{id: a}]\n",
+		"tenants:\n  - id: a\n    read_rules: [\"*\", \"tools.call:*\", \"tools.call:Bash\", \"agents.spawn:*\"]\n",
+		"tenants:\n  - id: a\n    members:\n      - id: u\n        policy:\n          deny:\n            - \"delete_*\"\n            - \" tools.call:rm\"\n            - \"\"\n",
+		"replicas: 0\ntenants: [{id: a}]\n", "replicas: 6\ntenants: [{id: a}]\n",
 		"", "---\n", "tenants: &a [*a]\n", "tenants:\n  - id: a\n    <<: {id: b}\n", "\t", "tenants: {id: a}\n", "tenants:\n  - id: a\n    id: b\n",
 	}
 	for _, s := range seeds {

@@ -31,6 +31,11 @@ func decodeStrict(b []byte) (*Config, *yaml.Node, error) {
 	if err := root.Decode(&c); err != nil {
 		return nil, nil, yamlErr(b, err)
 	}
+	if len(root.Content) == 1 {
+		if n := valueOf(root.Content[0], "replicas"); n != nil {
+			c.replicasLine = n.Line
+		}
+	}
 	return &c, &root, nil
 }
 
@@ -176,12 +181,16 @@ func decodeAt[P any](n *yaml.Node, line *int, plain *P) error {
 // UnmarshalYAML remembers the line (decodeAt); so do those below.
 func (t *TenantConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantConfig
-	return decodeAt(n, &t.line, (*plain)(t))
+	err := decodeAt(n, &t.line, (*plain)(t))
+	t.readRuleLines = seqLines(n, "read_rules")
+	return err
 }
 
 func (m *MemberConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain MemberConfig
-	return decodeAt(n, &m.line, (*plain)(m))
+	err := decodeAt(n, &m.line, (*plain)(m))
+	m.allowLines, m.denyLines = seqLines(n, "policy", "allow"), seqLines(n, "policy", "deny")
+	return err
 }
 
 func (a *AgentConfig) UnmarshalYAML(n *yaml.Node) error {

@@ -40,7 +40,7 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	if t.RequestRetention, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(*events.Tenant) error{tc.members, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
+	for _, step := range []func(*events.Tenant) error{tc.members, tc.patterns, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
 		if err := step(t); err != nil {
 			return nil, err
 		}

@@ -12,7 +12,10 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	f, err := approvals.ParseGrantFilter(q.Get("agent"), q.Get("effect"), q.Get("scope"), q.Get("revoked"), q.Get("limit"), q.Get("cursor"))
 	if err != nil {
 		return err

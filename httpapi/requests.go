@@ -35,7 +35,11 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	wait, err := approvals.ParseWait(r.URL.Query().Get("wait"))
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
+	wait, err := approvals.ParseWait(q.Get("wait"))
 	if err != nil {
 		return err
 	}
@@ -67,7 +71,10 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	q := r.URL.Query()
+	q, err := query(r)
+	if err != nil {
+		return err
+	}
 	f, err := approvals.ParseListFilter(q.Get("status"), q.Get("agent"), q.Get("limit"), q.Get("cursor"))
 	if err != nil {
 		return err

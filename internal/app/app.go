@@ -50,6 +50,7 @@ type App struct {
 	api      *httpapi.API
 	ln       net.Listener
 	checks   []func() error // readiness beyond NATS answering; no I/O
+	writable *kvstate.WriteProbe
 	views    *kvstate.Views
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
@@ -138,6 +139,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}, views: views}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
+	a.writable = store.WriteProbe(writeProbeEvery)
 	a.workers, wctx = errgroup.WithContext(wctx)
 	if has(o.Config.Roles, "deciders") {
 		workJS, err := b.Connect("deciders")
@@ -321,11 +323,20 @@ func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approva
 	return nil
 }
 
-// ready answers /readyz: NATS and JetStream answer, every mirror's watcher
-// is live and caught up, and (with the deciders role) the outbox and the
-// work consumer run. Only the first costs a round trip.
+// writeProbeEvery is how often /readyz asks whether the buckets a write
+// needs have leaders; the probes between get the last answer.
+const writeProbeEvery = 250 * time.Millisecond
+
+// ready answers /readyz: NATS and JetStream answer, the buckets a write
+// needs each have a leader, every mirror's watcher is live and caught up,
+// and (with the deciders role) the outbox and the work consumer run. Only
+// the first two cost round trips, the second at most once per
+// writeProbeEvery.
 func (a *App) ready(ctx context.Context) error {
 	if err := a.Broker.Ready(ctx); err != nil {
+		return err
+	}
+	if err := a.writable.Check(ctx); err != nil {
 		return err
 	}
 	for _, check := range a.checks {

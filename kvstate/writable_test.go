@@ -1,0 +1,47 @@
+package kvstate_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// TestWriteProbe: the probe says unavailable, naming the bucket, while a
+// bucket a write needs cannot take a write, and nil again once it can; a
+// probe answers from its last ask until its period has passed.
+func TestWriteProbe(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	store, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, cached := store.WriteProbe(0), store.WriteProbe(time.Hour)
+	if err := fresh.Check(ctx); err != nil {
+		t.Fatalf("fresh store: %v", err)
+	}
+	if err := cached.Check(ctx); err != nil {
+		t.Fatalf("fresh store, cached probe: %v", err)
+	}
+	if err := b.JS.DeleteKeyValue(ctx, kvstate.BucketIdempotency); err != nil {
+		t.Fatal(err)
+	}
+	err = fresh.Check(ctx)
+	if !errors.Is(err, kvstate.ErrUnavailable) || !strings.Contains(err.Error(), "idempotency") {
+		t.Errorf("without the idempotency bucket: %v, want ErrUnavailable naming it", err)
+	}
+	if err := cached.Check(ctx); err != nil {
+		t.Errorf("a probe asked within its period asked again: %v", err)
+	}
+	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := fresh.Check(ctx); err != nil {
+		t.Errorf("the bucket is back: %v", err)
+	}
+}
