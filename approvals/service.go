@@ -38,8 +38,9 @@ type Config struct {
 	Now func() time.Time
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
-	// Registry receives the use cases' metrics (submits by outcome, on
-	// every surface). Default: a registry of their own.
+	// Registry receives the use cases' metrics (submits by outcome and
+	// those refused by a quota, on every surface). Default: a registry of
+	// their own.
 	Registry prometheus.Registerer
 	// MaxLongPolls bounds the long-polls held at once; more are refused
 	// with ErrRateLimited. Default DefaultMaxLongPolls.
@@ -58,6 +59,7 @@ type Service struct {
 	log     *slog.Logger
 	hub     *Hub
 	submits *prometheus.CounterVec
+	quota   *quotas
 }
 
 // New builds a Service; the hub is fed by the views' request mirror.
@@ -78,6 +80,7 @@ func New(cfg Config) *Service {
 	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
 		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
 	_ = cfg.Registry.Register(s.submits)
+	s.quota = newQuotas(cfg.Registry)
 	cfg.Views.Requests().OnChange(s.hub.Observe)
 	return s
 }

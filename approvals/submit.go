@@ -109,10 +109,16 @@ func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 // Submit runs the check order for an intercepted call and stores the
 // request (SPEC §2). With an idempotency key, a repeat of the same body
 // returns the same request (created false); a different body is
-// ErrIdempotencyKey. Errors: InvalidRequest, ErrForbidden, ErrUnavailable.
+// ErrIdempotencyKey. Past a quota (SPEC §5: the token's submit_rate, or
+// the agent's max_pending, which a repeat of an existing key is not held
+// to) it is ErrRateLimited and nothing is stored. Errors: InvalidRequest,
+// ErrForbidden, ErrRateLimited, ErrUnavailable.
 func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey, bodyDigest string) (kvstate.Record, bool, error) {
 	if c.Principal.Kind != events.KindAgent {
 		return kvstate.Record{}, false, forbid("only agents submit requests")
+	}
+	if err := s.quota.allow(c, s.now()); err != nil {
+		return kvstate.Record{}, false, err
 	}
 	if len(idemKey) > MaxIdempotencyKey {
 		return kvstate.Record{}, false, invalid("Idempotency-Key", "at most %d bytes", MaxIdempotencyKey)
@@ -124,6 +130,11 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	if _, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); !ok {
 		return kvstate.Record{}, false, forbid("unknown agent")
 	}
+	release, err := s.reservePending(ctx, c, idemKey)
+	if err != nil {
+		return kvstate.Record{}, false, err
+	}
+	defer release()
 	id := events.NewRequestID()
 	if idemKey != "" {
 		var took bool

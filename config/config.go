@@ -92,6 +92,14 @@ type TenantConfig struct {
 	SlackSigningSecretEnv string `yaml:"slack_signing_secret_env"`
 	// Webhooks receive the tenant's events (SPEC §10).
 	Webhooks []*WebhookConfig `yaml:"webhooks"`
+
+	// MaxPending bounds each agent's own pending requests (SPEC §5
+	// "Quotas"); default 1000. SubmitRate is the submits a second each
+	// token may make, in bursts of up to SubmitBurst; defaults 50 and
+	// 100. Past either, a submit is 429 RateLimited.
+	MaxPending  *wholeNumber `yaml:"max_pending"`
+	SubmitRate  *wholeNumber `yaml:"submit_rate"`
+	SubmitBurst *wholeNumber `yaml:"submit_burst"`
 }
 
 // MemberConfig is a person and their policy.

@@ -1,10 +1,12 @@
 package config
 
 import (
+	"fmt"
 	"regexp"
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"go.yaml.in/yaml/v3"
 )
 
 var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
@@ -38,6 +40,9 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 		return nil, err
 	}
 	if t.RequestRetention, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
+		return nil, err
+	}
+	if err := tc.quotas(t); err != nil {
 		return nil, err
 	}
 	for _, step := range []func(*events.Tenant) error{tc.members, tc.patterns, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
@@ -199,4 +204,40 @@ func (c *Config) uniqueTokens() error {
 		}
 	}
 	return nil
+}
+
+// quotas sets the tenant's quotas (SPEC §5), each a positive whole
+// number when given.
+func (tc *TenantConfig) quotas(t *events.Tenant) error {
+	for _, q := range []struct {
+		field string
+		v     *wholeNumber
+		def   int
+		out   *int
+	}{
+		{"max_pending", tc.MaxPending, events.DefaultMaxPending, &t.MaxPending},
+		{"submit_rate", tc.SubmitRate, events.DefaultSubmitRate, &t.SubmitRate},
+		{"submit_burst", tc.SubmitBurst, events.DefaultSubmitBurst, &t.SubmitBurst},
+	} {
+		switch {
+		case q.v == nil:
+			*q.out = q.def
+		case *q.v <= 0:
+			return lineErr(tc.line, "%s: must be a positive whole number, not %d", q.field, *q.v)
+		default:
+			*q.out = int(*q.v)
+		}
+	}
+	return nil
+}
+
+// wholeNumber is a YAML integer; the YAML library would truncate 7.9
+// into an int without a word.
+type wholeNumber int
+
+func (w *wholeNumber) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!int" {
+		return fmt.Errorf("line %d: not a whole number: %q", n.Line, n.Value)
+	}
+	return n.Decode((*int)(w))
 }

@@ -31,7 +31,20 @@ type Tenant struct {
 	Agents           map[AgentID]*Agent
 	Tokens           []Token
 	Judge            *JudgeConfig
+	// Quotas (SPEC §5): each agent's own pending requests at most, and
+	// each token's submits a second, in bursts of SubmitBurst. Zero takes
+	// the default.
+	MaxPending  int // default DefaultMaxPending
+	SubmitRate  int // default DefaultSubmitRate
+	SubmitBurst int // default DefaultSubmitBurst
 }
+
+// Defaults of a tenant's quotas (SPEC §5 "Quotas").
+const (
+	DefaultMaxPending  = 1000
+	DefaultSubmitRate  = 50
+	DefaultSubmitBurst = 100
+)
 
 // Policy is what a member, and agents working for them, may ever do.
 type Policy struct {

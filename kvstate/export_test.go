@@ -147,3 +147,6 @@ func SnapshotHasSample(data []byte) bool {
 
 // Claimable is the revision a snapshot of m may claim now.
 func Claimable[T any](m *Mirror[T]) uint64 { return m.claimable() }
+
+// WithStored is r as its writer has it: with its stored bytes.
+func WithStored(r Record, raw []byte) Record { r.raw = raw; return r }

@@ -67,4 +67,18 @@ func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempoten
 	return got, false, nil
 }
 
+// LookupIdempotency returns what key holds, reading only; ErrNotFound
+// when it holds nothing (never claimed, or expired).
+func (s *Store) LookupIdempotency(ctx context.Context, key string) (Idempotency, error) {
+	e, err := s.readKey(ctx, BucketIdempotency, s.idm, key)
+	if err != nil {
+		return Idempotency{}, err
+	}
+	var got Idempotency
+	if err := json.Unmarshal(e.value, &got); err != nil {
+		return got, fmt.Errorf("kvstate: decode idempotency: %w", err)
+	}
+	return got, nil
+}
+
 func jetstreamLastRevision(rev uint64) jetstream.KVDeleteOpt { return jetstream.LastRevision(rev) }

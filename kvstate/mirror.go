@@ -578,6 +578,16 @@ func (m *Mirror[T]) Scan(ix, after string, fn func(key string, s Summary, rev ui
 	})
 }
 
+// Count returns the number of keys whose index keys include ix.
+func (m *Mirror[T]) Count(ix string) int {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if set := m.byIdx[ix]; set != nil {
+		return set.n
+	}
+	return 0
+}
+
 // Len returns the number of keys held.
 func (m *Mirror[T]) Len() int {
 	m.mu.RLock()

@@ -332,15 +332,26 @@ func participantKey(tenant events.TenantID, p events.Ref) string {
 
 func pendingKey(tenant events.TenantID) string { return "p:" + string(tenant) }
 
+func agentPendingKey(tenant events.TenantID, agent events.AgentID) string {
+	return "pa:" + string(tenant) + "/" + string(agent)
+}
+
+// PendingOf counts the pending requests agent made in tenant, as this
+// process's mirror holds them: its own writes at once, other processes'
+// a moment later.
+func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
+	return v.requests.Count(agentPendingKey(tenant, agent))
+}
+
 // requestIndex indexes a request under its tenant, under its tenant's
-// pending ones while it is pending, under its approver while it is
+// and its agent's pending ones while it is pending, under its approver while it is
 // pending (a cancelled or expired request leaves that inbox), and under
 // everyone who answered it. A cancel is no answer: the requester's own
 // cancelled requests stay out of its inbox.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
 	if r.Status == events.StatusPending {
-		ix = append(ix, pendingKey(r.Tenant))
+		ix = append(ix, pendingKey(r.Tenant), agentPendingKey(r.Tenant, r.Agent))
 		if r.Approver != nil {
 			ix = append(ix, participantKey(r.Tenant, *r.Approver))
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/testutil"
 )
 
@@ -38,7 +39,10 @@ func freeAddr(t *testing.T) string {
 func startProcess(t *testing.T, bin, dir, addr string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
-	cmd.Dir = dir // no countersign.yaml there: the demo tenant
+	cmd.Dir = dir // the demo tenant, its quotas lifted: a thousand submits at once
+	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(testutil.Unthrottled(config.DemoYAML)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stderr = os.Stderr
 	if testing.Verbose() == false {
 		cmd.Stderr = nil

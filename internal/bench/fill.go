@@ -59,7 +59,7 @@ func fillScenario(ctx context.Context, o Options) (Result, error) {
 		return Result{}, err
 	}
 	cfgFile := filepath.Join(dir, "countersign.yaml")
-	yaml := config.DemoYAML + "      - {token: " + fillAdmin + ", principal: \"person:u-1\", scopes: [admin, approvals:read]}\n"
+	yaml := unthrottled(config.DemoYAML) + "      - {token: " + fillAdmin + ", principal: \"person:u-1\", scopes: [admin, approvals:read]}\n"
 	if err := os.WriteFile(cfgFile, []byte(yaml), 0o600); err != nil {
 		return Result{}, err
 	}

@@ -33,7 +33,7 @@ func judgeScenario(ctx context.Context, o Options) (Result, error) {
       - {token: dev-main, principal: "agent:agt_main", scopes: [requests:write]}
     judge: {base_url: "http://%s/v1", model: scripted, timeout: 5s}
 `, benchRule, model.Addr)
-	cfg, err := config.Parse([]byte(yaml))
+	cfg, err := config.Parse([]byte(unthrottled(yaml)))
 	if err != nil {
 		return Result{}, err
 	}

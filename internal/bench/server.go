@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/config"
@@ -36,7 +37,10 @@ func withServer(ctx context.Context, o Options, cfg *config.Config, fn scenario)
 
 func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, error) {
 	if cfg == nil {
-		cfg = config.Demo()
+		var err error
+		if cfg, err = config.Parse([]byte(unthrottled(config.DemoYAML))); err != nil {
+			return nil, "", err
+		}
 	}
 	dir, err := os.MkdirTemp("", "countersign-bench-")
 	if err != nil {
@@ -49,4 +53,11 @@ func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, erro
 	}
 	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return a, dir, err
+}
+
+// unthrottled lifts the quotas (SPEC §5) of the demo tenant in yaml: a
+// load test submits from one token far faster than an agent may.
+func unthrottled(yaml string) string {
+	const lift = "    max_pending: 100000000\n    submit_rate: 100000000\n    submit_burst: 100000000\n"
+	return strings.Replace(yaml, "  - id: demo\n", "  - id: demo\n"+lift, 1)
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -218,7 +219,10 @@ type csProcess struct {
 // cluster, in one role.
 func startCountersign(t *testing.T, c *natsCluster, name, role string) *csProcess {
 	t.Helper()
-	dir := t.TempDir() // no countersign.yaml: the demo tenant
+	dir := t.TempDir() // the demo tenant, its quotas lifted: the load submits from one token
+	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(testutil.Unthrottled(config.DemoYAML)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	p := &csProcess{}
 	args := []string{"serve", "--nats-url", c.URL(), "--roles", role, "--data", filepath.Join(dir, "data")}
 	if role == "api" {
