@@ -12,11 +12,12 @@ import (
 )
 
 // TestDiscovery: the micro control subjects (what nats micro ls and nats
-// micro info use) list the countersign service and its endpoints to a
-// token's connection (the responder answers only into tenant inboxes).
+// micro info use) list the countersign service and its endpoints to an
+// admin token's connection (no other token reaches $SRV; the responder
+// answers only into tenant inboxes).
 func TestDiscovery(t *testing.T) {
 	e := start(t, acmeYAML)
-	nc := e.client(tokPerson)
+	nc := e.client(tokAdmin)
 	subj, err := micro.ControlSubject(micro.InfoVerb, busapi.ServiceName, "")
 	if err != nil {
 		t.Fatal(err)

@@ -17,10 +17,11 @@
 // any other subject the service's connection could publish to) gets
 // nothing published at all, counts as code 403 in
 // countersign_bus_requests_total and is logged: an answer there would be a
-// reply forged into someone else's request. The checks run in this order:
-// the token (401, answered only inside the subject's tenant's inboxes,
-// events.TenantInboxPrefix), the reply subject, then scope and tenant
-// (403), size (413) and the in-flight bound (429).
+// reply forged into someone else's request. A message whose token does not
+// authenticate has no caller, so no inbox is its own: it is never answered
+// either, and counts as code 401. The checks run in this order: the token
+// (401, unanswered), the reply subject, then scope and tenant (403), size
+// (413) and the in-flight bound (429).
 //
 // A token of one tenant on another tenant's subject is 403 Forbidden (the
 // subject's tenant is never looked up, so the answer reveals nothing).

@@ -137,8 +137,8 @@ func msg(t *testing.T, subj, token string, body any, headers ...string) *nats.Ms
 // message's Authorization header would: on that token's connection, in
 // its inbox. A token of another tenant than the subject's (refused at the
 // client port) sends on countersign's own connection, still replying in
-// the token's inbox; a message whose token does not authenticate sends
-// there too, replying inside the subject's tenant's inboxes.
+// the token's inbox. A message whose token does not authenticate is never
+// answered (TestUnauthenticatedNotAnswered).
 func (e *env) req(tenant events.TenantID, op, token string, body any, headers ...string) reply {
 	e.t.Helper()
 	m := msg(e.t, events.APISubject(tenant, op), token, body, headers...)
@@ -148,7 +148,7 @@ func (e *env) req(tenant events.TenantID, op, token string, body any, headers ..
 	c, aerr := e.srv.App.Service.Authenticate(auth, "")
 	switch {
 	case aerr != nil:
-		resp, err = e.request(m, events.TenantInboxPrefix(tenant)+".person.nobody")
+		e.t.Fatalf("%s: token %q does not authenticate: no answer to wait for", op, auth)
 	case c.Tenant.ID != tenant:
 		resp, err = e.request(m, events.InboxPrefix(c.Tenant.ID, c.Principal))
 	default:

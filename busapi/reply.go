@@ -3,6 +3,7 @@ package busapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -76,10 +77,13 @@ func (s *Server) publish(reply string, m *nats.Msg) {
 	}
 }
 
-// dropCode is the code countersign_bus_requests_total counts a message
-// under that is not answered because its reply subject is not the
-// caller's inbox.
-const dropCode = "403"
+// Codes countersign_bus_requests_total counts an unanswered message under:
+// its token does not authenticate (401), or its reply subject is not the
+// caller's inbox (403).
+const (
+	noCallerCode = "401"
+	dropCode     = "403"
+)
 
 // inbox reports whether reply is a literal subject below prefix.
 func inbox(reply, prefix string) bool {
@@ -95,11 +99,17 @@ func inbox(reply, prefix string) bool {
 	return true
 }
 
-// drop counts and logs a message whose reply subject is not the caller's
-// inbox, and publishes nothing: an answer there would be a reply forged
-// into someone else's request, or a message on any subject countersign's
-// own connection may publish to.
-func (s *Server) drop(req micro.Request, op string, c approvals.Caller) {
+// drop counts and logs a message refused with errNoCaller or
+// errForeignReply, and publishes nothing: an answer would be a reply
+// forged into someone else's request, or a message on any subject
+// countersign's own connection may publish to.
+func (s *Server) drop(req micro.Request, op string, c approvals.Caller, err error) {
+	if errors.Is(err, errNoCaller) {
+		s.served.WithLabelValues(op, noCallerCode).Inc()
+		s.log.Warn("bus api message not answered: its token does not authenticate",
+			"op", op, "subject", req.Subject(), "reply", req.Reply())
+		return
+	}
 	s.served.WithLabelValues(op, dropCode).Inc()
 	caller := "unauthenticated"
 	if c.Tenant != nil {

@@ -73,6 +73,9 @@ var (
 	// Such a message is never answered: the answer would land in someone
 	// else's inbox (or on any subject countersign may publish to).
 	errForeignReply = errors.New("busapi: reply subject outside the caller's inbox")
+	// errNoCaller: the token does not authenticate, so the caller and its
+	// inbox are unknown and no reply subject is safe: never answered.
+	errNoCaller = errors.New("busapi: no caller to answer")
 )
 
 // Server answers the bus API.
@@ -97,7 +100,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{nc: cfg.Conn, svc: cfg.Service, log: cfg.Logger, limit: newLimiter(cfg.MaxInFlight)}
 	s.served = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_bus_requests_total",
-		Help: "Bus API messages answered, by operation and status code."}, []string{"op", "code"})
+		Help: "Bus API messages, by operation and status code (401s, and 403s for a reply subject outside the caller's inbox, are not answered)."}, []string{"op", "code"})
 	_ = cfg.Registry.Register(s.served)
 	s.ops = s.table()
 	return s, nil
@@ -154,8 +157,8 @@ func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
 			return // nowhere to answer: do nothing at all
 		}
 		c, err := s.admit(req, o)
-		if errors.Is(err, errForeignReply) {
-			s.drop(req, name, c)
+		if errors.Is(err, errForeignReply) || errors.Is(err, errNoCaller) {
+			s.drop(req, name, c, err)
 			return
 		}
 		if err == nil && !s.enter() {
@@ -185,19 +188,16 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// admit runs the checks that need no I/O, in this order: 401 (answered
-// only inside the subject's tenant's inboxes), the reply subject (the
-// caller's own inbox, else errForeignReply: nothing is published), 403
-// (scope, tenant of the subject), 413, then the token's in-flight bound
-// (429). On success the caller holds a slot that must be released.
+// admit runs the checks that need no I/O, in this order: the token
+// (errNoCaller: nothing is published), the reply subject (the caller's own
+// inbox, else errForeignReply: nothing is published), 403 (scope, tenant
+// of the subject), 413, then the token's in-flight bound (429). On success
+// the caller holds a slot that must be released.
 func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	auth := header(req.Headers(), "Authorization")
 	c, err := s.svc.Authenticate(auth, "")
 	if err != nil {
-		if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || !inbox(req.Reply(), events.TenantInboxPrefix(t)) {
-			return c, errForeignReply
-		}
-		return c, err
+		return c, errNoCaller
 	}
 	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
 		return c, errForeignReply

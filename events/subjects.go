@@ -213,11 +213,12 @@ func subjectToken(id string) string {
 // BusService is the nats.go micro service name of the bus API.
 const BusService = "countersign"
 
-// DiscoverySubjects are the micro discovery subjects a tenant token may
-// publish to, so that `nats micro ls` and `nats micro info countersign`
-// find the bus API: $SRV.PING, $SRV.INFO and $SRV.STATS, bare, for the
-// service and for one instance. STATS spans tenants, but holds only counts
-// per endpoint (wildcard subjects) and the last refusal's code.
+// DiscoverySubjects are the micro discovery subjects a token with scope
+// admin may publish to, so that `nats micro ls` and `nats micro info
+// countersign` find the bus API: $SRV.PING, $SRV.INFO and $SRV.STATS,
+// bare, for the service and for one instance. STATS spans tenants (counts
+// per endpoint on wildcard subjects, the last refusal's code), so no other
+// tenant token reaches them (SPEC §9 "Discovery").
 func DiscoverySubjects() []string {
 	var out []string
 	for _, verb := range []string{"PING", "INFO", "STATS"} {

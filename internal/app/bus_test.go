@@ -11,6 +11,7 @@ import (
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/micro"
 )
 
 // Two tenants on one bus: acme's people, agents and services, and globex.
@@ -22,7 +23,8 @@ const busTenants = `tenants:
              {token: acme-a, principal: "agent:agt_a", scopes: [requests:write, approvals:read, approvals:write]},
              {token: acme-b, principal: "agent:agt_b", scopes: [requests:write, approvals:read, approvals:write]},
              {token: acme-audit, principal: "service:audit", scopes: [events:read]},
-             {token: acme-ops, principal: "service:ops", scopes: [approvals:read]}]
+             {token: acme-ops, principal: "service:ops", scopes: [approvals:read]},
+             {token: acme-admin, principal: "service:admin", scopes: [admin]}]
   - id: globex
     members: [{id: u-1, policy: {allow: ["*"]}}]
     agents: [{id: agt_a, member: u-1}]
@@ -38,6 +40,7 @@ var (
 	personU1  = events.Ref{Kind: events.KindPerson, ID: "u-1"}
 	audit     = events.Ref{Kind: events.KindService, ID: "audit"}
 	opsNoRead = events.Ref{Kind: events.KindService, ID: "ops"}
+	admin     = events.Ref{Kind: events.KindService, ID: "admin"}
 )
 
 // busClient is a real nats.go client on the embedded server's client port;
@@ -208,14 +211,25 @@ func TestBusJetStreamAPIUnreachable(t *testing.T) {
 	a.refusedSub(t, "$SYS.>")
 }
 
-// Discovery (nats micro ls / info) is open to every token; the stats,
-// whose counters and last error span tenants, are not.
-// nats micro ls and nats micro info work with any tenant token. The stats
-// are the service's, across tenants: counts per endpoint on wildcard
-// subjects and refusal codes, never a tenant's name or data.
-func TestBusServiceDiscoveryAndStats(t *testing.T) {
+// Discovery ($SRV: nats micro ls, info, stats) shows server-wide figures,
+// so only a token with scope admin reaches it (SPEC §9): any other token's
+// publish there is refused by the server and never reaches countersign.
+// An admin's stats are the service's, across tenants: acme's admin sees
+// globex's get counted, never globex's name or data.
+func TestBusDiscoveryOnlyForAdmin(t *testing.T) {
 	srv := startBus(t)
-	a := mustDial(t, srv, "acme-a", acme, agentA)
+	control := []string{"$SRV.PING", "$SRV.INFO", "$SRV.STATS", "$SRV.PING." + events.BusService,
+		"$SRV.INFO." + events.BusService, "$SRV.STATS." + events.BusService, "$SRV.STATS." + events.BusService + ".x"}
+	for _, c := range []struct {
+		token  string
+		tenant events.TenantID
+		p      events.Ref
+	}{{"acme-a", acme, agentA}, {"acme-person", acme, personU1}, {"acme-audit", acme, audit}, {"acme-ops", acme, opsNoRead}, {"globex-a", globex, agentA}} {
+		cl := mustDial(t, srv, c.token, c.tenant, c.p)
+		for _, s := range control {
+			cl.refusedPub(t, s)
+		}
+	}
 	g := mustDial(t, srv, "globex-a", globex, agentA)
 	msg := nats.NewMsg(events.APISubject(globex, "get"))
 	msg.Header.Set("Authorization", "Bearer globex-a")
@@ -223,18 +237,93 @@ func TestBusServiceDiscoveryAndStats(t *testing.T) {
 	if _, err := g.nc.RequestMsg(msg, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range events.DiscoverySubjects() {
-		if err := a.nc.Publish(s, nil); err != nil {
-			t.Fatal(err)
+	a := mustDial(t, srv, "acme-admin", acme, admin)
+	for _, s := range control[:3] {
+		if _, err := a.nc.Request(s, nil, 5*time.Second); err != nil {
+			t.Fatalf("admin %s: %v", s, err)
 		}
 	}
-	a.clean(t)
 	reply, err := a.nc.Request("$SRV.STATS."+events.BusService, nil, 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := string(reply.Data); !strings.Contains(body, `"num_requests"`) || strings.Contains(body, "globex") || strings.Contains(body, "secret") {
-		t.Fatalf("stats %s: want the service's counts and nothing of another tenant", body)
+	a.clean(t)
+	var stats micro.Stats
+	if err := json.Unmarshal(reply.Data, &stats); err != nil {
+		t.Fatal(err)
+	}
+	gets := 0
+	for _, ep := range stats.Endpoints {
+		if ep.Name == events.OpGet {
+			gets = ep.NumRequests
+		}
+	}
+	if body := string(reply.Data); gets != 1 || strings.Contains(body, "globex") || strings.Contains(body, "secret") {
+		t.Fatalf("stats %s: want globex's get counted and nothing else of it", body)
+	}
+}
+
+// An agent replies to an offer it receives once (NATS allow_responses,
+// one message): a second reply to the same offer is refused by the server,
+// so an agent cannot flood countersign's reply inbox.
+func TestBusSecondReplyToAnOfferRefused(t *testing.T) {
+	srv := startBus(t)
+	secondReplyRefused(t, srv.App.Broker.Conn, mustDial(t, srv, "acme-b", acme, agentB), events.ReviewSubject(acme, "agt_b"))
+}
+
+// secondReplyRefused offers a review on subject from countersign's own
+// connection internal to agent c, which replies twice and then publishes
+// a sentinel: the server takes the first reply and refuses the second, and
+// c's first asynchronous error is that refusal (the server handles one
+// connection's messages in order, and nats.go reports its errors in order).
+// Once it is in, a flush of internal has delivered every reply let through:
+// exactly one.
+func secondReplyRefused(t *testing.T, internal *nats.Conn, c *busClient, subject string) {
+	t.Helper()
+	offers, err := c.nc.SubscribeSync(subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	inbox := internal.NewRespInbox()
+	replies, err := internal.SubscribeSync(inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := internal.PublishRequest(subject, inbox, []byte("offer")); err != nil {
+		t.Fatal(err)
+	}
+	offer, err := offers.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatalf("no offer: %v", err)
+	}
+	for _, body := range []string{"", "again"} {
+		if err := offer.Respond([]byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const sentinel = "countersign_sentinel"
+	if err := c.nc.Publish(sentinel, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = c.nc.Flush()
+	for _, subj := range []string{inbox, sentinel} {
+		select {
+		case err := <-c.errs:
+			if want := `Permissions Violation for Publish to "` + subj + `"`; !strings.Contains(err.Error(), want) {
+				t.Fatalf("async error %q, want %q", err, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no refusal of a publish to %s", subj)
+		}
+	}
+	if err := internal.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n, _, _ := replies.Pending(); n != 1 {
+		t.Fatalf("countersign's reply inbox received %d replies, want 1", n)
 	}
 }
 
@@ -360,8 +449,8 @@ func TestBusAPIThroughTokenConnection(t *testing.T) {
 // The bus API answers only into the caller's own inbox (SPEC §9): a token
 // that names another principal's inbox, countersign's own offers inbox or
 // any other subject as its reply subject gets nothing published there at
-// all, and its message changes nothing. An unauthenticated message is
-// answered only inside its tenant's inboxes.
+// all, and its message changes nothing. An unauthenticated message has no
+// caller, so no inbox is its own: it is never answered.
 func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	srv := servertest.Start(t)
 	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
@@ -423,7 +512,8 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 
 	subs := map[string]*nats.Subscription{"the victim's inbox": victimInbox, "the victim's review subject": victimReview, "the offers inbox": offersInbox}
 	dropped := []string{`countersign_bus_requests_total{code="403",op="answer"} 1`, `countersign_bus_requests_total{code="403",op="submit"} 1`,
-		`countersign_bus_requests_total{code="403",op="get"} 2`, `countersign_bus_requests_total{code="403",op="list"} 1`}
+		`countersign_bus_requests_total{code="403",op="get"} 1`, `countersign_bus_requests_total{code="401",op="get"} 1`,
+		`countersign_bus_requests_total{code="401",op="list"} 1`}
 	received := func() bool {
 		for _, s := range subs {
 			if n, _, _ := s.Pending(); n > 0 {
@@ -456,30 +546,41 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 		t.Errorf("the spoofed submit created a request: %d, then %d", before, len(mine))
 	}
 
-	// The same token is answered in its own inbox; an unauthenticated
-	// message is answered 401 inside the tenant's inboxes.
+	// The same token is answered in its own inbox; an unauthenticated get
+	// with a reply there is not answered at all: the get subscription takes
+	// both in order, so a 401 would arrive before the token's answer.
+	own, err := prog.nc.SubscribeSync(events.InboxFilter("demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(events.OpGet, "", prog.nc.NewRespInbox(), map[string]any{"id": r.ID})
 	m := nats.NewMsg(events.APISubject("demo", events.OpGet))
 	m.Data = []byte(`{"id":"` + r.ID + `"}`)
-	reply, err := prog.nc.RequestMsg(m, 10*time.Second)
-	if err != nil || reply.Header.Get("Nats-Service-Error-Code") != "401" {
-		t.Fatalf("unauthenticated get in its own inbox: %v %v", err, reply)
-	}
 	m.Header.Set("Authorization", "Bearer "+tok)
-	if reply, err = prog.nc.RequestMsg(m, 10*time.Second); err != nil || reply.Header.Get("Status") != "200" {
+	if reply, err := prog.nc.RequestMsg(m, 10*time.Second); err != nil || reply.Header.Get("Status") != "200" {
 		t.Fatalf("get in its own inbox: %v %v", err, reply)
+	}
+	if first, err := own.NextMsg(0); err != nil || first.Header.Get("Status") != "200" {
+		t.Fatalf("the unauthenticated get was answered in its own inbox: %v %v", err, first)
 	}
 }
 
 // Discovery answers come from the responder connection, which may publish
-// only into tenant inboxes: a token that names another agent's review
+// only into tenant inboxes: an admin token that names an agent's review
 // subject, countersign's own offers inbox or a KV key as the reply of a
-// $SRV.PING gets nothing published there.
+// $SRV.PING gets nothing published there. Another tenant's (non-admin)
+// token cannot make a discovery reply land in a person's inbox: its
+// $SRV.PING never reaches countersign.
 func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
-	srv := servertest.Start(t)
-	mainRef := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
-	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
-	victim := mustDial(t, srv, servertest.TokenMain, "demo", mainRef)
-	review, err := victim.nc.SubscribeSync(events.ReviewSubject("demo", "agt_main"))
+	srv := startBus(t)
+	adm := mustDial(t, srv, "acme-admin", acme, admin)
+	victim := mustDial(t, srv, "acme-a", acme, agentA)
+	person := mustDial(t, srv, "acme-person", acme, personU1)
+	review, err := victim.nc.SubscribeSync(events.ReviewSubject(acme, "agt_a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	personInbox, err := person.nc.SubscribeSync(events.InboxFilter(acme, personU1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,24 +588,40 @@ func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kv, err := srv.App.Broker.Conn.SubscribeSync("$KV.requests.demo.>")
+	kv, err := srv.App.Broker.Conn.SubscribeSync("$KV.requests.acme.>")
 	if err != nil {
 		t.Fatal(err)
 	}
 	victim.clean(t)
+	person.clean(t)
 	_ = srv.App.Broker.Conn.Flush()
-	for _, reply := range []string{events.ReviewSubject("demo", "agt_main"), "_INBOX.countersign-internal.1", "$KV.requests.demo.req_01JC0000000000000000000000"} {
-		if err := prog.nc.PublishRequest("$SRV.PING", reply, nil); err != nil {
+	for _, reply := range []string{events.ReviewSubject(acme, "agt_a"), "_INBOX.countersign-internal.1", "$KV.requests.acme.req_01JC0000000000000000000000"} {
+		if err := adm.nc.PublishRequest("$SRV.PING", reply, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
-	prog.clean(t)
-	// The token's own inbox still gets the ping answer (nats micro ls).
-	if _, err := prog.nc.Request("$SRV.PING."+events.BusService, nil, 5*time.Second); err != nil {
+	adm.clean(t)
+	g := mustDial(t, srv, "globex-a", globex, agentA)
+	if err := g.nc.PublishRequest("$SRV.PING", events.InboxPrefix(acme, personU1)+".forged", nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = g.nc.Flush()
+	g.violation(t, "Publish", "$SRV.PING")
+	// The admin's own inbox still gets the ping answer (nats micro ls). One
+	// subscription answers $SRV.PING, in order, on one connection: once
+	// this answer is here, the forged ones were published or refused, and a
+	// flush of each receiver's connection delivers any it was sent.
+	if _, err := adm.nc.Request("$SRV.PING", nil, 5*time.Second); err != nil {
 		t.Fatalf("ping in its own inbox: %v", err)
 	}
-	for name, sub := range map[string]*nats.Subscription{"the review subject": review, "an internal inbox": internal, "a KV key": kv} {
-		if m, err := sub.NextMsg(300 * time.Millisecond); err == nil {
+	for _, nc := range []*nats.Conn{victim.nc, person.nc, srv.App.Broker.Conn} {
+		if err := nc.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, sub := range map[string]*nats.Subscription{"the review subject": review, "a person's inbox": personInbox, "an internal inbox": internal, "a KV key": kv} {
+		if n, _, _ := sub.Pending(); n > 0 {
+			m, _ := sub.NextMsg(0)
 			t.Errorf("%s received %q", name, m.Data)
 		}
 	}

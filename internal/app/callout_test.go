@@ -93,7 +93,11 @@ func TestBusAuthCallout(t *testing.T) {
 	c.refusedSub(t, "countersign.globex.api.>")
 	c.refusedSub(t, events.InboxFilter(acme, agentB))
 	c.refusedSub(t, events.TenantEventsFilter(acme))
-	c.refusedPub(t, "$SRV.PING") // discovery replies would come from the full-permission user
+	// No discovery, even for admin: its replies would come from the
+	// full-permission user.
+	c.refusedPub(t, "$SRV.PING")
+	mustDialURL(t, url, "acme-admin", acme, admin).refusedPub(t, "$SRV.PING")
+	secondReplyRefused(t, internal, mustDialURL(t, url, "acme-b", acme, agentB), events.ReviewSubject(acme, "agt_b"))
 	svc := mustDialURL(t, url, "acme-audit", acme, audit)
 	if _, err := svc.nc.SubscribeSync(events.TenantEventsFilter(acme)); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,10 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
+
+	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testutil"
 )
 
 type client struct {
@@ -58,4 +62,13 @@ type record struct {
 
 func refund(i int) map[string]any {
 	return map[string]any{"tool": "issue_refund", "arguments": map[string]any{"payment_id": i, "amount": 4900, "currency": "GBP"}, "timeout": "1h"}
+}
+
+// awaitInterest waits until the embedded server has a subscriber for
+// subject (a runtime started by the app subscribes on its own goroutine),
+// so that a message sent next meets it instead of "no responders".
+func awaitInterest(t testing.TB, srv *servertest.Server, subject string) {
+	t.Helper()
+	acc := srv.App.Broker.Server.GlobalAccount()
+	testutil.Eventually(t, 10*time.Second, func() bool { return acc.SubscriptionInterest(subject) }, "a subscriber for "+subject)
 }

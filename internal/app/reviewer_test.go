@@ -66,6 +66,7 @@ func TestModelReviewerLeavesForgedOffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	nc := js.Conn()
+	awaitInterest(t, srv, events.ReviewSubject("demo", "agt_main")) // else: no responders, not "left untaken"
 	b := events.ReviewBundle{Request: events.Request{ID: "req_forged", Tenant: "demo", Status: events.StatusPending,
 		Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_main"}}, Decider: events.ReviewDecider{ID: "agt_main"}}
 	data, _ := json.Marshal(b)

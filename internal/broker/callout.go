@@ -96,10 +96,10 @@ func (c *callout) user(req *jwt.AuthorizationRequestClaims) (string, error) {
 	if len(g.Publish) == 0 || len(g.Subscribe) == 0 {
 		return "", errors.New("empty grant") // an empty allow list allows everything
 	}
-	// Not micro discovery: on a cluster, countersign's responder shares
-	// the nats_url user and its full permissions, and discovery replies go
-	// wherever the asker says (on the embedded server, a restricted
-	// responder user answers them).
+	// Not micro discovery, not even for admin: on a cluster, countersign's
+	// responder shares the nats_url user and its full permissions, and
+	// discovery replies go wherever the asker says (on the embedded server,
+	// a restricted responder user answers them).
 	uc.Pub.Allow.Add(slices.DeleteFunc(slices.Clone(g.Publish), func(s string) bool { return strings.HasPrefix(s, "$SRV.") })...)
 	uc.Sub.Allow.Add(g.Subscribe...)
 	if g.Responses {

@@ -8,11 +8,12 @@ import (
 )
 
 // Grant is what one tenant connection may do on the bus (SPEC §9): publish
-// to the tenant's API (and micro's discovery of it), subscribe below its own reply inbox, an agent its
-// own review subject (replying to the offers it receives), and a service:
-// principal holding events:read the tenant's events. Everything else —
-// another tenant, the work subjects, $KV, $JS, $SYS, _INBOX.> — is denied
-// by not being allowed.
+// to the tenant's API, subscribe below its own reply inbox, an agent its
+// own review subject (replying to the offers it receives), a service:
+// principal holding events:read the tenant's events, and a token with
+// scope admin micro's discovery ($SRV: its stats span tenants). Everything
+// else — another tenant, the work subjects, $KV, $JS, $SYS, _INBOX.>,
+// $SRV for any other token — is denied by not being allowed.
 type Grant struct {
 	Publish   []string
 	Subscribe []string
@@ -26,8 +27,11 @@ const ResponseWindow = 2 * time.Minute
 // GrantFor returns the permissions of token in tenant.
 func GrantFor(tenant events.TenantID, tok events.Token) Grant {
 	g := Grant{
-		Publish:   append([]string{events.TenantAPIFilter(tenant)}, events.DiscoverySubjects()...),
+		Publish:   []string{events.TenantAPIFilter(tenant)},
 		Subscribe: []string{events.InboxFilter(tenant, tok.Principal)},
+	}
+	if tok.Has(events.ScopeAdmin) {
+		g.Publish = append(g.Publish, events.DiscoverySubjects()...)
 	}
 	switch tok.Principal.Kind {
 	case events.KindAgent:
