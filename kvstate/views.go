@@ -344,9 +344,9 @@ func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
 }
 
 // requestIndex indexes a request under its tenant, under its tenant's
-// and its agent's pending ones while it is pending, under its approver while it is
-// pending (a cancelled or expired request leaves that inbox), and under
-// everyone who answered it. A cancel is no answer: the requester's own
+// and its agent's pending ones while it is pending, under its approver
+// while it is pending (a cancelled or expired request leaves that inbox),
+// and under everyone who answered it. A cancel is no answer: the requester's own
 // cancelled requests stay out of its inbox.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
