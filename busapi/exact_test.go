@@ -8,7 +8,8 @@ import (
 // TestExactFieldNames: over the bus, too, a field name matches only
 // byte-for-byte (SPEC §5): "DECISION" beside "decision", "Tool",
 // "Arguments" and "ſession" (U+017F) are unknown fields, 400 naming them,
-// and nothing changes.
+// and nothing changes; a tool name outside 1–128 bytes of letters, digits
+// and "_.:/@-" is 400 about tool.
 func TestExactFieldNames(t *testing.T) {
 	e := start(t, acmeYAML)
 	pending := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
@@ -24,6 +25,8 @@ func TestExactFieldNames(t *testing.T) {
 		{"Arguments", "submit", tokMain, `{"tool":"deploy","Arguments":{}}`, "Arguments"},
 		{"long s in session", "submit", tokMain, `{"tool":"deploy","arguments":{},"ſession":"ses-1"}`, "ſession"},
 		{"Call_Digest", "claim", tokMain, `{"id":"` + id + `","Call_Digest":"x"}`, "Call_Digest"},
+		{"Slack markup as tool", "submit", tokMain, `{"tool":"<!channel> <https://evil.example|Approve here>","arguments":{}}`, "tool"},
+		{"tools.call target with a space", "submit", tokMain, `{"capability":{"action":"tools.call","target":"read file"},"arguments":{}}`, "capability.target"},
 	}
 	for _, c := range cases {
 		e.req("acme", c.op, c.token, c.body).wantProblem(t, c.name, http.StatusBadRequest, "InvalidRequest", c.field)

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -47,4 +48,39 @@ func TestAPIExactFieldNames(t *testing.T) {
 	// Keys of the call's own arguments are the tool's: any case, any script.
 	body := `{"tool":"deploy","arguments":{"Tool":1,"ſession":{"DECISION":"allow"}}}`
 	main.do("POST", "/v1/requests", body).want(t, "free keys in arguments", http.StatusCreated)
+}
+
+// TestAPIToolNames: a tool name is 1–128 bytes of letters, digits and
+// "_.:/@-" (SPEC §5), whether given as tool or as a tools.call target;
+// anything else is 400 naming the field, and creates nothing. The names
+// harnesses use (Claude Code's Bash and mcp__server__tool, Gemini's
+// run_shell_command) pass.
+func TestAPIToolNames(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main := newClient(t, url, tokMain)
+	for _, tc := range []struct{ name, tool string }{
+		{"Slack markup", "<!channel> <https://evil.example|Approve here>"},
+		{"space", "read file"},
+		{"129 bytes", strings.Repeat("t", 129)},
+		{"newline", "deploy\n"},
+		{"Cyrillic look-alike", "dеploy"},
+		{"right-to-left override", "deploy\u202e"},
+		{"zero-width space", "de\u200bploy"},
+		{"asterisk", "deploy*"},
+		{"backtick", "`deploy`"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			main.do("POST", "/v1/requests", map[string]any{"tool": tc.tool, "arguments": map[string]any{}}).
+				wantProblem(t, "tool "+tc.name, http.StatusBadRequest, "InvalidRequest", "tool")
+			main.do("POST", "/v1/requests", map[string]any{"capability": map[string]any{"action": "tools.call", "target": tc.tool}, "arguments": map[string]any{}}).
+				wantProblem(t, "target "+tc.name, http.StatusBadRequest, "InvalidRequest", "capability.target")
+		})
+	}
+	if got := adminCount(t, url); got != 0 {
+		t.Errorf("bad tool names created %d requests, want 0", got)
+	}
+	for _, tool := range []string{"Bash", "mcp__github__create_issue", "run_shell_command", "a.b:c/d@e-f_g", strings.Repeat("t", 128)} {
+		main.do("POST", "/v1/requests", map[string]any{"tool": tool, "arguments": map[string]any{}}).want(t, "tool "+tool, http.StatusCreated)
+	}
 }
