@@ -24,6 +24,17 @@ func ExactNames(canon []byte, v any) error {
 	return nil
 }
 
+// NoFoldedNames is ExactNames for a body whose other keys are ignored (a
+// third party's payload, such as Slack's): only a key that encoding/json
+// would fold onto a field's name without being it is refused.
+func NoFoldedNames(canon []byte, v any) error {
+	w := nameWalker{in: canon, open: true}
+	if u := w.value(shapeOf(reflect.TypeOf(v))); u != nil {
+		return u.refusal()
+	}
+	return nil
+}
+
 // shape is what ExactNames knows of a Go type: a struct's field names,
 // the elements of a slice or map, or nothing (free).
 type shape struct {
@@ -110,11 +121,23 @@ func addFields(s *shape, t reflect.Type, seen map[reflect.Type]*shape) {
 	}
 }
 
+// folds reports whether key is a field name of s up to case and folding.
+func (s *shape) folds(key []byte) bool {
+	name := unescapeKey(key)
+	for known := range s.fields {
+		if strings.EqualFold(known, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // nameWalker reads canonical JSON (no whitespace; strings escape only
 // '"', '\' and control characters) against a shape.
 type nameWalker struct {
-	in  []byte
-	pos int
+	in   []byte
+	pos  int
+	open bool // keys that fold onto no field are skipped
 }
 
 func (w *nameWalker) value(s *shape) *unknownField {
@@ -136,12 +159,15 @@ func (w *nameWalker) object(s *shape) *unknownField {
 	for w.pos < len(w.in) && w.in[w.pos] != '}' {
 		key := w.str()
 		w.pos++ // ':'
-		fs := s.elem
+		fs, known := s.elem, s.dict
 		if !s.dict {
-			var ok bool
-			if fs, ok = s.fields[string(key)]; !ok {
-				return &unknownField{key: key, of: s}
-			}
+			fs, known = s.fields[string(key)]
+		}
+		switch {
+		case !known && (!w.open || s.folds(key)):
+			return &unknownField{key: key, of: s}
+		case !known:
+			fs = freeShape
 		}
 		if u := w.value(fs); u != nil {
 			u.parents = append(u.parents, key)
