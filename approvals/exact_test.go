@@ -55,3 +55,36 @@ func TestDecodeFreeKeys(t *testing.T) {
 		t.Fatalf("session = %q, want %q", got, want)
 	}
 }
+
+// NoFoldedNames ignores keys that fold onto no field (a third party's
+// payload) but refuses one that folds onto a field without being it, at
+// any depth.
+func TestNoFoldedNames(t *testing.T) {
+	type item struct {
+		Kind string `json:"kind"`
+	}
+	type payload struct {
+		Type  string `json:"type"`
+		Items []item `json:"items"`
+	}
+	for _, tc := range []struct {
+		body, field string
+	}{
+		{`{"type":"a","team":{"Type":1},"items":[{"kind":"k","extra":true}]}`, ""},
+		{`{"TYPE":"a"}`, "TYPE"},
+		{`{"type":"a","items":[{"kind":"k"},{"\u212aind":"x"}]}`, "items.\u212aind"},
+	} {
+		canon, err := events.Canonicalize([]byte(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = approvals.NoFoldedNames(canon, new(payload))
+		got, p := "", (*problem.Error)(nil)
+		if errors.As(err, &p) {
+			got = p.Field
+		}
+		if got != tc.field || err != nil && p == nil {
+			t.Errorf("NoFoldedNames(%s) = %v, want field %q", tc.body, err, tc.field)
+		}
+	}
+}
