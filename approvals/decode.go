@@ -18,7 +18,8 @@ const MaxBody = 1 << 20
 
 // Decode reads a strict JSON body into v, the same on every surface (SPEC
 // §5): a JSON object, valid UTF-8, no duplicate keys, numbers an IEEE
-// double holds exactly, no unknown fields. It returns the SHA-256 of the
+// double holds exactly, no unknown fields, each field name byte-for-byte
+// its field's (ExactNames: never folded). It returns the SHA-256 of the
 // body's canonical (JCS) form, which idempotency compares. Errors:
 // an InvalidRequest refusal (problem.Invalid) naming the field.
 func Decode(raw []byte, v any) (string, error) {
@@ -28,6 +29,9 @@ func Decode(raw []byte, v any) (string, error) {
 	canon, err := events.Canonicalize(raw)
 	if err != nil {
 		return "", invalid("body", "%s", strings.TrimPrefix(err.Error(), "events: "))
+	}
+	if err := ExactNames(canon, v); err != nil {
+		return "", err
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

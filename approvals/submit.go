@@ -27,16 +27,45 @@ func capabilityOf(in *SubmitInput) (events.Capability, error) {
 	case in.Tool != "" && in.Capability != nil:
 		return events.Capability{}, invalid("capability", "give either tool or capability, not both")
 	case in.Tool != "":
-		return events.Capability{Action: events.ActionToolsCall, Target: in.Tool}, nil
+		return events.Capability{Action: events.ActionToolsCall, Target: in.Tool}, validToolName("tool", in.Tool)
 	case in.Capability == nil:
 		return events.Capability{}, invalid("tool", "tool or capability is required")
 	case !events.KnownAction(in.Capability.Action):
 		return events.Capability{}, invalid("capability.action", "unknown action %q", in.Capability.Action)
 	case in.Capability.Target == "":
 		return events.Capability{}, invalid("capability.target", "target is required")
+	case in.Capability.Action == events.ActionToolsCall:
+		return *in.Capability, validToolName("capability.target", in.Capability.Target)
 	}
 	return *in.Capability, nil
 }
+
+// maxToolName bounds a tool name (SPEC §5).
+const maxToolName = 128
+
+// validToolName refuses a tool name that is not 1–maxToolName bytes of
+// letters, digits and "_.:/@-" (SPEC §5), as field: a name is shown to
+// people (Slack, links, the inbox) and matched by patterns, so it carries
+// no markup, spaces or look-alike letters.
+func validToolName(field, name string) error {
+	if len(name) == 0 || len(name) > maxToolName {
+		return invalid(field, "a tool name is 1 to %d bytes", maxToolName)
+	}
+	for i := range len(name) {
+		if c := name[i]; !toolNameByte[c] {
+			return invalid(field, "a tool name is letters, digits and _ . : / @ - (byte %d is %q)", i, c)
+		}
+	}
+	return nil
+}
+
+// toolNameByte holds the bytes a tool name may use.
+var toolNameByte = func() (t [256]bool) {
+	for _, r := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@-" {
+		t[r] = true
+	}
+	return t
+}()
 
 func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Duration, error) {
 	capability, err := capabilityOf(in)

@@ -107,15 +107,25 @@ func (a *API) slackTenant(h http.Header, body []byte) (SlackTenant, bool) {
 }
 
 // parseClick reads the form's payload: one countersign button of tenant.
+// The payload is strict JSON whose names countersign reads are matched
+// exactly (approvals.NoFoldedNames); Slack's other fields are ignored.
 func parseClick(tenant events.TenantID, body []byte) (slackClick, events.RequestID, uint64, string, bool) {
 	var c slackClick
 	form, err := url.ParseQuery(string(body))
-	if err != nil || json.Unmarshal([]byte(form.Get("payload")), &c) != nil || c.Type != "block_actions" || len(c.Actions) != 1 {
+	payload := []byte(form.Get("payload"))
+	if err != nil || !exactPayload(payload, &c) || json.Unmarshal(payload, &c) != nil || c.Type != "block_actions" || len(c.Actions) != 1 {
 		return c, "", 0, "", false
 	}
 	decision := map[string]string{notify.ActionApprove: approvals.DecisionAllow, notify.ActionDeny: approvals.DecisionDeny}[c.Actions[0].ActionID]
 	t, id, rev, ok := notify.ParseActionValue(c.Actions[0].Value)
 	return c, id, rev, decision, ok && t == tenant && decision != ""
+}
+
+// exactPayload reports whether payload is strict JSON with no name that
+// encoding/json would fold onto one of v's (a "TYPE" beside "type").
+func exactPayload(payload []byte, v any) bool {
+	canon, err := events.Canonicalize(payload)
+	return err == nil && approvals.NoFoldedNames(canon, v) == nil
 }
 
 // slackAnswer answers as the clicking member and returns the body for the

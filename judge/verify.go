@@ -26,11 +26,16 @@ type rawAnswer struct {
 }
 
 // parseAnswer parses text strictly as one answer object whose verdict is one
-// of verdicts: unknown fields, a missing or null field, an unknown verdict,
+// of verdicts: unknown fields (names byte-for-byte), a member given twice,
+// a missing or null field, an unknown verdict,
 // trailing data or truncated JSON return ErrMalformed. One ```json fence
 // around the object is tolerated.
 func parseAnswer(text string, verdicts ...Verdict) (answer, error) {
-	dec := json.NewDecoder(strings.NewReader(unfence(text)))
+	body := unfence(text)
+	if err := exactMembers(body); err != nil {
+		return answer{}, fmt.Errorf("%w: %w", ErrMalformed, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(body))
 	dec.DisallowUnknownFields()
 	var raw rawAnswer
 	if err := dec.Decode(&raw); err != nil {
@@ -46,6 +51,39 @@ func parseAnswer(text string, verdicts ...Verdict) (answer, error) {
 		return answer{}, fmt.Errorf("%w: verdict %q", ErrMalformed, *raw.Verdict)
 	}
 	return answer{Verdict: Verdict(*raw.Verdict), Quote: *raw.Quote, Evidence: *raw.Evidence, Rationale: *raw.Rationale}, nil
+}
+
+// answerNames are rawAnswer's members.
+var answerNames = map[string]bool{"verdict": true, "quote": true, "evidence": true, "rationale": true}
+
+// exactMembers refuses an answer object with a member not named exactly as
+// rawAnswer's, or given twice: encoding/json would fold "VERDICT" onto
+// verdict and keep the last of two. Anything but an object is left for the
+// decoder to refuse.
+func exactMembers(body string) error {
+	dec := json.NewDecoder(strings.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		name, _ := tok.(string)
+		switch {
+		case err != nil:
+			return nil
+		case !answerNames[name]:
+			return fmt.Errorf("unknown field %q", name)
+		case seen[name]:
+			return fmt.Errorf("%q given twice", name)
+		}
+		seen[name] = true
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // unfence removes one Markdown code fence (``` or ```json) around s.

@@ -2,6 +2,8 @@ package rpc_test
 
 import (
 	"encoding/json"
+	"maps"
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/httpapi/rpc"
@@ -20,6 +22,11 @@ var decodeSeeds = []string{
 	`[]`, `"hello"`, `{"jsonrpc":"2.0","id":1,"method":"m","params":[true]}`,
 	`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","id":2,"method":""},3]`,
 	"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"m\"}", `{"jsonrpc":"2.0","id":1e400,"method":"m"}`,
+	// Names encoding/json would fold onto a member: case, U+017F for 's'.
+	`{"jsonrpc":"2.0","id":1,"METHOD":"approval/subscribe"}`, `{"JSONRPC":"2.0","id":1,"method":"m"}`,
+	`{"jsonrpc":"2.0","ID":1,"method":"m"}`, `{"jsonrpc":"2.0","id":1,"method":"m","Params":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"m","param\u017f":{}}`,
+	`{"jsonrpc":"2.0","id":1,"method":"approval/decide","params":{"approvalId":"a","ChoiceId":"allow_once"}}`,
 }
 
 // FuzzDecodeMessage: Decode never panics, returns at least one call, and
@@ -40,7 +47,40 @@ func FuzzDecodeMessage(f *testing.F) {
 		if batch && !json.Valid(msg) {
 			t.Fatalf("a batch from invalid JSON %q", msg)
 		}
+		if !batch && calls[0].Err == nil {
+			checkExactMembers(t, msg)
+		}
 	})
+}
+
+// members are the names of a JSON-RPC request object.
+var members = map[string]bool{"jsonrpc": true, "id": true, "method": true, "params": true}
+
+// checkExactMembers: an accepted request object's members are named
+// exactly, and each renamed to a name encoding/json folds onto it (upper
+// case, U+017F for 's') is an invalid request.
+func checkExactMembers(t *testing.T, msg []byte) {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(msg, &obj); err != nil {
+		t.Fatalf("accepted %q: %v", msg, err)
+	}
+	for key, value := range obj {
+		if !members[key] {
+			t.Fatalf("accepted %q with member %q", msg, key)
+		}
+		for _, folded := range []string{strings.ToUpper(key), strings.ReplaceAll(key, "s", "\u017f")} {
+			if folded == key {
+				continue
+			}
+			m := maps.Clone(obj)
+			delete(m, key)
+			m[folded] = value
+			b, _ := json.Marshal(m)
+			if calls, _ := rpc.Decode(b); calls[0].Err == nil || calls[0].Err.Code != rpc.CodeInvalidRequest {
+				t.Fatalf("%q with %q for %q: %+v, want an invalid request", msg, folded, key, calls[0])
+			}
+		}
+	}
 }
 
 func checkCall(t *testing.T, msg []byte, c rpc.Call) {

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/problem"
 )
 
 // Call is one decoded member of a client's message: a request (ID set,
@@ -53,16 +55,20 @@ func Decode(msg []byte) ([]Call, bool) {
 }
 
 // decodeCall checks one request object strictly: JSON without duplicate
-// keys or invalid UTF-8, no unknown members, "jsonrpc": "2.0", a method,
+// keys or invalid UTF-8, no unknown members (names byte-for-byte), "jsonrpc": "2.0", a method,
 // an id that is a string, a number or null, params an object if present.
 func decodeCall(raw json.RawMessage) Call {
 	var w wireCall
-	if _, err := events.Canonicalize(raw); err != nil || bytes.TrimSpace(raw)[0] != '{' {
+	canon, err := events.Canonicalize(raw)
+	if err != nil || bytes.TrimSpace(raw)[0] != '{' {
 		return Call{Err: newError(CodeInvalidRequest, "invalid request: not a strict JSON object")}
+	}
+	if err := approvals.ExactNames(canon, &w); err != nil {
+		return Call{ID: exactID(canon), Err: newError(CodeInvalidRequest, "invalid request: "+problem.From(err).Detail)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	err := dec.Decode(&w)
+	err = dec.Decode(&w)
 	id := w.ID
 	if !validID(id) {
 		id = nil
@@ -80,6 +86,16 @@ func decodeCall(raw json.RawMessage) Call {
 		return Call{ID: w.ID, Err: newError(CodeInvalidParams, `invalid params: "params" must be an object`)}
 	}
 	return Call{ID: w.ID, Method: w.Method, Params: w.Params}
+}
+
+// exactID is the member named exactly "id" of the object canon, if it is
+// a valid id.
+func exactID(canon []byte) json.RawMessage {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(canon, &members) != nil || !validID(members["id"]) {
+		return nil
+	}
+	return members["id"]
 }
 
 // validID: absent, null, a string or a number.
