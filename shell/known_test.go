@@ -30,8 +30,8 @@ var findings = []struct{ benign, danger string }{
 	{"find . -name x", `find . -exec rm -rf / \;`},
 	{"python3 -V", "python3 -c 'import os; os.system(\"rm -rf ~\")'"},
 	{"git -C repo status", "git -c core.fsmonitor='rm -rf ~' status"},
-	{"awk '{print $1}' f", `awk 'BEGIN{system("rm -rf ~")}'`},
-	{"sed -n 1p f", "sed '1e rm -rf /' f"},
+	{"awk -F: '{print $1}' f", `awk -F: 'BEGIN{system("rm -rf ~")}'`},
+	{"sed -n 1p f", "sed -e '1e rm -rf /' f"},
 	{"tar -xzf a.tgz", "tar -xzf a.tgz --to-command='sh -c \"rm -rf ~\"'"},
 	{"git log --oneline", "git log --oneline --output=/home/u/.bashrc"},
 }
