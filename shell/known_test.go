@@ -227,3 +227,36 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// The rows SPEC §8 names are in the table, so that dropping one is seen
+// even where the table's safe flags would still fail closed on it.
+func TestTableHoldsSpecRows(t *testing.T) {
+	for name, flags := range map[string][]string{
+		"find":  {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
+		"git":   {"-c", "--config-env", "--exec-path"},
+		"sed":   {"-i", "--in-place"},
+		"tar":   {"--to-command", "--use-compress-program", "-I", "--checkpoint-action", "--info-script", "--new-volume-script", "-F"},
+		"rsync": {"-e", "--rsh", "--rsync-path"},
+		"ssh":   {"-o ProxyCommand", "-o LocalCommand", "-o PermitLocalCommand"},
+		"make":  {"-f", "--eval", "SHELL="},
+	} {
+		for _, f := range flags {
+			if !slices.Contains(known[name].runs, f) {
+				t.Errorf("%s %s: not a runs row of the table", name, f)
+			}
+		}
+	}
+	for _, name := range []string{"xargs", "env", "nice", "timeout", "watch", "time", "nohup", "sudo", "doas", "su",
+		"chroot", "stdbuf", "ionice", "taskset", "setsid", "flock", "parallel", "strace", "ltrace", "gdb"} {
+		if !runners[name] {
+			t.Errorf("%s: not a runner", name)
+		}
+	}
+	for _, name := range []string{"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "python2", "node",
+		"perl", "ruby", "php", "lua", "awk", "gawk", "mawk", "nawk", "deno", "bun", "rscript", "osascript", "eval",
+		"source", ".", "exec", "command", "builtin"} {
+		if !interpreters[name] {
+			t.Errorf("%s: not an interpreter", name)
+		}
+	}
+}
