@@ -54,11 +54,14 @@
 //     [Stage.Argv] holds when every word is plain and its standard input is
 //     no pipe, heredoc or herestring ([OpaqueInterpreter]);
 //   - its command is in the table of commands whose arguments can run code
-//     (find, git, sed, tar, rsync, ssh, scp, make) and it is given one of
-//     those arguments (find -exec, git -c, a git alias, sed 's/x/y/e', tar
-//     --to-command, ssh -o ProxyCommand or a remote command, make SHELL=…),
-//     a flag the table does not know for it, or a word that could expand
-//     to one ([OpaqueRunsCode]: the table fails closed);
+//     (find, git, sed, tar, rsync, ssh, scp, make, go, rg, fd, sort) and it
+//     is given one of those arguments (find -exec, git -c, a git alias, sed
+//     's/x/y/e', tar --to-command, ssh -o ProxyCommand or a remote command,
+//     make SHELL=…), a flag the table does not know for it, or a word that
+//     could expand to one ([OpaqueRunsCode]: the table fails closed; only
+//     the flags of git's known subcommands and of go, rg, fd and sort, too
+//     many to list, are read against the flags that run code, GNU and git
+//     abbreviations included);
 //   - it, or a statement around it, redirects to or from a file; fd
 //     duplications (2>&1, >&2, >&-), /dev/null, heredocs and herestrings are
 //     not files ([OpaqueRedirect]);

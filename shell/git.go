@@ -93,13 +93,13 @@ func gitRuns(args []arg) bool {
 	if sub == "config" {
 		return !gitConfigReads(rest)
 	}
-	return gitSubFlagRuns(gitSubRuns[sub], rest)
+	return flagRuns(gitSubRuns[sub], rest)
 }
 
-// gitSubFlagRuns: some word is one of runs, an abbreviation of a long one,
-// or a cluster holding a short one; a word that is not plain could be any
-// of them, when there are any.
-func gitSubFlagRuns(runs []string, rest []arg) bool {
+// flagRuns: some word is one of runs, an abbreviation of a long one, or a
+// cluster holding a short one; a word that is not plain could be any of
+// them, when there are any. Words after "--" are operands.
+func flagRuns(runs []string, rest []arg) bool {
 	if len(runs) == 0 {
 		return false
 	}
@@ -119,7 +119,8 @@ func gitSubFlagRuns(runs []string, rest []arg) bool {
 	return false
 }
 
-// gitFlagIs: w is flag r as git's option parser would read it.
+// gitFlagIs: w is flag r as git's option parser (or GNU getopt_long)
+// would read it: --exec, --exe=x, -x, -qx.
 func gitFlagIs(w, r string) bool {
 	switch {
 	case !strings.HasPrefix(r, "-"): // a word: bisect run

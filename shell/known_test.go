@@ -123,14 +123,18 @@ func TestRunnerTable(t *testing.T) {
 // spellings are the ways to write flag r of command name.
 func spellings(name string, k *knownCmd, r string) []string {
 	bare := map[string]string{"sed": "-n", "gsed": "-n", "tar": "-v", "gtar": "-v", "rsync": "-v", "ssh": "-v",
-		"scp": "-v", "make": "-s", "gmake": "-s"}[name]
+		"scp": "-v", "make": "-s", "gmake": "-s", "rg": "-i", "fd": "-H", "sort": "-r"}[name]
 	flag, key, option := strings.Cut(r, " ")
 	switch {
-	case option: // ssh -o Key
+	case option && strings.HasPrefix(r, "-"): // ssh -o Key
 		return []string{name + " -o " + key + "=x h", name + " " + flag + strings.ToLower(key) + "=x h",
 			name + " -o '" + key + " x' h", name + " " + bare + " -o" + key + "=x h"}
+	case !strings.HasPrefix(r, "-") && strings.Contains(r, " "): // go env -w
+		return []string{name + " " + r + " GOFLAGS=-toolexec=x", name + " " + r + "=GOFLAGS=x"}
 	case !strings.HasPrefix(r, "-"): // make SHELL=
 		return []string{name + " " + r + "/tmp/x all"}
+	case len(r) > 2 && r[1] != '-': // go -exec, --exec
+		return []string{name + " test " + r + " x ./...", name + " test " + r + "=x", name + " test -" + r + "=x", name + " test -run " + r}
 	case k.single:
 		return []string{name + " . " + r + " x", name + " . -name " + r}
 	case strings.HasPrefix(r, "--"):
@@ -212,6 +216,13 @@ func TestKnownCommandsFailClosed(t *testing.T) {
 		"make": "", "make -j4 test": "", "make -C dir all": "", "make SHELL=/tmp/x": OpaqueRunsCode,
 		"make CC='sh -c x' all": OpaqueRunsCode, "make --eval='x:;rm -rf ~'": OpaqueRunsCode, "make --frob": OpaqueRunsCode,
 		"make -f /tmp/evil.mk": OpaqueRunsCode, "make --ev='x'": OpaqueRunsCode,
+		"go test ./...": "", "go test -race -run TestX ./...": "", "go build -o bin/x .": "", "go env GOPATH": "",
+		"go test -exec 'rm -rf ~' ./...": OpaqueRunsCode, "go build --toolexec=x .": OpaqueRunsCode,
+		"go vet -vettool=/tmp/x ./...": OpaqueRunsCode, "go env -w GOFLAGS=-toolexec=x": OpaqueRunsCode,
+		"go test -run \"$T\" ./...": OpaqueRunsCode,
+		"rg -n TODO src":            "", "rg --pre 'sh -c x' TODO": OpaqueRunsCode, "rg -iz x": OpaqueRunsCode, "rg --pre-g='*' x": OpaqueRunsCode,
+		"fd -e go": "", "fd . -x rm": OpaqueRunsCode, "sort -u f": "", "sort -o ~/.bashrc f": OpaqueRunsCode,
+		"sort --compress-prog=sh f": OpaqueRunsCode,
 	} {
 		if got := Split(cmd)[0].Opaque; got != want {
 			t.Errorf("%q: %q, want %q", cmd, got, want)
@@ -239,6 +250,7 @@ func TestTableHoldsSpecRows(t *testing.T) {
 		"rsync": {"-e", "--rsh", "--rsync-path"},
 		"ssh":   {"-o ProxyCommand", "-o LocalCommand", "-o PermitLocalCommand"},
 		"make":  {"-f", "--eval", "SHELL="},
+		"go":    {"-exec", "-toolexec"},
 	} {
 		for _, f := range flags {
 			if !slices.Contains(known[name].runs, f) {

@@ -51,10 +51,11 @@ const (
 	// those words (shell_argv) covers it.
 	OpaqueInterpreter = "interpreter: only a grant of its exact words covers it"
 	// OpaqueRunsCode: a command countersign knows (find, git, sed, tar,
-	// rsync, ssh, scp, make; see known) is given an argument that runs code
-	// or a command, or writes a file it names (find -exec, git -c, sed 's/x/y/e',
-	// tar --to-command=…), or a flag countersign does not know for it, or an
-	// argument that could expand to such a flag.
+	// rsync, ssh, scp, make, go, rg, fd, sort; see known) is given an
+	// argument that runs code or a command, or writes a file it names (find
+	// -exec, git -c, sed 's/x/y/e', tar --to-command=…), or a flag
+	// countersign does not know for it, or an argument that could expand to
+	// such a flag.
 	OpaqueRunsCode = "an argument runs code"
 )
 

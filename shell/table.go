@@ -19,6 +19,19 @@ var known = map[string]*knownCmd{
 	"make":  makeCmd,
 	"gmake": makeCmd,
 	"git":   gitCmd,
+	"go":    goCmd,
+	"rg":    denyRow("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"),
+	"fd":    denyRow("--exec", "-x", "--exec-batch", "-X"),
+	"sort":  denyRow("--compress-program", "--output", "-o"),
+}
+
+// denyRow is a row for a command whose flags are too many to list: only
+// its runs flags are refused (rg --pre runs a program on each file,
+// --search-zip runs decompressors; fd --exec runs a command; sort
+// --compress-program runs one and --output writes a file), with their GNU
+// abbreviations and short clusters, and any word that could expand to one.
+func denyRow(runs ...string) *knownCmd {
+	return &knownCmd{runs: runs, custom: func(args []arg) bool { return flagRuns(runs, args) }}
 }
 
 var findCmd = &knownCmd{
@@ -192,4 +205,34 @@ var makeCmd = &knownCmd{
 		}
 		return false
 	},
+}
+
+// go: -exec runs the test or program binary under a program it names,
+// -toolexec runs every tool of the build under one, -vettool is the vet
+// program, and go env -w writes GOFLAGS (-toolexec=…) that later builds
+// run. Go's flags take one dash or two and no abbreviations; since the
+// value of a flag may be its own word, a word that could expand to a flag
+// is refused.
+var goCmd = &knownCmd{
+	runs:   []string{"-exec", "-toolexec", "-vettool", "env -w"},
+	custom: goRuns,
+}
+
+func goRuns(args []arg) bool {
+	for i, a := range args {
+		if !a.ok {
+			return true
+		}
+		name, _, _ := strings.Cut(a.text, "=")
+		if strings.HasPrefix(name, "--") {
+			name = name[1:]
+		}
+		switch {
+		case name == "-exec" || name == "-toolexec" || name == "-vettool":
+			return true
+		case i > 0 && args[0].text == "env" && name == "-w":
+			return true
+		}
+	}
+	return false
 }
