@@ -37,28 +37,50 @@ func grantsFrom(r *events.Request) []events.Grant {
 
 // stageGrants returns the grants a shell request's stages leave: for each
 // stage a decider allowed with a lasting scope, an allow grant of its
-// prefix for the requester and every endorser; for a lasting deny, a deny
-// grant of the denied stage's prefix for the requester. An opaque stage
-// leaves none: no grant could ever cover it.
+// prefix (an interpreter's stage: of its exact words) for the requester
+// and every endorser; for a lasting deny, a deny grant of the denied
+// stage's for the requester. Each binds the call's other arguments. An
+// opaque stage without exact words leaves none: no grant could ever cover
+// it.
 func stageGrants(r *events.Request) []events.Grant {
+	digest, ok := events.ShellArgumentsDigest(r.Arguments)
+	if !ok {
+		return nil
+	}
 	var out []events.Grant
 	for i, st := range r.Stages {
-		if st.Opaque != "" || st.AllowedBy == nil || st.AllowedAt == nil || !lasting(*st.AllowedBy, st.Scope, r.Session) {
+		m := stageMatch(&st, digest)
+		if m == nil || st.AllowedBy == nil || st.AllowedAt == nil || !lasting(*st.AllowedBy, st.Scope, r.Session) {
 			continue
 		}
 		for _, a := range grantees(r) {
 			g := newGrant(r, events.DerivedStageGrantID(r.ID, a, i, *st.AllowedAt), a, events.EffectAllow, st.Scope, *st.AllowedBy, *st.AllowedAt)
-			g.Match = &events.GrantMatch{ShellPrefix: st.Prefix}
+			g.Match = m
 			out = append(out, g)
 		}
 	}
 	d, i := r.Decision, r.CurrentStage
-	if d != nil && d.Status == events.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) && r.Stages[i].Opaque == "" {
-		g := newGrant(r, events.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, events.EffectDeny, d.Scope, d.By, d.DecidedAt)
-		g.Match = &events.GrantMatch{ShellPrefix: r.Stages[i].Prefix}
-		out = append(out, g)
+	if d != nil && d.Status == events.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) {
+		if m := stageMatch(&r.Stages[i], digest); m != nil {
+			g := newGrant(r, events.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, events.EffectDeny, d.Scope, d.By, d.DecidedAt)
+			g.Match = m
+			out = append(out, g)
+		}
 	}
 	return out
+}
+
+// stageMatch is what a grant of st matches: its exact words when it has
+// them, else its prefix when it is not opaque; nil when no grant may
+// cover it.
+func stageMatch(st *events.Stage, digest string) *events.GrantMatch {
+	switch {
+	case st.Argv != nil:
+		return &events.GrantMatch{ShellArgv: st.Argv, ArgumentsDigest: digest}
+	case st.Opaque == "":
+		return &events.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
+	}
+	return nil
 }
 
 // lasting reports whether an answer by by with scope leaves grants: a

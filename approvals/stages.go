@@ -11,7 +11,7 @@ func stagesOf(command string) []events.Stage {
 	split := shell.Split(command)
 	out := make([]events.Stage, len(split))
 	for i, st := range split {
-		out[i] = events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque}
+		out[i] = events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv}
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/shell"
 )
 
 const tenantYAML = `tenants:
@@ -137,5 +138,29 @@ func TestHoldsAndChain(t *testing.T) {
 	}
 	if got := deciders.Above(f.views, "acme", "main"); got != (events.Ref{Kind: "person", ID: "u-1"}) {
 		t.Errorf("Above(main) = %+v", got)
+	}
+}
+
+// A read rule covers a shell request only when no stage is opaque: an
+// interpreter (even one an exact grant could cover), a wrapper, or a known
+// command given an argument that runs code is never a read (SPEC §8).
+func TestShellReadRuleNeverCoversCodeInArguments(t *testing.T) {
+	f := newFixture(t)
+	shellReq := func(cmd string) *events.Request {
+		r := req("prog", "tools.call", "read_shell", "", events.SubjectShell)
+		r.Subject.Command = cmd
+		for _, st := range shell.Split(cmd) {
+			r.Stages = append(r.Stages, events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv})
+		}
+		return r
+	}
+	if v := f.checker.Check(context.Background(), f.t, shellReq("ls -la && find . -name x")); v.By.Kind != events.KindRead {
+		t.Fatalf("ls -la && find . -name x: %+v, want a read", v)
+	}
+	for _, cmd := range []string{`find . -exec rm -rf / \;`, "python3 -V", "git -c core.fsmonitor=x status", "sed -e '1e id' f",
+		"tar -xf a --to-command=sh", "env X=1 ls", "xargs rm", "ls && awk '{print}' f"} {
+		if v := f.checker.Check(context.Background(), f.t, shellReq(cmd)); v.Decided {
+			t.Errorf("%q: decided %+v, want it to reach a decider", cmd, v)
+		}
 	}
 }

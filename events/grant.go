@@ -12,7 +12,7 @@ const (
 )
 
 // Grant is a kept decision for one agent and one capability (SPEC §4).
-// A grant left by a shell request's stage carries Match.ShellPrefix; one
+// A grant left by a shell request's stage carries its Match; one
 // left by an apps.call request carries its Connection (SPEC §8).
 type Grant struct {
 	ID         GrantID     `json:"id"`
@@ -30,17 +30,27 @@ type Grant struct {
 	RevokedAt  *time.Time  `json:"revoked_at"`
 }
 
-// GrantMatch narrows a grant within its capability.
+// GrantMatch narrows a grant within its capability: a shell stage's grant
+// carries ShellPrefix, or ShellArgv for an interpreter's stage, and the
+// digest of the call's other arguments.
 type GrantMatch struct {
 	// ShellPrefix is the prefix of the shell stage the grant covers.
-	ShellPrefix []string `json:"shell_prefix"`
+	ShellPrefix []string `json:"shell_prefix,omitempty"`
+	// ShellArgv, when set, is the exact words of the interpreter's stage
+	// the grant covers (SPEC §8); then ShellPrefix is empty.
+	ShellArgv []string `json:"shell_argv,omitempty"`
+	// ArgumentsDigest is ShellArgumentsDigest of the granted call's
+	// arguments: "" when it had none but the command.
+	ArgumentsDigest string `json:"arguments_digest,omitempty"`
 }
 
 // Covers reports whether g is in force for r (a shell request: for its
 // stage at index stage; otherwise stage is ignored). Session grants bind
 // only their own session; a grant binds only its own connection revision;
 // a shell request is covered only stage by stage, by grants whose
-// shell_prefix equals the stage's prefix, and an opaque stage never is.
+// shell_prefix equals the stage's prefix (an opaque stage never is), or
+// whose shell_argv equals an interpreter stage's words, and only when the
+// call's other arguments are the granted call's.
 func (g *Grant) Covers(r *Request, stage int) bool {
 	if g.RevokedAt != nil || g.Capability != r.Capability || !g.inSession(r.Session) ||
 		!sameConnection(g.Connection, r.Connection) {
@@ -49,10 +59,20 @@ func (g *Grant) Covers(r *Request, stage int) bool {
 	if r.Subject.Kind != SubjectShell {
 		return g.Match == nil
 	}
-	if g.Match == nil || stage < 0 || stage >= len(r.Stages) || r.Stages[stage].Opaque != "" {
+	if g.Match == nil || stage < 0 || stage >= len(r.Stages) || !g.Match.coversStage(&r.Stages[stage]) {
 		return false
 	}
-	return slices.Equal(g.Match.ShellPrefix, r.Stages[stage].Prefix)
+	digest, ok := ShellArgumentsDigest(r.Arguments)
+	return ok && digest == g.Match.ArgumentsDigest
+}
+
+// coversStage: the grant's argv is the stage's exact words, or it has no
+// argv and its prefix is the prefix of a stage that is not opaque.
+func (m *GrantMatch) coversStage(st *Stage) bool {
+	if m.ShellArgv != nil || st.Argv != nil {
+		return m.ShellArgv != nil && st.Argv != nil && slices.Equal(m.ShellArgv, st.Argv)
+	}
+	return st.Opaque == "" && len(m.ShellPrefix) > 0 && slices.Equal(m.ShellPrefix, st.Prefix)
 }
 
 func (g *Grant) inSession(session string) bool {

@@ -94,9 +94,12 @@ type Subject struct {
 type Stage struct {
 	Text   string   `json:"text"`
 	Prefix []string `json:"prefix"`
-	// Opaque says why no grant or read rule ever covers the stage; "" when
-	// one may.
+	// Opaque says why no shell_prefix grant or read rule ever covers the
+	// stage; "" when one may.
 	Opaque string `json:"opaque,omitempty"`
+	// Argv is the words of an interpreter's stage that only a grant of
+	// exactly these words (shell_argv) covers; nil on any other stage.
+	Argv []string `json:"argv,omitempty"`
 	// AllowedBy is who allowed the stage (a grant, a person, an agent);
 	// nil while it waits. Scope and AllowedAt go with it.
 	AllowedBy *Ref       `json:"allowed_by"`

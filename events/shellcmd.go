@@ -1,6 +1,8 @@
 package events
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"path"
 	"strings"
@@ -36,6 +38,43 @@ func ShellCommand(arguments json.RawMessage) (string, bool) {
 	}
 	return strings.Join(quoted, " "), true
 }
+
+// ShellArgumentsDigest is what a shell stage's grant binds besides the
+// stage (SPEC §8): "sha256:" and the lowercase hex SHA-256 of the JCS
+// canonical JSON of the call's arguments without "command" and without
+// the labels that only tell people what the call is for (shellLabels);
+// "" when nothing else is left. A call that adds "env", another "cwd" or
+// "workdir", or any other argument, has another digest. ok is false when
+// the arguments are not a JSON object.
+func ShellArgumentsDigest(arguments json.RawMessage) (string, bool) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(arguments, &m) != nil || m == nil {
+		return "", false
+	}
+	delete(m, "command")
+	for _, k := range shellLabels {
+		delete(m, k)
+	}
+	if len(m) == 0 {
+		return "", true
+	}
+	raw, err := json.Marshal(m)
+	if err != nil {
+		return "", false
+	}
+	canon, err := Canonicalize(raw)
+	if err != nil {
+		return "", false
+	}
+	sum := sha256.Sum256(canon)
+	return "sha256:" + hex.EncodeToString(sum[:]), true
+}
+
+// shellLabels are shell tools' arguments that only label a call for
+// people and change nothing it runs: Claude Code's and Gemini CLI's
+// "description", Codex's "justification". Each call has its own, so a
+// grant that bound them would never cover a second call.
+var shellLabels = []string{"description", "justification"}
 
 // ShellSubject is the subject an adapter sends for a shell tool's call:
 // kind shell with the command of its arguments. A command that cannot be

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 )
 
@@ -234,5 +235,86 @@ func TestAPIShellStageEvents(t *testing.T) {
 	person.answer(person.get(id), "allow", "once").want(t, "allow stage 1", http.StatusOK)
 	if ev := nextAbout(t, ch, id); ev.event != "dev.countersign.request.decided" || ev.id != id+":2" {
 		t.Errorf("after stage 1: %s %s, want dev.countersign.request.decided %s:2", ev.event, ev.id, id)
+	}
+}
+
+// shellCall submits a shell tool's call whose arguments are args (a
+// "command" and whatever else the tool takes) in session s.
+func (c *client) shellCall(args map[string]any, session string) map[string]any {
+	c.t.Helper()
+	return c.submit(map[string]any{"tool": "Bash", "arguments": args,
+		"subject": map[string]any{"kind": "shell", "command": args["command"]}, "session": session})
+}
+
+// The issue's pairs (SPEC §8, a prefix must not cover code that runs by
+// way of an argument): after a person allows the first command for the
+// session, the same command is approved by its grant, and the second
+// reaches the person.
+func TestAPIShellGrantNeverCoversCodeInArguments(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	pairs := []struct{ benign, danger string }{
+		{"find . -name x", `find . -exec rm -rf / \;`},
+		{"python3 -V", `python3 -c 'import os; os.system("rm -rf ~")'`},
+		{"git -C repo status", "git -c core.fsmonitor='rm -rf ~' status"},
+		{"awk -F: '{print $1}' f", `awk -F: 'BEGIN{system("rm -rf ~")}'`},
+		{"sed -n 1p f", "sed -e '1e rm -rf /' f"},
+		{"tar -xzf a.tgz", `tar -xzf a.tgz --to-command='sh -c "rm -rf ~"'`},
+		{"git log --oneline", "git log --oneline --output=/home/u/.bashrc"},
+	}
+	for _, p := range pairs {
+		rec := main.bash(p.benign, "s1")
+		if str(rec["status"]) != "pending" {
+			t.Fatalf("%q before any grant: %s", p.benign, jsonString(rec))
+		}
+		person.answer(rec, "allow", "session").want(t, "allow "+p.benign+" for the session", http.StatusOK)
+		if again := main.bash(p.benign, "s1"); str(again["status"]) != "approved" || str(obj(obj(again["decision"])["by"])["kind"]) != "grant" {
+			t.Errorf("%q again: %s by %s, want approved by its grant", p.benign, str(again["status"]), by(again))
+		}
+	}
+	for _, p := range pairs {
+		if rec := main.bash(p.danger, "s1"); str(rec["status"]) != "pending" {
+			t.Errorf("%q after allowing %q: %s by %s, want pending (it reaches the person)", p.danger, p.benign, str(rec["status"]), by(rec))
+		}
+	}
+	var argv string
+	for _, g := range grantsOf(t, person, "?effect=allow") {
+		if m := obj(g["match"]); m["shell_argv"] != nil {
+			argv += jsonString(m["shell_argv"])
+		}
+	}
+	if argv != `["python3","-V"]["awk","-F:","{print $1}","f"]` {
+		t.Errorf("the interpreters' grants match shell_argv %s, want their exact words", argv)
+	}
+}
+
+// The grant of a shell call binds its other arguments (SPEC §8): an added
+// env or another cwd is not covered; a description, which only labels the
+// call, changes nothing.
+func TestAPIShellGrantBindsOtherArguments(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	granted := map[string]any{"command": "ls -la", "cwd": "/repo", "description": "List the files"}
+	person.answer(main.shellCall(granted, "s1"), "allow", "session").want(t, "allow ls -la in /repo", http.StatusOK)
+	grants := grantsOf(t, person, "?effect=allow")
+	if len(grants) != 1 || !strings.HasPrefix(str(obj(grants[0]["match"])["arguments_digest"]), "sha256:") {
+		t.Errorf("grants: %s, want one binding the arguments' digest", jsonString(grants))
+	}
+	for name, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"same call":          {map[string]any{"command": "ls -la", "cwd": "/repo", "description": "List the files"}, "approved"},
+		"another label":      {map[string]any{"command": "ls", "cwd": "/repo", "description": "Look around"}, "approved"},
+		"env added":          {map[string]any{"command": "ls -la", "cwd": "/repo", "env": map[string]any{"LD_PRELOAD": "/tmp/evil.so"}}, "pending"},
+		"another cwd":        {map[string]any{"command": "ls -la", "cwd": "/etc"}, "pending"},
+		"no cwd":             {map[string]any{"command": "ls -la"}, "pending"},
+		"a sandbox turn-off": {map[string]any{"command": "ls -la", "cwd": "/repo", "dangerouslyDisableSandbox": true}, "pending"},
+	} {
+		if rec := main.shellCall(c.args, "s1"); str(rec["status"]) != c.want {
+			t.Errorf("%s: %s by %s, want %s", name, str(rec["status"]), by(rec), c.want)
+		}
 	}
 }

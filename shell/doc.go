@@ -29,24 +29,39 @@
 //
 // # Opaque stages
 //
-// A stage is opaque, and so always reaches a decider, when (the reasons are
-// the Opaque constants, checked in this order; the prefix is still filled
-// when it can be computed):
+// A stage is opaque, and so no shell_prefix grant or read rule ever covers
+// it (it reaches a decider, unless an interpreter's exact grant does), when
+// (the reasons are the Opaque constants, checked in this order; the prefix
+// is still filled when it can be computed):
 //   - its command word is not a plain word: a parameter, command or
 //     arithmetic expansion, a glob, a tilde, a brace, $'…' or $"…", or empty
 //     ([OpaqueCommandWord]);
 //   - its command runs another command taken from its arguments, by the
-//     base name of the command word: shells (bash -c '…' is one opaque
-//     stage; its string is not parsed), eval, exec, source, ".", env, sudo,
-//     doas, su, xargs, nohup, nice, timeout, time, command, builtin, trap,
-//     similar wrappers (stdbuf, setsid, chroot, ssh, …), and subcommands
-//     that run one (uv run, npm exec, docker exec, …) ([OpaqueRunner]);
+//     base name of the command word: env, sudo, doas, su, xargs, nohup,
+//     nice, timeout, time, trap, similar wrappers (stdbuf, setsid, chroot,
+//     strace, gdb, …), and subcommands that run one (uv run, npm exec,
+//     docker exec, …) ([OpaqueRunner]);
 //   - variables are assigned before the command word (PATH=/tmp x), or the
 //     statement is only assignments ([OpaqueAssign]);
 //   - its first argument is not a plain word: it could expand to anything,
 //     so the prefix would lie ([OpaqueFirstArg]);
 //   - any of its arguments holds an extended glob, *(…) or @(…): zsh runs
 //     the code of a glob qualifier such as *(e:'rm -rf ~':) ([OpaqueExtGlob]);
+//   - its command is an interpreter or evaluator (shells, eval, exec,
+//     source, ".", command, builtin, python, node, perl, ruby, awk, …, by
+//     path, in any case and with a version: /usr/bin/python3.12): no prefix
+//     covers it, and only a grant of exactly its words does, which
+//     [Stage.Argv] holds when every word is plain and its standard input is
+//     no pipe, heredoc or herestring ([OpaqueInterpreter]);
+//   - its command is in the table of commands whose arguments can run code
+//     (find, git, sed, tar, rsync, ssh, scp, make, go, rg, fd, sort) and it
+//     is given one of those arguments (find -exec, git -c, a git alias, sed
+//     's/x/y/e', tar --to-command, ssh -o ProxyCommand or a remote command,
+//     make SHELL=…), a flag the table does not know for it, or a word that
+//     could expand to one ([OpaqueRunsCode]: the table fails closed; only
+//     the flags of git's known subcommands and of go, rg, fd and sort, too
+//     many to list, are read against the flags that run code, GNU and git
+//     abbreviations included);
 //   - it, or a statement around it, redirects to or from a file; fd
 //     duplications (2>&1, >&2, >&-), /dev/null, heredocs and herestrings are
 //     not files ([OpaqueRedirect]);

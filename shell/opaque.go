@@ -41,9 +41,22 @@ const (
 	// parses it as an extglob, so the stage would look like a plain ls.
 	OpaqueExtGlob = "extended glob in an argument"
 	// OpaqueRunner: the command runs another command taken from its
-	// arguments (shells, eval, exec, source, env, sudo, xargs, …; see
-	// runners), so its prefix says nothing about what runs.
+	// arguments (env, sudo, xargs, nice, timeout, …; see runners), so its
+	// prefix says nothing about what runs.
 	OpaqueRunner = "runs a command from its arguments"
+	// OpaqueInterpreter: the command is an interpreter or evaluator (a
+	// shell, python, node, awk, eval, source, …; see interpreters): what it
+	// runs is in its arguments or a file, so no prefix covers it. When its
+	// words are all plain, Stage.Argv holds them, and only a grant of exactly
+	// those words (shell_argv) covers it.
+	OpaqueInterpreter = "interpreter: only a grant of its exact words covers it"
+	// OpaqueRunsCode: a command countersign knows (find, git, sed, tar,
+	// rsync, ssh, scp, make, go, rg, fd, sort; see known) is given an
+	// argument that runs code or a command, or writes a file it names (find
+	// -exec, git -c, sed 's/x/y/e', tar --to-command=…), or a flag
+	// countersign does not know for it, or an argument that could expand to
+	// such a flag.
+	OpaqueRunsCode = "an argument runs code"
 )
 
 // first is the first non-empty reason.

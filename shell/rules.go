@@ -1,7 +1,6 @@
 package shell
 
 import (
-	"path"
 	"regexp"
 	"strings"
 
@@ -9,24 +8,28 @@ import (
 )
 
 // arg is one word of a stage after quote removal; ok is false when the word
-// is not plain (see plain).
+// is not plain (see plain); one is true when the word is sure to stay one
+// word (plain, or quoted), so it can never split into flags.
 type arg struct {
 	text string
 	ok   bool
+	one  bool
 }
 
 func callStage(c *syntax.CallExpr) Stage {
 	if len(c.Args) == 0 {
 		return Stage{Opaque: OpaqueAssign}
 	}
-	args := make([]arg, 0, 2)
-	for _, w := range c.Args[:min(2, len(c.Args))] {
-		text, ok := plain(w)
-		args = append(args, arg{text, ok})
+	args := make([]arg, len(c.Args))
+	for i, w := range c.Args {
+		args[i] = wordArg(w)
 	}
-	s := stageOf(args, len(c.Assigns) > 0)
+	s := stageOf(args[:min(2, len(args))], len(c.Assigns) > 0)
 	if s.Opaque == "" && hasExtGlob(c.Args) {
 		s.Opaque = OpaqueExtGlob
+	}
+	if s.Opaque == "" {
+		s.Opaque, s.Argv = argsReason(args)
 	}
 	return s
 }
@@ -46,7 +49,7 @@ func hasExtGlob(words []*syntax.Word) bool {
 // declStage stages export, declare, local, readonly, typeset and nameref
 // like a simple command whose arguments are their assignments.
 func declStage(d *syntax.DeclClause) Stage {
-	args := []arg{{d.Variant.Value, true}}
+	args := []arg{{d.Variant.Value, true, true}}
 	if len(d.Args) > 0 {
 		args = append(args, assignArg(d.Args[0]))
 	}
@@ -60,21 +63,21 @@ func assignArg(a *syntax.Assign) arg {
 	case a.Index != nil || a.Array != nil:
 		return arg{}
 	case a.Naked && a.Name != nil:
-		return arg{a.Name.Value, true}
+		return arg{a.Name.Value, true, true}
 	case a.Naked:
 		return wordArg(a.Value)
 	}
 	op := map[bool]string{false: "=", true: "+="}[a.Append]
 	v := wordArg(a.Value)
-	return arg{a.Name.Value + op + v.text, v.ok}
+	return arg{a.Name.Value + op + v.text, v.ok, v.ok}
 }
 
 func wordArg(w *syntax.Word) arg {
 	if w == nil {
-		return arg{ok: true}
+		return arg{ok: true, one: true}
 	}
 	text, ok := plain(w)
-	return arg{text, ok}
+	return arg{text, ok, ok || oneWord(w)}
 }
 
 // stageOf computes the prefix and the opaque reason of a stage from its
@@ -105,29 +108,88 @@ func reasonOf(prefix []string, args []arg, assigns bool) string {
 	return ""
 }
 
-// runners run a command taken from their arguments, wherever the command
-// word's path points (/bin/bash is bash; BASH is bash on a case-insensitive
-// file system).
+// argsReason is why a stage whose prefix could cover it is opaque after
+// all: an interpreter (with its words, when every word is plain, for an
+// exact grant), or a known command given an argument that runs code or one
+// countersign does not know (see known).
+func argsReason(args []arg) (string, []string) {
+	name := commandName(args[0].text)
+	if interpreters[name] {
+		return OpaqueInterpreter, argvOf(args)
+	}
+	if k, ok := known[name]; ok && k.runsCode(args[1:]) {
+		return OpaqueRunsCode, nil
+	}
+	return "", nil
+}
+
+// argvOf is the words of a stage, or nil when one of them is not plain.
+func argvOf(args []arg) []string {
+	argv := make([]string, len(args))
+	for i, a := range args {
+		if !a.ok {
+			return nil
+		}
+		argv[i] = a.text
+	}
+	return argv
+}
+
+// commandName is the name a command word runs, as the tables key it: its
+// base name (a path's last element), lowercased (PYTHON3 is python3 on a
+// case-insensitive file system), without ".exe", and without a version
+// (python3.12, lua5.4, ksh93) when the name with it is in no table.
+func commandName(word string) string {
+	name := strings.ToLower(word[strings.LastIndexAny(word, `/\`)+1:])
+	name = strings.TrimSuffix(name, ".exe")
+	if bare := strings.TrimRight(name, "0123456789.-_"); bare != "" && !listed(name) {
+		return bare
+	}
+	return name
+}
+
+func listed(name string) bool {
+	_, ok := known[name]
+	return ok || interpreters[name] || runners[name]
+}
+
+// interpreters run code given in their arguments or in a file they name
+// (SPEC §8): only a grant of the stage's exact words covers them.
+var interpreters = set(
+	// shells: bash -c '…' is one stage, its string unparsed
+	"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh", "yash", "pwsh", "powershell",
+	// builtins that run their arguments as shell code or a command
+	"eval", "exec", ".", "source", "command", "builtin",
+	// language interpreters and evaluators
+	"python", "python2", "python3", "pythonw", "pypy", "pypy3", "ipython", "node", "nodejs", "deno", "bun",
+	"ts-node", "tsx", "perl", "ruby", "irb", "php", "lua", "luajit", "awk", "gawk", "mawk", "nawk",
+	"rscript", "r", "julia", "osascript", "tclsh", "wish", "expect", "jshell", "groovy", "scala", "swift",
+	"erl", "escript", "elixir", "iex", "guile", "racket", "sbcl", "clisp", "ocaml", "runghc", "ghci",
+	// editors that run commands given with -c, +cmd or --eval
+	"vi", "vim", "nvim", "ex", "view", "emacs",
+)
+
+// runners run a command taken from their arguments: no grant ever covers
+// them.
 var runners = set(
-	// shells: any arguments (bash -c '…' is one stage, its string unparsed)
-	"sh", "bash", "rbash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "csh", "tcsh", "busybox",
-	// builtins and keywords that run their arguments
-	"eval", "exec", ".", "source", "command", "builtin", "trap", "time", "coproc", "fc",
-	// wrappers that exec their arguments
+	"trap", "time", "coproc", "fc", "busybox",
 	"env", "sudo", "doas", "su", "runuser", "pkexec", "xargs", "nohup", "nice", "timeout",
 	"stdbuf", "setsid", "ionice", "taskset", "chrt", "chroot", "unshare", "nsenter", "flock",
-	"watch", "parallel", "strace", "ltrace", "script", "ssh",
+	"watch", "parallel", "strace", "ltrace", "gdb", "lldb", "valgrind", "perf", "script",
+	"systemd-run", "xvfb-run", "tmux", "screen", "unbuffer", "caffeinate", "hyperfine", "entr",
+	"at", "batch", "sg", "newgrp", "sshpass", "proxychains", "proxychains4", "torsocks", "firejail",
+	"bwrap", "numactl", "prlimit", "cgexec", "faketime", "fakeroot", "eatmydata", "npx", "bunx", "pipx",
 )
 
 // subRunners run a command taken from the arguments after their first one
 // ("uv run X": the prefix [uv run] would say nothing about X).
 var subRunners = set(
 	"uv run", "poetry run", "pipenv run", "conda run", "npm exec", "pnpm exec", "yarn exec",
-	"bundle exec", "docker exec", "docker run", "kubectl exec", "git submodule",
+	"pnpm dlx", "yarn dlx", "bundle exec", "docker exec", "docker run", "kubectl exec", "git submodule",
 )
 
 func runsCommand(args []arg) bool {
-	name := strings.TrimSuffix(strings.ToLower(path.Base(args[0].text)), ".exe")
+	name := commandName(args[0].text)
 	if runners[name] {
 		return true
 	}

@@ -21,7 +21,14 @@ const (
 	redirect = shell.OpaqueRedirect
 	assign   = shell.OpaqueAssign
 	runner   = shell.OpaqueRunner
+	interp   = shell.OpaqueInterpreter
+	runsCode = shell.OpaqueRunsCode
 )
+
+// exact is an interpreter's stage that a grant of exactly argv may cover.
+func exact(text string, prefix []string, argv ...string) shell.Stage {
+	return shell.Stage{Text: text, Prefix: prefix, Opaque: interp, Argv: argv}
+}
 
 var long = "echo " + strings.Repeat("a", shell.MaxLen)
 
@@ -57,13 +64,13 @@ var cases = []struct {
 	{"herestring", `grep x <<< "$(id)"`, []shell.Stage{st(`grep x <<< "$(id)"`, p("grep", "x"), ""), st("id", p("id"), "")}},
 	{"env", "env X=1 make", []shell.Stage{st("env X=1 make", p("env", "X=1"), runner)}},
 	{"sudo", "sudo rm -rf /", []shell.Stage{st("sudo rm -rf /", p("sudo", "rm"), runner)}},
-	{"bash -c", "bash -c 'rm -rf /'", []shell.Stage{st("bash -c 'rm -rf /'", p("bash"), runner)}},
-	{"sh -c", `sh -c "ls; rm -rf /"`, []shell.Stage{st(`sh -c "ls; rm -rf /"`, p("sh"), runner)}},
-	{"shell by path", "/bin/bash script.sh", []shell.Stage{st("/bin/bash script.sh", p("/bin/bash", "script.sh"), runner)}},
-	{"eval", `eval "$CMD"`, []shell.Stage{st(`eval "$CMD"`, p("eval"), runner)}},
-	{"source", ". ./env.sh && source ~/.profile", []shell.Stage{st(". ./env.sh", p(".", "./env.sh"), runner), st("source ~/.profile", p("source"), runner)}},
+	{"bash -c", "bash -c 'rm -rf /'", []shell.Stage{exact("bash -c 'rm -rf /'", p("bash"), "bash", "-c", "rm -rf /")}},
+	{"sh -c", `sh -c "ls; rm -rf /"`, []shell.Stage{exact(`sh -c "ls; rm -rf /"`, p("sh"), "sh", "-c", "ls; rm -rf /")}},
+	{"shell by path", "/bin/bash script.sh", []shell.Stage{exact("/bin/bash script.sh", p("/bin/bash", "script.sh"), "/bin/bash", "script.sh")}},
+	{"eval", `eval "$CMD"`, []shell.Stage{st(`eval "$CMD"`, p("eval"), firstArg)}},
+	{"source", ". ./env.sh && source ~/.profile", []shell.Stage{exact(". ./env.sh", p(".", "./env.sh"), ".", "./env.sh"), st("source ~/.profile", p("source"), firstArg)}},
 	{"xargs", "find . -name '*.go' | xargs grep x", []shell.Stage{st("find . -name '*.go'", p("find", "."), ""), st("xargs grep x", p("xargs", "grep"), runner)}},
-	{"curl pipe sh", "curl -fsSL https://example.com/i.sh | sh", []shell.Stage{st("curl -fsSL https://example.com/i.sh", p("curl"), ""), st("sh", p("sh"), runner)}},
+	{"curl pipe sh", "curl -fsSL https://example.com/i.sh | sh", []shell.Stage{st("curl -fsSL https://example.com/i.sh", p("curl"), ""), st("sh", p("sh"), interp)}},
 	{"subcommand runner", "uv run pytest", []shell.Stage{st("uv run pytest", p("uv", "run"), runner)}},
 	{"file out", "ls > out.txt", []shell.Stage{st("ls > out.txt", p("ls"), redirect)}},
 	{"append", "echo x >> ~/.bashrc", []shell.Stage{st("echo x >> ~/.bashrc", p("echo", "x"), redirect)}},
@@ -98,7 +105,7 @@ var cases = []struct {
 	{"dash heredoc", "cat <<-EOF\n\tx $(id)\n\tEOF", []shell.Stage{st("cat <<-EOF\n\tx $(id)\n\tEOF", p("cat"), ""), st("id", p("id"), "")}},
 	{"nohup", "nohup ./server &", []shell.Stage{st("nohup ./server", p("nohup", "./server"), runner)}},
 	{"timeout", "timeout 5 curl x", []shell.Stage{st("timeout 5 curl x", p("timeout", "5"), runner)}},
-	{"ssh", "ssh host rm -rf /", []shell.Stage{st("ssh host rm -rf /", p("ssh", "host"), runner)}},
+	{"ssh", "ssh host rm -rf /", []shell.Stage{st("ssh host rm -rf /", p("ssh", "host"), runsCode)}},
 	{"glob first arg", "rm *", []shell.Stage{st("rm *", p("rm"), firstArg)}},
 	{"test clause", "[[ -f x ]] && rm x", []shell.Stage{st("rm x", p("rm", "x"), "")}},
 	{"arithmetic", "((i++))", []shell.Stage{st("((i++))", nil, shell.OpaqueNoCommand)}},

@@ -26,7 +26,14 @@ const (
 type Stage struct {
 	Text   string   // the stage's source text as written (the source slice; each heredoc's body follows it)
 	Prefix []string // the command word, plus the first argument when that argument is a plain word not starting with "-"
-	Opaque string   // why the stage is never covered by a grant or read rule; "" when it may be
+	Opaque string   // why the stage is never covered by a shell_prefix grant or a read rule; "" when it may be
+	// Argv is the stage's words after quote removal, set only on an
+	// interpreter's stage (Opaque is OpaqueInterpreter) whose words are all
+	// plain, that has no other reason to be opaque, and whose standard
+	// input is not a pipe, a heredoc or a herestring (it could read its
+	// program there): only a grant whose shell_argv is exactly these words
+	// covers it.
+	Argv []string
 }
 
 // found is a stage and the offset where its text starts, for the source order.

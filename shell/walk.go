@@ -7,6 +7,11 @@ type walker struct {
 	src   string
 	out   []found
 	depth int // statements enclosing the one being walked
+	// fed counts the statements enclosing the one being walked whose
+	// standard input is a pipe, a heredoc or a herestring: an interpreter
+	// in them could read its program there, so no exact grant covers it.
+	fed   int
+	piped map[*syntax.Stmt]bool // the right side of each pipe seen
 }
 
 // walk visits every statement under n, wherever it is nested: lists,
@@ -32,6 +37,16 @@ func (w *walker) stmt(st *syntax.Stmt, inherited string) {
 	}
 	w.depth++
 	defer func() { w.depth-- }()
+	if w.piped[st] || feedsStdin(st.Redirs) {
+		w.fed++
+		defer func() { w.fed-- }()
+	}
+	if b, ok := st.Cmd.(*syntax.BinaryCmd); ok && (b.Op == syntax.Pipe || b.Op == syntax.PipeAll) {
+		if w.piped == nil {
+			w.piped = map[*syntax.Stmt]bool{}
+		}
+		w.piped[b.Y] = true
+	}
 	redir := redirReason(st.Redirs)
 	w.add(st, first(redir, inherited))
 	inner := first(inherited, redir)
@@ -59,8 +74,22 @@ func (w *walker) add(st *syntax.Stmt, outer string) {
 			return
 		}
 	}
+	if outer != "" || w.fed > 0 {
+		s.Argv = nil
+	}
 	s.Opaque = first(s.Opaque, outer)
 	w.out = append(w.out, found{Stage: s, at: span(st)[0], stmt: st})
+}
+
+// feedsStdin: a redirection gives the statement its standard input.
+func feedsStdin(rs []*syntax.Redirect) bool {
+	for _, r := range rs {
+		switch r.Op {
+		case syntax.RdrIn, syntax.RdrInOut, syntax.DplIn, syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+			return true
+		}
+	}
+	return false
 }
 
 // span is where st's command and redirections start and end, without a

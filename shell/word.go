@@ -88,3 +88,42 @@ func inDouble(s string) string {
 	}
 	return b.String()
 }
+
+// oneWord: w always expands to exactly one word, whatever its expansions
+// hold: it is quoted throughout ('…', "…" without "$@" or an array), so no
+// field splitting or glob can turn it into several words or a flag
+// countersign did not see.
+func oneWord(w *syntax.Word) bool {
+	for _, part := range w.Parts {
+		switch p := part.(type) {
+		case *syntax.SglQuoted:
+		case *syntax.DblQuoted:
+			if !quotedOne(p) {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(w.Parts) > 0
+}
+
+// quotedOne: a double-quoted part holds only text, command and arithmetic
+// substitutions, and plain parameters ("$x", "${x:0:3}"): never "$@",
+// "${a[@]}", "${!p@}", "${!x}" or "${x:-"$@"}", which may expand to
+// several words even in quotes.
+func quotedOne(q *syntax.DblQuoted) bool {
+	for _, part := range q.Parts {
+		switch p := part.(type) {
+		case *syntax.Lit, *syntax.CmdSubst, *syntax.ArithmExp:
+		case *syntax.ParamExp:
+			if p.Param == nil || p.Param.Value == "@" || p.Index != nil || p.Names != 0 || p.Excl ||
+				p.Exp != nil || p.Repl != nil || p.NestedParam != nil {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
