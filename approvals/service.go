@@ -44,6 +44,10 @@ type Config struct {
 	// MaxLongPolls bounds the long-polls held at once; more are refused
 	// with ErrRateLimited. Default DefaultMaxLongPolls.
 	MaxLongPolls int
+	// Watchers tells which sessions live clients watch (protected
+	// writes, SPEC §8). Default none: no session is watched, and every
+	// answer to a protected write is refused.
+	Watchers Watchers
 }
 
 // DefaultMaxLongPolls is the default of Config.MaxLongPolls.
@@ -58,6 +62,7 @@ type Service struct {
 	log     *slog.Logger
 	hub     *Hub
 	submits *prometheus.CounterVec
+	watch   Watchers
 }
 
 // New builds a Service; the hub is fed by the views' request mirror.
@@ -75,6 +80,7 @@ func New(cfg Config) *Service {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub(cfg.MaxLongPolls)}
+	s.watch = cfg.Watchers
 	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
 		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
 	_ = cfg.Registry.Register(s.submits)

@@ -1,0 +1,45 @@
+package httpapi_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/countersign/countersign/internal/servertest"
+)
+
+// A protected write answered over HTTP is refused (409, reason
+// protected_write_unwatched, nothing changes) while no /v1/rpc client is
+// subscribed to its session — whatever the decision, and whoever else
+// watches other sessions or the inbox — and taken once one is.
+func TestAnswerProtectedWriteOnlyWhileWatched(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	rpc := servertest.API{T: t, URL: url}
+	person := newClient(t, url, tokPerson)
+	rec := newClient(t, url, tokMain).do("POST", "/v1/requests", map[string]any{"tool": "Write", "session": "ses-pw",
+		"arguments": map[string]any{"file_path": ".git/config"}, "subject": map[string]any{"kind": "tool", "protected_write": true}}).
+		want(t, "submit", http.StatusCreated).body
+	path := "/v1/requests/" + str(rec["id"])
+	unwatched := func(what string) {
+		t.Helper()
+		for _, d := range []string{"allow", "deny"} {
+			r := person.do("POST", path, map[string]any{"expected": 0, "decision": d})
+			r.wantProblem(t, what+", "+d, http.StatusConflict, "RequestConflict", "")
+			if r.body["reason"] != "protected_write_unwatched" {
+				t.Errorf("%s, %s: reason %v, want protected_write_unwatched", what, d, r.body["reason"])
+			}
+		}
+		if got := person.do("GET", path, nil).want(t, "get", http.StatusOK).body; got["status"] != "pending" || num(got["revision"]) != 0 {
+			t.Fatalf("%s: the refused answers changed the request: %v %v", what, got["status"], got["revision"])
+		}
+	}
+	unwatched("nobody subscribed")
+	rpc.DialRPC(tokPerson).Call("approval/subscribe", map[string]any{"inbox": true})
+	rpc.DialRPC(tokPerson).Watch("ses-other")
+	unwatched("the inbox and another session watched")
+	rpc.DialRPC(tokPerson).Watch("ses-pw")
+	got := person.do("POST", path, map[string]any{"expected": 0, "decision": "allow"}).want(t, "answer while watched", http.StatusOK).body
+	if got["status"] != "approved" {
+		t.Fatalf("answer while watched: %v", got["status"])
+	}
+}
