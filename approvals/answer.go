@@ -43,6 +43,8 @@ func (in *AnswerInput) Validate(c Caller) error {
 		return invalid("scope", "unknown scope %q", in.Scope)
 	case in.Decision == DecisionAbstain && c.Principal.Kind != events.KindAgent:
 		return invalid("decision", "only agent deciders may abstain")
+	case in.Rule != "":
+		return checkRuleText("rule", in.Rule)
 	}
 	return nil
 }
