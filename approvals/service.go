@@ -94,6 +94,10 @@ func (s *Service) Hub() *Hub { return s.hub }
 // Views returns the read side.
 func (s *Service) Views() *kvstate.Views { return s.views }
 
+// Now is the time the use cases go by (Config.Now): deadlines, and the
+// surfaces' own windows (a Slack click's timestamp).
+func (s *Service) Now() time.Time { return s.now() }
+
 // stateErr maps kvstate errors to this package's sentinels.
 func stateErr(err error, notFound error) error {
 	switch {
