@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/countersign/countersign/internal/servertest"
@@ -39,5 +40,28 @@ func TestProtectedWriteWatchedOnAnotherProcess(t *testing.T) {
 	if code := person2.do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "allow"}, nil, &got); code != 200 ||
 		got.Status != "approved" {
 		t.Fatalf("answer on api2 while api1's client watches: %d %+v", code, got)
+	}
+}
+
+// A decision link of a protected write is refused while no client
+// watches its session (409, and the page says why; nothing changes), and
+// answers once one does.
+func TestDecisionLinkProtectedWrite(t *testing.T) {
+	srv, rc := startLinks(t)
+	pw := map[string]any{"tool": "Write", "session": "ses-pw", "arguments": map[string]any{"file_path": ".git/config"},
+		"subject": map[string]any{"kind": "tool", "protected_write": true}, "timeout": "1h"}
+	r, approve, _ := linksFor(t, srv, rc, pw)
+	if code, body, _ := page(t, "POST", srv.URL+approve); code != 409 || !strings.Contains(body, "protected write") {
+		t.Fatalf("POST while nobody watches: %d %s", code, body)
+	}
+	if got := getRecord(t, srv, r.ID); got.Status != "pending" || got.Revision != 0 {
+		t.Fatalf("the refused link changed the request: %+v", got)
+	}
+	srv.API(t).DialRPC("hook-person").Watch("ses-pw")
+	if code, _, _ := page(t, "POST", srv.URL+approve); code != 200 {
+		t.Fatalf("POST while watched: %d", code)
+	}
+	if got := getRecord(t, srv, r.ID); got.Status != "approved" {
+		t.Fatalf("after the link while watched: %+v", got)
 	}
 }
