@@ -35,11 +35,18 @@ func TestAnswerProtectedWriteOnlyWhileWatched(t *testing.T) {
 	}
 	unwatched("nobody subscribed")
 	rpc.DialRPC(tokPerson).Call("approval/subscribe", map[string]any{"inbox": true})
-	rpc.DialRPC(tokPerson).Watch("ses-other")
+	watch(t, url, tokPerson, "ses-other")
 	unwatched("the inbox and another session watched")
-	rpc.DialRPC(tokPerson).Watch("ses-pw")
+	watch(t, url, tokPerson, "ses-pw")
 	got := person.do("POST", path, map[string]any{"expected": 0, "decision": "allow"}).want(t, "answer while watched", http.StatusOK).body
 	if got["status"] != "approved" {
 		t.Fatalf("answer while watched: %v", got["status"])
 	}
+}
+
+// watch subscribes a real /v1/rpc client of token to session, until the
+// test ends.
+func watch(t *testing.T, url, token, session string) {
+	t.Helper()
+	servertest.API{T: t, URL: url}.DialRPC(token).Watch(session)
 }
