@@ -50,3 +50,21 @@ func watch(t *testing.T, url, token, session string) {
 	t.Helper()
 	servertest.API{T: t, URL: url}.DialRPC(token).Watch(session)
 }
+
+// A grant never decides a protected write at submit (no one would be
+// watching): after an "always allow" of the same call, the protected
+// write still waits for an answer.
+func TestSubmitProtectedWriteSkipsGrants(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
+	call := map[string]any{"tool": "Write", "arguments": map[string]any{"file_path": ".git/config"}, "session": "s1"}
+	person.answer(main.submit(call), "allow", "lifetime").want(t, "always allow", http.StatusOK)
+	if again := main.submit(call); again["status"] != "approved" {
+		t.Fatalf("the grant did not cover the same call: %v", again["status"])
+	}
+	call["subject"] = map[string]any{"kind": "tool", "protected_write": true}
+	if rec := main.submit(call); rec["status"] != "pending" {
+		t.Fatalf("a protected write was %v at submit (by %v), want pending", rec["status"], rec["decision"])
+	}
+}
