@@ -43,13 +43,16 @@ func (in *AnswerInput) Validate(c Caller) error {
 		return invalid("scope", "unknown scope %q", in.Scope)
 	case in.Decision == DecisionAbstain && c.Principal.Kind != events.KindAgent:
 		return invalid("decision", "only agent deciders may abstain")
+	case in.Rule != "":
+		return checkRuleText("rule", in.Rule)
 	}
 	return nil
 }
 
 // Answer applies a decider's answer (SPEC §3, §5 answer rules): a safe
 // repeat returns the record unchanged; a caller who is not the current
-// approver, a terminal or overdue request, or a stale expected is
+// approver, a terminal or overdue request, a stale expected, or a
+// protected write no client watches (reason ReasonUnwatched) is
 // ErrConflict; otherwise one compare-and-set decides, endorses or passes
 // the request up (a shell request: the answer applies to its current
 // stage, and an allow of any stage but the last leaves it pending on the
@@ -73,7 +76,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
-	rec, err = s.answerWrite(ctx, c, rec, in)
+	rec, err = s.answerWrite(ctx, c, rec, in, s.watched(ctx, &rec.Request))
 	if errors.Is(err, errRepeat) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
 	}
@@ -115,8 +118,9 @@ func repeat(r *events.Request, p events.Ref, in AnswerInput) bool {
 	return false
 }
 
-// answerable is answer rule 3.
-func (s *Service) answerable(c Caller, r *events.Request, expected uint64) error {
+// answerable is answer rule 3; watched is false for a protected write
+// no client watches (SPEC §8).
+func (s *Service) answerable(c Caller, r *events.Request, expected uint64, watched bool) error {
 	switch {
 	case r.Status.Terminal():
 		return conflict("request is %s", r.Status)
@@ -126,6 +130,8 @@ func (s *Service) answerable(c Caller, r *events.Request, expected uint64) error
 		return conflict("expected revision %d, request is at %d", expected, r.Revision)
 	case !s.now().Before(r.DeadlineAt):
 		return conflict("the request's deadline has passed")
+	case !watched:
+		return errUnwatched
 	}
 	return nil
 }
@@ -181,13 +187,13 @@ func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, 
 // answerWrite writes the answer in to rec (a compare-and-set, tried again
 // on a lost race) and puts the result in the mirror: one function, so that
 // the deferred done of Expect runs whatever happens in between.
-func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput) (kvstate.Record, error) {
+func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput, watched bool) (kvstate.Record, error) {
 	defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
 	rec, err := s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
 		if repeat(r, c.Principal, in) {
 			return "", errRepeat
 		}
-		if err := s.answerable(c, r, *in.Expected); err != nil {
+		if err := s.answerable(c, r, *in.Expected, watched); err != nil {
 			return "", err
 		}
 		return s.apply(c, r, in)

@@ -14,13 +14,27 @@ type RuleInput struct {
 	Effect string `json:"effect,omitempty"`
 }
 
-func (in *RuleInput) validate() error {
+// maxRuleText bounds a rule's text in bytes, through the rules API and
+// with an answer alike (SPEC §5).
+const maxRuleText = 4096
+
+// checkRuleText holds a rule's text, given in field, to the limits of
+// every rule: not blank, at most maxRuleText bytes.
+func checkRuleText(field, text string) error {
 	switch {
-	case strings.TrimSpace(in.Text) == "":
-		return invalid("text", "text is required")
-	case len(in.Text) > 4096:
-		return invalid("text", "at most 4096 bytes")
-	case in.Effect != "" && in.Effect != events.EffectAllow && in.Effect != events.EffectDeny:
+	case strings.TrimSpace(text) == "":
+		return invalid(field, "%s must not be blank", field)
+	case len(text) > maxRuleText:
+		return invalid(field, "a rule is at most %d bytes", maxRuleText)
+	}
+	return nil
+}
+
+func (in *RuleInput) validate() error {
+	if err := checkRuleText("text", in.Text); err != nil {
+		return err
+	}
+	if in.Effect != "" && in.Effect != events.EffectAllow && in.Effect != events.EffectDeny {
 		return invalid("effect", "effect must be allow or deny")
 	}
 	return nil

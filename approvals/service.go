@@ -45,6 +45,10 @@ type Config struct {
 	// MaxLongPolls bounds the long-polls held at once; more are refused
 	// with ErrRateLimited. Default DefaultMaxLongPolls.
 	MaxLongPolls int
+	// Watchers tells which sessions live clients watch (protected
+	// writes, SPEC §8). Default none: no session is watched, and every
+	// answer to a protected write is refused.
+	Watchers Watchers
 }
 
 // DefaultMaxLongPolls is the default of Config.MaxLongPolls.
@@ -60,6 +64,7 @@ type Service struct {
 	hub     *Hub
 	submits *prometheus.CounterVec
 	quota   *quotas
+	watch   Watchers
 }
 
 // New builds a Service; the hub is fed by the views' request mirror.
@@ -77,6 +82,7 @@ func New(cfg Config) *Service {
 		cfg.Registry = prometheus.NewRegistry()
 	}
 	s := &Service{store: cfg.Store, views: cfg.Views, checker: cfg.Checker, now: cfg.Now, log: cfg.Logger, hub: NewHub(cfg.MaxLongPolls)}
+	s.watch = cfg.Watchers
 	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
 		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
 	_ = cfg.Registry.Register(s.submits)
@@ -90,6 +96,10 @@ func (s *Service) Hub() *Hub { return s.hub }
 
 // Views returns the read side.
 func (s *Service) Views() *kvstate.Views { return s.views }
+
+// Now is the time the use cases go by (Config.Now): deadlines, and the
+// surfaces' own windows (a Slack click's timestamp).
+func (s *Service) Now() time.Time { return s.now() }
 
 // stateErr maps kvstate errors to this package's sentinels.
 func stateErr(err error, notFound error) error {

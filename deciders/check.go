@@ -44,14 +44,15 @@ type Checker struct {
 	Rules func(tenant *events.Tenant, agent events.AgentID) []events.Rule
 }
 
-// Check runs steps 1–4 for r (SPEC §2). r.Agent must exist in tenant.
+// Check runs steps 1–4 for r (SPEC §2); an unknown subject kind or a
+// protected write stops after step 1. r.Agent must exist in tenant.
 func (c *Checker) Check(ctx context.Context, t *events.Tenant, r *events.Request) Verdict {
 	agent, _ := c.Views.Agent(t.ID, r.Agent)
 	capStr := r.Capability.String()
 	if m := t.Members[agent.Member]; m == nil || !m.Policy.Permits(capStr) {
 		return Verdict{Decided: true, Status: events.StatusDenied, By: events.Ref{Kind: events.KindPolicy, ID: string(agent.Member)}}
 	}
-	if !KnownSubject(r.Subject.Kind) {
+	if !KnownSubject(r.Subject.Kind) || r.Subject.ProtectedWrite { // a decider answers while a client watches (SPEC §8)
 		return Verdict{}
 	}
 	if p, ok := readRule(t, r); ok {

@@ -179,6 +179,15 @@ const ReviewFilter = SubjectRoot + ".*.review.*"
 // subscribes its review subject, so each offer reaches one of them.
 const ReviewQueue = "countersign-review"
 
+// WatchSubject is where the processes whose live clients watch session of
+// tenant answer "watched" (SPEC §8, protected writes):
+// countersign.<tenant>.watch.<the first 32 hex digits of the session's
+// SHA-256>. Only countersign's own connections may use it; no stream
+// captures it.
+func WatchSubject(tenant TenantID, session string) string {
+	return SubjectRoot + "." + string(tenant) + ".watch." + HashToken(session)[:32]
+}
+
 // InboxPrefix is the reply-inbox prefix of one principal of a tenant on
 // the bus: _INBOX.<tenant>.<kind>.<id>, e.g. _INBOX.acme.agent.agt_main.
 // A client sets it (nats.go nats.CustomInboxPrefix, the Node client's

@@ -172,7 +172,8 @@ func TestAPIShellSubjectMustMatchArguments(t *testing.T) {
 	}
 }
 
-// A protected write may only be answered once.
+// A protected write may only be answered once (and, SPEC §8, while a
+// client watches its session).
 func TestAPIProtectedWriteOnlyOnce(t *testing.T) {
 	t.Parallel()
 	url := startAcme(t)
@@ -180,6 +181,7 @@ func TestAPIProtectedWriteOnlyOnce(t *testing.T) {
 	rec := main.submit(map[string]any{"tool": "Write", "arguments": map[string]any{"file_path": ".git/config"},
 		"subject": map[string]any{"kind": "tool", "protected_write": true}, "session": "s1"})
 	person.answer(rec, "allow", "session").wantProblem(t, "session allow of a protected write", http.StatusBadRequest, "InvalidRequest", "scope")
+	watch(t, url, tokPerson, "s1")
 	person.answer(rec, "allow", "once").want(t, "allow once", http.StatusOK)
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/links"
+	"github.com/countersign/countersign/problem"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -30,13 +31,14 @@ const (
 	linkMalformed = "malformed" // not a token
 	linkGone      = "not_found" // no such request for that person
 	linkFailed    = "error"     // the answer failed (NATS unavailable)
+	linkUnwatched = "unwatched" // a protected write no client watches
 )
 
 func newLinkUses(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_decision_link_uses_total",
-		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, error."}, []string{"outcome"})
+		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, unwatched, error."}, []string{"outcome"})
 	_ = reg.Register(c)
-	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkFailed} {
+	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkUnwatched, linkFailed} {
 		c.WithLabelValues(o)
 	}
 	return c
@@ -57,7 +59,7 @@ func (a *API) linkGet(w http.ResponseWriter, r *http.Request) error {
 // linkPost answers once, as the link's person, with the revision in the
 // token as expected: the same use case as POST /v1/requests/{id}.
 func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
-	c, caller, _, ok := a.linkState(w, r)
+	c, caller, cur, ok := a.linkState(w, r)
 	if !ok {
 		return nil
 	}
@@ -65,6 +67,10 @@ func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 	rec, err := a.svc.Answer(r.Context(), caller, c.Request, approvals.AnswerInput{Expected: &rev, Decision: c.Decision,
 		Scope: events.ScopeOnce, Reason: "answered with a decision link"})
 	switch {
+	case problem.From(err).Reason == approvals.ReasonUnwatched:
+		a.linkUses.WithLabelValues(linkUnwatched).Inc()
+		writeLinkPage(w, http.StatusConflict, linkPage{Title: "Not answered", Why: "This is a protected write: it is answered only while the agent's own client watches its session. Nothing was changed.", Request: &cur.Request})
+		return nil
 	case errors.Is(err, approvals.ErrConflict):
 		a.linkRefuse(w, r, c, caller, linkStale)
 		return nil

@@ -39,6 +39,9 @@ type Config struct {
 	// Slack lists the tenants whose Slack buttons post clicks to
 	// POST /v1/slack/interactions.
 	Slack []SlackTenant
+	// Watchers counts the sessions /v1/rpc's clients watch (the same as
+	// the Service's Watchers). Default: the handler's own.
+	Watchers *rpc.Watchers
 }
 
 // API is the HTTP handler.
@@ -51,6 +54,7 @@ type API struct {
 	closing  chan struct{}
 	timeouts Timeouts
 	maxConns int
+	watchers *rpc.Watchers
 	notifyHandlers
 }
 
@@ -64,7 +68,7 @@ func New(cfg Config) *API {
 	}
 	cfg.Timeouts.setDefaults()
 	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
-		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit())}
+		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit()), watchers: cfg.Watchers}
 	if cfg.MaxConnections > a.maxConns {
 		a.log.Warn("max_connections lowered to fit the open-file limit", "max_connections", a.maxConns)
 	}
@@ -96,7 +100,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
 	a.handle("GET /v1/events", a.events)
-	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing}))
+	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers}))
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
 	a.handle("GET /v1/openapi.json", a.openapi)

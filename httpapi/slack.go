@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
 	"github.com/countersign/countersign/problem"
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,7 +39,7 @@ func (a *API) notifyRoutes(cfg Config) {
 	a.links, a.slack = cfg.Links, cfg.Slack
 	a.linkUses = newLinkUses(cfg.Registry)
 	a.slackClicks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_slack_interactions_total",
-		Help: "Slack button clicks by outcome: decided, conflict, unmapped, bad_signature, bad_payload, error."}, []string{"outcome"})
+		Help: "Slack button clicks by outcome: decided, conflict, refused, unmapped, bad_signature, bad_payload, error."}, []string{"outcome"})
 	_ = cfg.Registry.Register(a.slackClicks)
 	a.slackHTTP = &http.Client{Timeout: 5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -97,7 +95,7 @@ func (a *API) slackInteraction(w http.ResponseWriter, r *http.Request) error {
 
 // slackTenant finds the tenant whose signing secret signed the request.
 func (a *API) slackTenant(h http.Header, body []byte) (SlackTenant, bool) {
-	ts, sig, now := h.Get("X-Slack-Request-Timestamp"), h.Get("X-Slack-Signature"), time.Now()
+	ts, sig, now := h.Get("X-Slack-Request-Timestamp"), h.Get("X-Slack-Signature"), a.svc.Now()
 	for _, st := range a.slack {
 		if notify.VerifySlack(st.Secret, ts, sig, body, now) == nil {
 			return st, true
@@ -140,37 +138,67 @@ func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id 
 	}
 	rec, err := a.svc.Answer(ctx, caller, id, approvals.AnswerInput{Expected: &rev, Decision: decision,
 		Scope: events.ScopeOnce, Reason: "answered from Slack"})
+	if err != nil {
+		return a.slackRefusal(ctx, caller, id, err)
+	}
+	a.slackClicks.WithLabelValues("decided").Inc()
+	b, _ := notify.Replacement(&rec.Request, "Answered from Slack by "+string(member)+": "+outcomeText(&rec.Request))
+	return b
+}
+
+// slackRefusal tells the clicker why the answer was refused: not theirs,
+// not theirs now, no longer waiting, changed, a protected write, their
+// policy; "try again" only when countersign could not take it now.
+func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id events.RequestID, err error) []byte {
+	p := problem.From(err)
 	switch {
-	case err == nil:
-		a.slackClicks.WithLabelValues("decided").Inc()
-		b, _ := notify.Replacement(&rec.Request, "Answered from Slack by "+string(member)+": "+outcomeText(&rec.Request))
-		return b
-	case errors.Is(err, approvals.ErrConflict):
+	case p.Reason == approvals.ReasonUnwatched:
+		a.slackClicks.WithLabelValues("conflict").Inc()
+		return slackNote("This is a protected write: it is answered only while the agent's own client watches its session; nothing was answered.")
+	case p.Status == http.StatusConflict:
 		a.slackClicks.WithLabelValues("conflict").Inc()
 		return a.slackConflict(ctx, caller, id)
+	case p.Status == http.StatusNotFound:
+		a.slackClicks.WithLabelValues("refused").Inc()
+		return slackNote("This request is not yours to answer (it is another member's, or gone); nothing was answered.")
+	case p.Status == http.StatusForbidden, p.Status == http.StatusBadRequest:
+		a.slackClicks.WithLabelValues("refused").Inc()
+		return slackNote("You may not answer this request (" + p.Detail + "); nothing was answered.")
 	}
 	a.slackClicks.WithLabelValues("error").Inc()
 	a.log.Warn("slack answer failed", "request", id, "err", err)
-	b, _ := notify.Ephemeral("countersign could not take the answer now; nothing was answered. Try again.")
+	if p.Retryable() {
+		return slackNote("countersign could not take the answer now; nothing was answered. Try again.")
+	}
+	return slackNote("countersign could not take the answer; nothing was answered.")
+}
+
+// slackNote is a note only the clicking user sees; the message stays.
+func slackNote(text string) []byte {
+	b, _ := notify.Ephemeral(text)
 	return b
 }
 
 // slackConflict shows where the request stands now: the message is
-// rewritten if it ended, otherwise the clicker is told it changed.
+// rewritten if it ended; otherwise the clicker is told whose it is now,
+// that its deadline passed, or that it changed since the message.
 func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID) []byte {
-	var rec kvstate.Record
 	rec, err := a.svc.Get(ctx, caller, id)
 	if err != nil {
-		b, _ := notify.Ephemeral("This request is not yours to answer; nothing was answered.")
-		return b
+		return slackNote("This request is not yours to answer; nothing was answered.")
 	}
-	if rec.Status.Terminal() {
-		b, _ := notify.Replacement(&rec.Request, "Already ended: "+outcomeText(&rec.Request))
+	r := &rec.Request
+	switch {
+	case r.Status.Terminal():
+		b, _ := notify.Replacement(r, "Already ended: "+outcomeText(r))
 		return b
+	case r.Approver == nil || *r.Approver != caller.Principal:
+		return slackNote("This request is not yours to answer now (" + outcomeText(r) + "); nothing was answered.")
+	case !a.svc.Now().Before(r.DeadlineAt):
+		return slackNote("This request is no longer waiting: its deadline has passed; nothing was answered.")
 	}
-	b, _ := notify.Ephemeral("This request changed since the message (now revision " + itoa(rec.Revision) + ": " +
-		outcomeText(&rec.Request) + "); nothing was answered.")
-	return b
+	return slackNote("This request changed since the message (now revision " + itoa(r.Revision) + ": " +
+		outcomeText(r) + "); nothing was answered.")
 }
 
 // slackRespond posts body to the click's response_url (bounded; a

@@ -52,7 +52,8 @@ type DecideResult struct {
 // errors. Checked first, in SPEC §5's order: approvals:write (403), the
 // params (400), the request (404), then, while the caller is its current
 // approver, a stale requirement (409), a choice not offered (400), a
-// missing reason (400), a protected write nobody watches (409).
+// missing reason (400); then Answer's own rules (a protected write
+// nobody watches: 409, on every surface).
 func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
 	if !c.caller.Token.Has(events.ScopeApprovalsWrite) {
 		return nil, nil, errNoWrite
@@ -98,8 +99,6 @@ func (c *conn) decidable(rec *kvstate.Record, p *decideParams) error {
 		return errNotOffered
 	case ch.RequiresReason && strings.TrimSpace(p.Reason) == "":
 		return errNeedsReason
-	case protectedWrite(r) && !c.h.watchers.watched(r.Tenant, r.Session):
-		return errUnwatched
 	}
 	return nil
 }

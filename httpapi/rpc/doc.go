@@ -40,8 +40,9 @@
 //     before its result). A requirementId whose sourceIndex or
 //     revision is not current, a choice not offered to the caller, and
 //     deny_with_reason without a reason are refused. A protectedWrite
-//     request is decided only while a client of this process is
-//     subscribed to its session (by sessionIds; the count is per process).
+//     request is decided, here as on every surface, only while a client
+//     of any process is subscribed to its session (by sessionIds; see
+//     Watchers).
 //
 // # Notifications (server to client)
 //

@@ -67,7 +67,6 @@ func (e *Error) Error() string { return e.Message }
 var (
 	errNoWrite      = problem.New(http.StatusForbidden, "Forbidden", "this token lacks the approvals:write scope")
 	errStale        = problem.New(http.StatusConflict, "RequestConflict", "requirementId is not the request's current requirement")
-	errUnwatched    = problem.New(http.StatusConflict, "RequestConflict", "a protected write is decided only while a client is subscribed to its session")
 	errNotOffered   = problem.Invalid("choiceId", "this choice is not offered to you for the current requirement")
 	errNeedsReason  = problem.Invalid("reason", "this choice requires a reason")
 	errNoSub        = problem.Invalid("subscriptionId", "no such subscription on this connection")

@@ -43,6 +43,10 @@ type Config struct {
 	// MaxSubscriptions bounds the subscriptions of one connection.
 	// Default 8.
 	MaxSubscriptions int
+	// Watchers counts the sessions the clients watch; pass the same to
+	// approvals.Config.Watchers. Default: this handler's own, not shared
+	// with other processes.
+	Watchers *Watchers
 }
 
 func (c *Config) setDefaults() {
@@ -54,6 +58,9 @@ func (c *Config) setDefaults() {
 	c.PingInterval = orDefault(c.PingInterval, 30*time.Second)
 	c.MaxMessage = orDefault(c.MaxMessage, approvals.MaxBody)
 	c.MaxSubscriptions = orDefault(c.MaxSubscriptions, 8)
+	if c.Watchers == nil {
+		c.Watchers = NewWatchers(nil, 0, c.Logger)
+	}
 }
 
 func orDefault[T int | int64 | time.Duration](v, def T) T {
@@ -67,7 +74,7 @@ func orDefault[T int | int64 | time.Duration](v, def T) T {
 type Handler struct {
 	cfg      Config
 	svc      *approvals.Service
-	watchers *watchers
+	watchers *Watchers
 }
 
 // New builds the handler. A nil Service panics.
@@ -76,7 +83,7 @@ func New(cfg Config) *Handler {
 		panic("rpc: Config.Service is required")
 	}
 	cfg.setDefaults()
-	return &Handler{cfg: cfg, svc: cfg.Service, watchers: newWatchers()}
+	return &Handler{cfg: cfg, svc: cfg.Service, watchers: cfg.Watchers}
 }
 
 // ServeHTTP authenticates (401, 403 as problem+json, before upgrading),

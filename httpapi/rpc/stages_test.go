@@ -59,7 +59,11 @@ func TestProtectedWrite(t *testing.T) {
 		t.Fatalf("protectedWrite %v, choices %s", n.Params["protectedWrite"], choiceIDs(n))
 	}
 	wantError(t, "allow_session", w.decide(n, "allow_session"), -32602, "InvalidRequest", "choiceId")
-	wantError(t, "nobody watches the session", w.decide(n, "allow_once"), -32009, "RequestConflict")
+	unwatched := w.decide(n, "allow_once")
+	wantError(t, "nobody watches the session", unwatched, -32009, "RequestConflict")
+	if unwatched.Error != nil && unwatched.Error.Data["reason"] != "protected_write_unwatched" {
+		t.Errorf("nobody watches the session: reason %v", unwatched.Error.Data["reason"])
+	}
 	watcher := dial(t, s.URL, tokPerson)
 	sub := watcher.subscribe(map[string]any{"sessionIds": []string{"ses-pw"}})
 	watcher.call("approval/unsubscribe", map[string]any{"subscriptionId": sub["subscriptionId"]})

@@ -17,6 +17,7 @@ import (
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/httpapi/rpc"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
@@ -55,6 +56,7 @@ type App struct {
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
 	served   chan error
+	watch    *rpc.Watchers
 }
 
 // Start brings up everything the configured roles need and returns once
@@ -132,11 +134,18 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	dropRetired(b, views)
 	reg := prometheus.NewRegistry()
 	checker := &deciders.Checker{Views: views}
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg})
+	// The watched sessions (protected writes) are shared on a connection of their own.
+	watchNC, err := b.Connect("rpc-watchers")
+	if err != nil {
+		return nil, err
+	}
+	watch := rpc.NewWatchers(watchNC.Conn(), 0, o.Logger)
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
+		Watchers: watch})
 	checker.Rules = svc.RulesFor
 	wireJudges(checker, tenants, reg, o.Logger)
 	views.Snapshots().SetLogger(o.Logger)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), checks: []func() error{views.Current}, views: views}
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{views.Current}, views: views}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
@@ -298,7 +307,7 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 	}
 	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
-		Links:    out.linkKey, Slack: out.slack})
+		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch})
 	a.api = api
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()

@@ -61,6 +61,7 @@ type delivered struct {
 	ID, Type, Subject, Revision, ContentType string
 	Data                                     json.RawMessage
 	Raw                                      []byte
+	Header                                   http.Header
 }
 
 // receiver is a local HTTPS webhook endpoint that verifies every POST
@@ -101,7 +102,7 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	_ = json.Unmarshal(body, &ce)
 	rc.got = append(rc.got, delivered{ID: ce.ID, Type: ce.Type, Subject: ce.Subject, Revision: ce.Revision,
-		ContentType: r.Header.Get("Content-Type"), Data: ce.Data, Raw: body})
+		ContentType: r.Header.Get("Content-Type"), Data: ce.Data, Raw: body, Header: r.Header.Clone()})
 	w.WriteHeader(http.StatusNoContent)
 }
 

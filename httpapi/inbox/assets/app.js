@@ -198,6 +198,10 @@ async function answer(shown, form) {
   const r = await call('POST', '/v1/requests/' + encodeURIComponent(shown.id), body);
   if (r.status === 200) { answered(shown, r.body, body); return; }
   $('answer-submit').disabled = false;
+  if (r.status === 409 && r.body && r.body.reason === 'protected_write_unwatched') {
+    result('conflict', 'Not answered: this is a protected write, answered only while the agent\'s own client watches its session. Nothing was changed.');
+    return;
+  }
   if (r.status === 409) { await conflict(shown, r); return; }
   if (r.status === 401) { signOut('The server no longer accepts this token.'); return; }
   result('error', 'Not answered: ' + problemText(r));
