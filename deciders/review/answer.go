@@ -30,7 +30,9 @@ const (
 // BusAnswer returns an Answer function that answers on
 // countersign.<tenant>.api.answer with token, each attempt bounded by wait,
 // retrying a transient failure until ctx ends. A 409 is ErrConflict; any
-// other refusal wraps ErrAnswer.
+// other refusal wraps ErrAnswer. A token that does not authenticate gets no
+// reply at all (SPEC §9: no inbox is its own), so such an answer is retried
+// until ctx ends.
 func BusAnswer(nc *nats.Conn, tenant events.TenantID, token string, wait time.Duration) func(context.Context, Bundle, Answer) error {
 	return func(ctx context.Context, b Bundle, a Answer) error {
 		body, err := json.Marshal(answerBody{ID: b.Request.ID, Expected: b.Request.Revision,
