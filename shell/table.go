@@ -104,9 +104,13 @@ var tarFlags = flags(`-A -c -d -r -t -u -x -z -j -J -Z -a -v -k -m -O -p -P -s -
 
 // oldStyle reads tar's old-style first argument (tar xzf a.tgz, tar cIf
 // prog a) as the flags it is, one a word: each letter that takes a value
-// takes the next word after the bundle, in order.
+// takes the next word after the bundle, in order. A bundle holding
+// anything but letters and digits is left an operand, so that the words
+// after it are still read as flags: a '-' in it would otherwise become
+// "--" and hide them ("tar A- --to-command=…").
 func oldStyle(args []arg) []arg {
-	if len(args) == 0 || !args[0].ok || args[0].text == "" || strings.HasPrefix(args[0].text, "-") {
+	if len(args) == 0 || !args[0].ok || args[0].text == "" || strings.HasPrefix(args[0].text, "-") ||
+		strings.ContainsFunc(args[0].text, func(c rune) bool { return !isAlnum(c) }) {
 		return args
 	}
 	out := make([]arg, 0, len(args)+len(args[0].text))
@@ -235,4 +239,9 @@ func goRuns(args []arg) bool {
 		}
 	}
 	return false
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c rune) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
