@@ -185,7 +185,9 @@ func oracleHitAny(runs []string, w string, single bool) bool {
 
 func oracleHit(r, w string, single bool) bool {
 	if flag, key, ok := strings.Cut(r, " "); ok {
-		return strings.HasPrefix(strings.ToLower(w), flag+strings.ToLower(key))
+		// The flag is case-sensitive (ssh -O is not -o); its option's
+		// keyword is not.
+		return strings.HasPrefix(w, flag) && strings.HasPrefix(strings.ToLower(w[len(flag):]), strings.ToLower(key))
 	}
 	if single {
 		return w == r
