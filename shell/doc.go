@@ -62,6 +62,8 @@
 //     the flags of git's known subcommands and of go, rg, fd and sort, too
 //     many to list, are read against the flags that run code, GNU and git
 //     abbreviations included);
+//   - it is inside a `…` command substitution, whose backslashes the shell
+//     reads twice ([OpaqueBackquote]; $(…) has no such rule);
 //   - it, or a statement around it, redirects to or from a file; fd
 //     duplications (2>&1, >&2, >&-), /dev/null, heredocs and herestrings are
 //     not files ([OpaqueRedirect]);

@@ -57,6 +57,10 @@ const (
 	// countersign does not know for it, or an argument that could expand to
 	// such a flag.
 	OpaqueRunsCode = "an argument runs code"
+	// OpaqueBackquote: the stage is inside a `…` command substitution,
+	// whose backslashes the shell reads twice, so its words after quote
+	// removal are not sure to be the words that run.
+	OpaqueBackquote = "inside a `…` substitution"
 )
 
 // first is the first non-empty reason.

@@ -10,7 +10,12 @@ type walker struct {
 	// fed counts the statements enclosing the one being walked whose
 	// standard input is a pipe, a heredoc or a herestring: an interpreter
 	// in them could read its program there, so no exact grant covers it.
-	fed   int
+	fed int
+	// backq counts the `…` substitutions enclosing the statement being
+	// walked: their backslashes are read twice, so the words a stage's
+	// quote removal finds there are not sure to be the words that run, and
+	// no grant covers it (OpaqueBackquote).
+	backq int
 	piped map[*syntax.Stmt]bool // the right side of each pipe seen
 }
 
@@ -20,6 +25,14 @@ type walker struct {
 // opaque reason of an enclosing statement's file redirection.
 func (w *walker) walk(n syntax.Node, inherited string) {
 	syntax.Walk(n, func(n syntax.Node) bool {
+		if cs, ok := n.(*syntax.CmdSubst); ok && cs.Backquotes {
+			w.backq++
+			for _, st := range cs.Stmts {
+				w.stmt(st, inherited)
+			}
+			w.backq--
+			return false
+		}
 		st, ok := n.(*syntax.Stmt)
 		if ok {
 			w.stmt(st, inherited)
@@ -74,8 +87,11 @@ func (w *walker) add(st *syntax.Stmt, outer string) {
 			return
 		}
 	}
-	if outer != "" || w.fed > 0 {
+	if outer != "" || w.fed > 0 || w.backq > 0 {
 		s.Argv = nil
+	}
+	if w.backq > 0 {
+		s.Opaque = first(s.Opaque, OpaqueBackquote)
 	}
 	s.Opaque = first(s.Opaque, outer)
 	w.out = append(w.out, found{Stage: s, at: span(st)[0], stmt: st})
