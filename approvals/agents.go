@@ -88,7 +88,7 @@ func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.Reque
 	checker := *s.checker
 	checker.Judge = nil // steps 1–3 only
 	v := checker.Check(ctx, c.Tenant, probe)
-	if v.Decided && v.Status == events.StatusApproved {
+	if v.Decided && v.Status == events.StatusApproved && tokenPermits(c, probe) {
 		return nil
 	}
 	return forbid("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved")

@@ -220,7 +220,11 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 	if err != nil {
 		return kvstate.Record{}, err
 	}
-	s.decide(ctx, c.Tenant, r)
+	if !tokenPermits(c, r) {
+		s.denyByTokenPolicy(c, r)
+	} else {
+		s.decide(ctx, c.Tenant, r)
+	}
 	defer s.views.Requests().Expect(kvstate.RequestKey(c.Tenant.ID, id))()
 	rec, err := s.store.CreateRequest(ctx, r)
 	if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
@@ -282,6 +286,25 @@ func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Reques
 		exp := r.CreatedAt.Add(t.ApprovalTTL)
 		r.Decision.ExpiresAt = &exp
 	}
+}
+
+// tokenPermits applies the caller's token policy, if it has one: "the
+// token that started the work" narrows the member's policy, never widens it
+// (SPEC §2 step 1).
+func tokenPermits(c Caller, r *events.Request) bool {
+	return c.Token.Policy == nil || c.Token.Policy.Permits(r.Capability.String())
+}
+
+// denyByTokenPolicy ends r at step 1: denied by policy, as the member's own
+// policy denies, and never sent to a decider.
+func (s *Service) denyByTokenPolicy(c Caller, r *events.Request) {
+	by := events.Ref{Kind: events.KindPolicy}
+	if a, ok := s.views.Agent(c.Tenant.ID, r.Agent); ok {
+		by.ID = string(a.Member)
+	}
+	r.Status = events.StatusDenied
+	r.Decision = &events.Decision{Status: events.StatusDenied, By: by, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt,
+		Note: "the policy of the token that started the work does not allow " + r.Capability.String()}
 }
 
 // FormatDuration writes d as Go's duration syntax without zero units:

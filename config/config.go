@@ -149,7 +149,9 @@ type TokenConfig struct {
 	TokenSHA256 string   `yaml:"token_sha256"`
 	Principal   string   `yaml:"principal"`
 	Scopes      []string `yaml:"scopes"`
-	line        int
+	// Policy narrows the calls this token submits (SPEC §2 step 1).
+	Policy *events.Policy `yaml:"policy"`
+	line   int
 }
 
 // JudgeConfig points the rules judge at an OpenAI-compatible endpoint.

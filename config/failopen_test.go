@@ -103,3 +103,25 @@ func TestReplicasOutOfRangeDoNotLoad(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenPolicyPatternsDoNotFailOpen: a token's policy is checked as a
+// member's is; a pattern that matches no capability names the token's line.
+func TestTokenPolicyPatternsDoNotFailOpen(t *testing.T) {
+	const y = `tenants:
+  - id: acme
+    members:
+      - {id: u-1, policy: {allow: ["*"]}}
+    agents:
+      - {id: agt_main, member: u-1}
+    tokens:
+      - {token: t1, principal: "agent:agt_main", scopes: [requests:write], policy: {allow: ["*"], deny: [%s]}}
+`
+	for _, p := range []string{`"delete_*"`, `"tool.call:*"`, `""`} {
+		if _, err := Parse([]byte(strings.Replace(y, "%s", p, 1))); err == nil || !strings.Contains(err.Error(), "line 8: token policy") {
+			t.Errorf("deny %s: Parse error = %v, want one naming line 8", p, err)
+		}
+	}
+	if _, err := Parse([]byte(strings.Replace(y, "%s", `"tools.call:drop_*"`, 1))); err != nil {
+		t.Errorf("a sound token policy does not load: %v", err)
+	}
+}

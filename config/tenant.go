@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -153,7 +154,14 @@ func (tk *TokenConfig) token(t *events.Tenant) (events.Token, error) {
 			return events.Token{}, lineErr(tk.line, "unknown scope %q", s)
 		}
 	}
-	return events.Token{SHA256: hash, Principal: p, Scopes: tk.Scopes}, nil
+	if tk.Policy != nil {
+		for _, pat := range slices.Concat(tk.Policy.Allow, tk.Policy.Deny) {
+			if err := events.CheckPattern(pat); err != nil {
+				return events.Token{}, lineErr(tk.line, "token policy: %v", err)
+			}
+		}
+	}
+	return events.Token{SHA256: hash, Principal: p, Scopes: tk.Scopes, Policy: tk.Policy}, nil
 }
 
 func (tc *TenantConfig) judge(t *events.Tenant) error {

@@ -99,6 +99,9 @@ type Token struct {
 	SHA256    string // lowercase hex of the token's UTF-8 bytes
 	Principal Ref
 	Scopes    []string
+	// Policy, if set, narrows what calls submitted with this token may do:
+	// a call must pass both it and the member's policy (SPEC §2 step 1).
+	Policy *Policy
 }
 
 // Has reports whether the token carries scope s (admin carries all).
