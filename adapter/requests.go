@@ -199,3 +199,28 @@ func connectFailed(err error) bool {
 	var dns *net.DNSError
 	return errors.As(err, &dns)
 }
+
+// CancelTurn cancels every request of this agent submitted with turn that
+// still waits: call it when the harness interrupts the turn, so nothing of
+// it is decided after the agent stopped. It returns the ids cancelled
+// (POST /v1/turns/{turn}/cancel), retrying transient failures until ctx
+// ends.
+func (c *Client) CancelTurn(ctx context.Context, turn string) ([]events.RequestID, error) {
+	path := "/v1/turns/" + url.PathEscape(turn) + "/cancel"
+	sc, bo := newServerClock(c.now), c.newBackoff()
+	for {
+		data, err := c.exchange(ctx, sc, http.MethodPost, path, []byte("{}"), nil)
+		if err == nil {
+			var out struct {
+				Cancelled []events.RequestID `json:"cancelled"`
+			}
+			if err := json.Unmarshal(data, &out); err != nil || out.Cancelled == nil {
+				return nil, fmt.Errorf("countersign: a turn's cancel answered %q", data)
+			}
+			return out.Cancelled, nil
+		}
+		if !transient(err) || bo.wait(ctx, retryAfter(err)) != nil {
+			return nil, err
+		}
+	}
+}

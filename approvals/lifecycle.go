@@ -19,6 +19,42 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kv
 	return s.transition(ctx, rec, s.cancel(""))
 }
 
+// CancelTurn cancels every pending request the caller made with turn: an
+// interrupted turn leaves nothing waiting (SPEC §5). It returns the ids it
+// cancelled, oldest first, always a slice; another agent's requests are
+// never touched. A request that ended meanwhile is left alone. Errors:
+// InvalidRequest (no turn, or a turn longer than any a request carries).
+func (s *Service) CancelTurn(ctx context.Context, c Caller, turn string) ([]events.RequestID, error) {
+	if turn == "" {
+		return nil, invalid("turn", "turn is required")
+	}
+	if len(turn) > events.MaxOpaqueIDLen {
+		return nil, invalid("turn", "at most %d bytes", events.MaxOpaqueIDLen)
+	}
+	agent := events.AgentID(c.Principal.ID)
+	cancelled := []events.RequestID{}
+	note := "turn " + turn + " was interrupted"
+	for _, rec := range s.views.PendingOfAgent(c.Tenant.ID, agent) {
+		if rec.Status != events.StatusPending || rec.Turn != turn || rec.Agent != agent {
+			continue
+		}
+		_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: c.Tenant.ID, ID: rec.ID}}, s.cancel(note))
+		switch {
+		case err == nil:
+			cancelled = append(cancelled, rec.ID)
+		case errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound):
+		default:
+			return cancelled, err
+		}
+	}
+	return cancelled, nil
+}
+
+// TurnCancelled is the answer to a turn's cancel: the ids it cancelled.
+type TurnCancelled struct {
+	Cancelled []events.RequestID `json:"cancelled"`
+}
+
 // cancel is the cancel transition: a pending request before its deadline
 // becomes cancelled, by its requester (SPEC §4), with note kept as the
 // decision's note; otherwise ErrConflict.

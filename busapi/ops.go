@@ -169,10 +169,26 @@ func (s *Server) answer(ctx context.Context, c approvals.Caller, m message) (int
 	return http.StatusOK, rec.Request, err
 }
 
+// cancelInput is cancel's body: one request's id, or a turn whose pending
+// requests all end (POST /v1/turns/{turn}/cancel's twin).
+type cancelInput struct {
+	ID   string `json:"id"`
+	Turn string `json:"turn"`
+}
+
 func (s *Server) cancel(ctx context.Context, c approvals.Caller, m message) (int, any, error) {
-	var in target
-	if err := decodeTarget(m, &in); err != nil {
+	var in cancelInput
+	if _, err := approvals.Decode(m.data, &in); err != nil {
 		return 0, nil, err
+	}
+	switch {
+	case in.ID != "" && in.Turn != "":
+		return 0, nil, problem.Invalid("turn", "give id or turn, not both")
+	case in.Turn != "":
+		ids, err := s.svc.CancelTurn(ctx, c, in.Turn)
+		return http.StatusOK, approvals.TurnCancelled{Cancelled: ids}, err
+	case in.ID == "":
+		return 0, nil, problem.Invalid("id", "id or turn is required")
 	}
 	rec, err := s.svc.Cancel(ctx, c, events.RequestID(in.ID))
 	return http.StatusOK, rec.Request, err

@@ -118,6 +118,24 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 	return writeRecord(w, http.StatusOK, &rec)
 }
 
+// cancelTurn is POST /v1/turns/{turn}/cancel: the harness interrupted the
+// caller's turn, so none of its requests may wait on (SPEC §5).
+func (a *API) cancelTurn(w http.ResponseWriter, r *http.Request) error {
+	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	if err != nil {
+		return err
+	}
+	var none struct{}
+	if err := readOptionalBody(r, &none); err != nil {
+		return err
+	}
+	ids, err := a.svc.CancelTurn(r.Context(), c, r.PathValue("turn"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, approvals.TurnCancelled{Cancelled: ids})
+}
+
 // claimInput is the body of POST /v1/requests/{id}/claim.
 type claimInput struct {
 	CallDigest string `json:"call_digest"`

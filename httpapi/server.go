@@ -92,6 +92,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("POST /v1/requests/{id}", a.answer)
 	a.handle("POST /v1/requests/{id}/cancel", a.cancel)
 	a.handle("POST /v1/requests/{id}/claim", a.claim)
+	a.handle("POST /v1/turns/{turn}/cancel", a.cancelTurn)
 	a.handle("GET /v1/grants", a.listGrants)
 	a.handle("DELETE /v1/grants/{id}", a.revokeGrant)
 	a.handle("POST /v1/agents", a.registerAgent)

@@ -343,6 +343,12 @@ func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
 	return v.requests.Count(agentPendingKey(tenant, agent))
 }
 
+// PendingOfAgent returns the pending requests agent made in tenant, oldest
+// first, as this process's mirror holds them.
+func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []Record {
+	return v.requests.ByIndex(agentPendingKey(tenant, agent))
+}
+
 // requestIndex indexes a request under its tenant, under its tenant's
 // and its agent's pending ones while it is pending, under its approver
 // while it is pending (a cancelled or expired request leaves that inbox),
