@@ -172,7 +172,7 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 		}
 	case events.KindPerson:
 		a, ok := s.views.Agent(r.Tenant, r.Agent)
-		return ok && string(a.Member) == c.Principal.ID
+		return ok && string(a.Member) == c.Principal.ID || coveredBy(r, c.Principal)
 	}
 	return false
 }

@@ -113,6 +113,12 @@ type MemberConfig struct {
 	// SlackUserID is the member's Slack user (U024BE7LH): their clicks on
 	// interactive Slack buttons answer as them.
 	SlackUserID string `yaml:"slack_user_id"`
+
+	// Backup is the member who answers a request that has waited on this
+	// one AnswerWithin (a positive Go duration) without an answer (SPEC
+	// §12). Both or neither.
+	Backup       string `yaml:"backup"`
+	AnswerWithin string `yaml:"answer_within"`
 }
 
 // WebhookConfig is one endpoint that receives a tenant's events.

@@ -64,7 +64,53 @@ func (tc *TenantConfig) members(t *events.Tenant) error {
 		}
 		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy}
 	}
+	return tc.backups(t)
+}
+
+// backups gives each member their backup and answer_within (SPEC §12):
+// both or neither, the backup another member of the tenant, and no chain
+// of backups coming back to a member it left.
+func (tc *TenantConfig) backups(t *events.Tenant) error {
+	for _, m := range tc.Members {
+		if m.Backup == "" && m.AnswerWithin == "" {
+			continue
+		}
+		if m.Backup == "" {
+			return lineErr(m.line, "member %q: answer_within needs a backup to move to", m.ID)
+		}
+		if m.AnswerWithin == "" {
+			return lineErr(m.line, "member %q: backup %q needs answer_within (how long before it answers)", m.ID, m.Backup)
+		}
+		if t.Members[events.MemberID(m.Backup)] == nil {
+			return lineErr(m.line, "member %q: backup %q is not a member of tenant %q", m.ID, m.Backup, tc.ID)
+		}
+		d, err := duration(m.line, "answer_within", m.AnswerWithin, 0)
+		if err != nil {
+			return err
+		}
+		t.Members[events.MemberID(m.ID)].Backup, t.Members[events.MemberID(m.ID)].AnswerWithin = events.MemberID(m.Backup), d
+	}
+	for _, m := range tc.Members {
+		seen := map[events.MemberID]bool{}
+		for id := events.MemberID(m.ID); id != ""; id = t.Members[id].Backup {
+			if seen[id] {
+				return lineErr(m.line, "member %q: backup cycle: %s", m.ID, backupPath(t, events.MemberID(m.ID)))
+			}
+			seen[id] = true
+		}
+	}
 	return nil
+}
+
+// backupPath is id's chain of backups, up to the first member repeated.
+func backupPath(t *events.Tenant, id events.MemberID) string {
+	seen := map[events.MemberID]bool{}
+	path := ""
+	for ; !seen[id]; id = t.Members[id].Backup {
+		seen[id] = true
+		path += string(id) + " → "
+	}
+	return path + string(id)
 }
 
 func (tc *TenantConfig) agents(t *events.Tenant) error {

@@ -4,8 +4,9 @@
 // person (SPEC §3), who the next decider up the chain is, and the workers
 // that act on time and on work subjects: the timer worker that expires
 // requests at their deadline and passes an agent's review up after its
-// review_timeout, the worker that consumes decider work subjects, and the
-// offers of agent deciders' reviews to their runtimes on the bus (core NATS
+// review_timeout and moves a request from a person to their backup after
+// their answer_within (SPEC §12), the worker that consumes decider work
+// subjects, and the offers of agent deciders' reviews to their runtimes on the bus (core NATS
 // requests on countersign.<tenant>.review.<agent>, re-offered with backoff;
 // package review is the runtimes' side).
 //
@@ -16,8 +17,9 @@
 // # Timers across processes
 //
 // Every deciders process mirrors every request, but each request's timer
-// (deadline → Expire, review_timeout → PassUp; approval_ttl needs none: a
-// claim checks decision.expires_at) is armed in one of them. Retention is
+// (deadline → Expire, review_timeout → PassUp, answer_within →
+// MoveToBackup; approval_ttl needs none: a claim checks
+// decision.expires_at) is armed in one of them. Retention is
 // not a timer: the Sweeper follows each tenant's request writes in stream
 // order and removes a terminal record once its request_retention has
 // passed (RemoveRequest checks the revision, so several processes sweeping

@@ -11,7 +11,7 @@ import (
 	"github.com/countersign/countersign/kvstate"
 )
 
-// TimeActions are what the timer worker does when time runs out. Both are
+// TimeActions are what the timer worker does when time runs out. Each is
 // idempotent and do nothing to a request that has moved on.
 type TimeActions interface {
 	// Expire ends a request still pending at or after its deadline.
@@ -19,6 +19,9 @@ type TimeActions interface {
 	// PassUp moves a request still waiting on agent approver at revision
 	// rev to the decider above, as an abstention (review_timeout).
 	PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
+	// MoveToBackup moves a request still waiting on person approver at
+	// revision rev to their backup (answer_within, SPEC §12).
+	MoveToBackup(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
 	// RemoveRequest removes a terminal request past its tenant's
 	// request_retention, if its stored revision is still kvRev (the
 	// Sweeper's action).
@@ -179,10 +182,14 @@ func (t *Timers) stop() {
 }
 
 // next is when r must be looked at: its deadline, or sooner the end of the
-// current agent decider's review.
+// current agent decider's review, or the end of the current person's
+// answer_within when they have a backup.
 func (t *Timers) next(r kvstate.Record) time.Time {
 	at := r.DeadlineAt
 	if due, ok := t.reviewDue(r); ok && due.Before(at) {
+		at = due
+	}
+	if due, ok := backupDue(t.views, r); ok && due.Before(at) {
 		at = due
 	}
 	return at
@@ -200,11 +207,7 @@ func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
 	if d <= 0 {
 		d = DefaultReviewTimeout
 	}
-	since := r.Written
-	if since.IsZero() {
-		since = r.CreatedAt
-	}
-	return since.Add(d), true
+	return waitingSince(r).Add(d), true
 }
 
 // Run acts on due requests until ctx ends. A failed action is retried a
@@ -228,6 +231,9 @@ func (t *Timers) Run(ctx context.Context) error {
 func (t *Timers) act(ctx context.Context, r kvstate.Record) error {
 	if !t.clock.Now().Before(r.DeadlineAt) {
 		return t.acts.Expire(ctx, r.Tenant, r.ID)
+	}
+	if r.Approver.Kind == events.KindPerson {
+		return t.acts.MoveToBackup(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
 	}
 	return t.acts.PassUp(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
 }

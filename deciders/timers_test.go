@@ -53,6 +53,9 @@ func (noActions) Expire(context.Context, events.TenantID, events.RequestID) erro
 func (noActions) PassUp(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
 	return nil
 }
+func (noActions) MoveToBackup(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+	return nil
+}
 func (noActions) RemoveRequest(context.Context, events.TenantID, events.RequestID, uint64) error {
 	return nil
 }

@@ -195,6 +195,19 @@ type Request struct {
 	DeadlineAt     time.Time       `json:"deadline_at"`
 	ClaimedAt      *time.Time      `json:"claimed_at"`
 	Decision       *Decision       `json:"decision"`
+	// Escalation is the request's latest move to a backup (SPEC §12);
+	// nil until it first moves.
+	Escalation *Escalation `json:"escalation,omitempty"`
+}
+
+// Escalation is what moved a request to its current approver's backup
+// (SPEC §12): By is {kind: deadline} (the person's answer_within ran
+// out), At when, and Passed every person it has moved away from, in
+// order (the last is the one it left), so that it never moves back to one.
+type Escalation struct {
+	By     Ref        `json:"by"`
+	At     time.Time  `json:"at"`
+	Passed []MemberID `json:"passed"`
 }
 
 // Clone returns a copy of r that shares nothing a change may write: its
@@ -220,6 +233,11 @@ func (r *Request) Clone() Request {
 		d := *r.Decision
 		d.ExpiresAt = clonePtr(d.ExpiresAt)
 		c.Decision = &d
+	}
+	if r.Escalation != nil {
+		e := *r.Escalation
+		e.Passed = slices.Clone(e.Passed)
+		c.Escalation = &e
 	}
 	return c
 }

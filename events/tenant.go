@@ -69,6 +69,10 @@ func (p *Policy) Permits(c string) bool {
 type Member struct {
 	ID     MemberID
 	Policy *Policy // nil: may do nothing
+	// Backup answers for the member once a request has waited on them
+	// AnswerWithin without an answer (SPEC §12); "" and 0 when none.
+	Backup       MemberID
+	AnswerWithin time.Duration
 }
 
 // Agent is a lasting (configured) or registered agent.

@@ -1,0 +1,59 @@
+package deciders
+
+import (
+	"slices"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+)
+
+// Backup returns the person r moves to when its approver, a person, has
+// not answered within their answer_within (SPEC §12): their backup, unless
+// r has already moved away from that backup (a chain of backups never
+// loops back). ok is false when r does not wait on a person, or that
+// person has no backup to move to.
+func Backup(v *kvstate.Views, r *events.Request) (to events.Ref, within time.Duration, ok bool) {
+	if r.Approver == nil || r.Approver.Kind != events.KindPerson {
+		return events.Ref{}, 0, false
+	}
+	t, ok := v.Tenant(r.Tenant)
+	if !ok {
+		return events.Ref{}, 0, false
+	}
+	m := t.Members[events.MemberID(r.Approver.ID)]
+	if m == nil || m.Backup == "" || m.AnswerWithin <= 0 || m.Backup == m.ID || t.Members[m.Backup] == nil {
+		return events.Ref{}, 0, false
+	}
+	if r.Escalation != nil && slices.Contains(r.Escalation.Passed, m.Backup) {
+		return events.Ref{}, 0, false
+	}
+	return events.Ref{Kind: events.KindPerson, ID: string(m.Backup)}, m.AnswerWithin, true
+}
+
+// waitingSince is when r came to wait on its current approver (or the
+// approver last answered it, allowing a shell stage): its stored
+// revision's write, by the NATS server's clock, which a mirror replaying
+// the bucket after a restart reads again; its creation when unknown.
+func waitingSince(r kvstate.Record) time.Time {
+	if r.Written.IsZero() {
+		return r.CreatedAt
+	}
+	return r.Written
+}
+
+// backupDue is when r moves to its approver's backup: their answer_within
+// after r came to wait on them, that is after its stored write or, if
+// later, its last move (stamped by the deciders' clock, which the write's
+// server clock may trail).
+func backupDue(v *kvstate.Views, r kvstate.Record) (time.Time, bool) {
+	_, within, ok := Backup(v, &r.Request)
+	if !ok {
+		return time.Time{}, false
+	}
+	since := waitingSince(r)
+	if r.Escalation != nil && r.Escalation.At.After(since) {
+		since = r.Escalation.At
+	}
+	return since.Add(within), true
+}
