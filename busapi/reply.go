@@ -56,6 +56,11 @@ func (s *Server) refuse(req micro.Request, op string, err error) {
 // fail answers a failed operation with its problem (Nats-Service-Error-Code
 // the HTTP status, Nats-Service-Error the problem's error).
 func (s *Server) fail(req micro.Request, op string, err error) {
+	s.failTo(req.Reply(), op, err)
+}
+
+// failTo publishes err's problem to reply, as fail does.
+func (s *Server) failTo(reply, op string, err error) {
 	p := problem.From(err)
 	s.served.WithLabelValues(op, strconv.Itoa(p.Status)).Inc()
 	if p.Status >= http.StatusInternalServerError {
@@ -64,7 +69,7 @@ func (s *Server) fail(req micro.Request, op string, err error) {
 	h := problemHeaders(p)
 	h.Set(micro.ErrorCodeHeader, strconv.Itoa(p.Status))
 	h.Set(micro.ErrorHeader, p.Error)
-	s.publish(req.Reply(), &nats.Msg{Header: h, Data: encode(p)})
+	s.publish(reply, &nats.Msg{Header: h, Data: encode(p)})
 }
 
 // publish sends a reply from an operation's own goroutine (micro's
@@ -103,11 +108,11 @@ func inbox(reply, prefix string) bool {
 // errForeignReply, and publishes nothing: an answer would be a reply
 // forged into someone else's request, or a message on any subject
 // countersign's own connection may publish to.
-func (s *Server) drop(req micro.Request, op string, c approvals.Caller, err error) {
+func (s *Server) drop(subject, reply, op string, c approvals.Caller, err error) {
 	if errors.Is(err, errNoCaller) {
 		s.served.WithLabelValues(op, noCallerCode).Inc()
 		s.log.Warn("bus api message not answered: its token does not authenticate",
-			"op", op, "subject", req.Subject(), "reply", req.Reply())
+			"op", op, "subject", subject, "reply", reply)
 		return
 	}
 	s.served.WithLabelValues(op, dropCode).Inc()
@@ -116,5 +121,5 @@ func (s *Server) drop(req micro.Request, op string, c approvals.Caller, err erro
 		caller = string(c.Tenant.ID) + "/" + c.Principal.Kind + ":" + c.Principal.ID
 	}
 	s.log.Warn("bus api message not answered: its reply subject is not the caller's inbox",
-		"op", op, "subject", req.Subject(), "reply", req.Reply(), "caller", caller)
+		"op", op, "subject", subject, "reply", reply, "caller", caller)
 }

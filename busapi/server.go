@@ -90,6 +90,8 @@ type Server struct {
 	mu     sync.Mutex // guards closed and flight.Add against flight.Wait
 	closed bool
 	flight sync.WaitGroup
+
+	discover []*nats.Subscription // discovery.go's subscriptions
 }
 
 // New builds a Server from cfg.
@@ -123,6 +125,10 @@ func (s *Server) Listen(ctx context.Context) error {
 		}
 	}
 	s.ms = ms
+	if err := s.listenDiscovery(); err != nil {
+		_ = ms.Stop()
+		return fmt.Errorf("busapi: discovery: %w", err)
+	}
 	return s.nc.Flush()
 }
 
@@ -136,7 +142,7 @@ func (s *Server) Run(ctx context.Context) error {
 		}
 	}
 	<-ctx.Done()
-	err := s.ms.Stop() // drains: a message already taken may still arrive
+	err := errors.Join(s.stopDiscovery(), s.ms.Stop()) // drains: a message already taken may still arrive
 	s.mu.Lock()
 	s.closed = true
 	s.mu.Unlock()
@@ -158,7 +164,7 @@ func (s *Server) handler(ctx context.Context, name string) micro.HandlerFunc {
 		}
 		c, err := s.admit(req, o)
 		if errors.Is(err, errForeignReply) || errors.Is(err, errNoCaller) {
-			s.drop(req, name, c, err)
+			s.drop(req.Subject(), req.Reply(), name, c, err)
 			return
 		}
 		if err == nil && !s.enter() {

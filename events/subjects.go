@@ -222,6 +222,13 @@ func subjectToken(id string) string {
 // BusService is the nats.go micro service name of the bus API.
 const BusService = "countersign"
 
+// DiscoveryQueue is the queue group in which countersign answers micro
+// discovery itself, holding discovery replies to the bus API's rule (the
+// caller's own inbox only); the embedded server lets its responder
+// subscribe to $SRV only in this group, so micro's own control handlers,
+// which answer wherever the asker says, receive nothing.
+const DiscoveryQueue = "countersign-discovery"
+
 // DiscoverySubjects are the micro discovery subjects a token with scope
 // admin may publish to, so that `nats micro ls` and `nats micro info
 // countersign` find the bus API: $SRV.PING, $SRV.INFO and $SRV.STATS,

@@ -52,6 +52,7 @@ type Store struct {
 	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
 	snaps                                jetstream.ObjectStore
 	requestStream                        jetstream.Stream // the requests bucket's, for its snapshots
+	gate                                 *writeGate       // the write probe's last answer (writable.go)
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds them.
@@ -72,9 +73,10 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("kvstate: bucket %s: %w", BucketRequests, mapErr(err))
 	}
-	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests)}
-	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency)}
-	return &Store{js: js, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
+	gate := newWriteGate()
+	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
+	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
+	return &Store{js: js, gate: gate, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
 }
 

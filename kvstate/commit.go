@@ -56,6 +56,7 @@ type committer struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	enabled bool // the stream allows atomic publish
+	gate    *writeGate
 
 	mu      sync.Mutex
 	queue   []*pendingWrite
@@ -101,7 +102,16 @@ func enableAtomic(ctx context.Context, js jetstream.JetStream, bucket string) bo
 
 // write publishes msg guarded by last (the key's expected last sequence)
 // and returns its stream sequence once it is durable.
+//
+// While the write probe finds a bucket a write needs without a leader
+// (writeGate), it returns ErrUnavailable at once; a write waiting on its
+// acknowledgement when the probe finds that is answered ErrUnavailable
+// then (its outcome unknown), not when the batch's timeout ends.
 func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
+	lost, err := c.gate.state()
+	if err != nil {
+		return 0, err
+	}
 	if !c.enabled {
 		return c.single(ctx, msg, last)
 	}
@@ -118,6 +128,8 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 		return r.seq, r.err
 	case <-ctx.Done():
 		return 0, errors.Join(ErrUnavailable, ctx.Err())
+	case <-lost:
+		return 0, c.gate.lostErr()
 	}
 }
 

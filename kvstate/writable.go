@@ -34,7 +34,10 @@ func (s *Store) WriteProbe(every time.Duration) *WriteProbe {
 }
 
 // Check returns nil when every bucket a write needs has a leader, else
-// ErrUnavailable naming the first that has none or does not answer.
+// ErrUnavailable naming the first that has none or does not answer. Its
+// answer also gates the store's request and idempotency writes when the
+// buckets are replicated: while it is an error they are refused at once, and those waiting on an
+// acknowledgement are answered ErrUnavailable (writeGate).
 func (p *WriteProbe) Check(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -43,7 +46,66 @@ func (p *WriteProbe) Check(ctx context.Context) error {
 	}
 	p.err = p.store.writable(ctx)
 	p.at = time.Now()
+	// Only replicated buckets elect leaders; and a caller gone is no news.
+	if p.store.leaderReads && ctx.Err() == nil {
+		p.store.gate.set(p.err)
+	}
 	return p.err
+}
+
+// Run checks once every period until ctx ends, so that writes learn of a
+// lost leader without waiting for /readyz to be asked; it returns nil.
+func (p *WriteProbe) Run(ctx context.Context) error {
+	t := time.NewTicker(p.every)
+	defer t.Stop()
+	for {
+		_ = p.Check(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+// writeGate holds the last probe's answer for the committers. lost is
+// closed when the answer turns to an error, and replaced when it clears.
+type writeGate struct {
+	mu   sync.Mutex
+	err  error
+	lost chan struct{}
+}
+
+func newWriteGate() *writeGate { return &writeGate{lost: make(chan struct{})} }
+
+func (g *writeGate) set(err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	switch {
+	case err != nil && g.err == nil:
+		close(g.lost)
+	case err == nil && g.err != nil:
+		g.lost = make(chan struct{})
+	}
+	g.err = err
+}
+
+// state is the last answer, and the channel closed when it next turns to
+// an error (already closed while it is one).
+func (g *writeGate) state() (<-chan struct{}, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.lost, g.err
+}
+
+// lostErr is what a write waiting on an acknowledgement is told when the
+// probe finds a bucket without a leader: its outcome is unknown.
+func (g *writeGate) lostErr() error {
+	_, err := g.state()
+	if err == nil {
+		err = ErrUnavailable
+	}
+	return fmt.Errorf("%w (this write may or may not have been stored; retry it with the same Idempotency-Key or expected revision)", err)
 }
 
 func (s *Store) writable(ctx context.Context) error {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -43,5 +44,48 @@ func TestWriteProbe(t *testing.T) {
 	}
 	if err := fresh.Check(ctx); err != nil {
 		t.Errorf("the bucket is back: %v", err)
+	}
+}
+
+// TestWriteProbeGatesWrites: on replicated buckets, while the probe's
+// last answer is that a bucket a write needs cannot take one, request
+// writes are refused at once with ErrUnavailable (not sent to a stream
+// that will not acknowledge them); once it can, they are taken again. On
+// unreplicated buckets (one server, never an election) the probe gates
+// nothing.
+func TestWriteProbeGatesWrites(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	store, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe := store.WriteProbe(0)
+	if err := b.JS.DeleteKeyValue(ctx, kvstate.BucketIdempotency); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Check(ctx); err == nil {
+		t.Fatal("probe: nil without the idempotency bucket")
+	}
+	if _, err := store.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+		t.Fatalf("unreplicated: a write gated: %v", err)
+	}
+	kvstate.UseLeaderReads(store)
+	_ = probe.Check(ctx)
+	refused := events.NewRequestID()
+	if _, err := store.CreateRequest(ctx, pending(refused)); !errors.Is(err, kvstate.ErrUnavailable) {
+		t.Fatalf("replicated, no idempotency bucket: write %v, want ErrUnavailable", err)
+	}
+	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Check(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+		t.Fatalf("the bucket is back: write %v", err)
+	}
+	if _, err := store.GetRequest(ctx, "acme", refused); !errors.Is(err, kvstate.ErrNotFound) {
+		t.Errorf("the refused write: %v, want ErrNotFound (never sent)", err)
 	}
 }

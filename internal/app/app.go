@@ -150,6 +150,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
 	a.workers, wctx = errgroup.WithContext(wctx)
+	a.workers.Go(func() error { return a.writable.Run(wctx) })
 	if has(o.Config.Roles, "deciders") {
 		workJS, err := b.Connect("deciders")
 		if err != nil {

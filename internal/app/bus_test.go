@@ -239,11 +239,11 @@ func TestBusDiscoveryOnlyForAdmin(t *testing.T) {
 	}
 	a := mustDial(t, srv, "acme-admin", acme, admin)
 	for _, s := range control[:3] {
-		if _, err := a.nc.Request(s, nil, 5*time.Second); err != nil {
+		if _, err := a.nc.RequestMsg(adminAsks(s, ""), 5*time.Second); err != nil {
 			t.Fatalf("admin %s: %v", s, err)
 		}
 	}
-	reply, err := a.nc.Request("$SRV.STATS."+events.BusService, nil, 5*time.Second)
+	reply, err := a.nc.RequestMsg(adminAsks("$SRV.STATS."+events.BusService, ""), 5*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -565,12 +565,21 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	}
 }
 
-// Discovery answers come from the responder connection, which may publish
-// only into tenant inboxes: an admin token that names an agent's review
-// subject, countersign's own offers inbox or a KV key as the reply of a
-// $SRV.PING gets nothing published there. Another tenant's (non-admin)
-// token cannot make a discovery reply land in a person's inbox: its
-// $SRV.PING never reaches countersign.
+// adminAsks is a discovery message of acme's admin token: its token in
+// Authorization, as on every bus message; reply "" for the requester's own.
+func adminAsks(subject, reply string) *nats.Msg {
+	m := nats.NewMsg(subject)
+	m.Reply = reply
+	m.Header.Set("Authorization", "Bearer acme-admin")
+	return m
+}
+
+// Discovery answers go only into the caller's own inbox (SPEC §9): an
+// admin token that names an agent's review subject, countersign's own
+// offers inbox, a KV key, a person's inbox of its tenant or an agent's of
+// another as the reply of a $SRV.PING gets nothing published there.
+// Another tenant's (non-admin) token cannot make a discovery reply land in
+// a person's inbox: its $SRV.PING never reaches countersign.
 func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
 	srv := startBus(t)
 	adm := mustDial(t, srv, "acme-admin", acme, admin)
@@ -592,11 +601,16 @@ func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	globexAgent, err := srv.App.Broker.Conn.SubscribeSync(events.InboxFilter(globex, agentA))
+	if err != nil {
+		t.Fatal(err)
+	}
 	victim.clean(t)
 	person.clean(t)
 	_ = srv.App.Broker.Conn.Flush()
-	for _, reply := range []string{events.ReviewSubject(acme, "agt_a"), "_INBOX.countersign-internal.1", "$KV.requests.acme.req_01JC0000000000000000000000"} {
-		if err := adm.nc.PublishRequest("$SRV.PING", reply, nil); err != nil {
+	for _, reply := range []string{events.ReviewSubject(acme, "agt_a"), "_INBOX.countersign-internal.1", "$KV.requests.acme.req_01JC0000000000000000000000",
+		events.InboxPrefix(acme, personU1) + ".forged", events.InboxPrefix(globex, agentA) + ".forged"} {
+		if err := adm.nc.PublishMsg(adminAsks("$SRV.PING", reply)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -611,7 +625,7 @@ func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
 	// subscription answers $SRV.PING, in order, on one connection: once
 	// this answer is here, the forged ones were published or refused, and a
 	// flush of each receiver's connection delivers any it was sent.
-	if _, err := adm.nc.Request("$SRV.PING", nil, 5*time.Second); err != nil {
+	if _, err := adm.nc.RequestMsg(adminAsks("$SRV.PING", ""), 5*time.Second); err != nil {
 		t.Fatalf("ping in its own inbox: %v", err)
 	}
 	for _, nc := range []*nats.Conn{victim.nc, person.nc, srv.App.Broker.Conn} {
@@ -619,7 +633,7 @@ func TestBusDiscoveryRepliesOnlyToTenantInboxes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for name, sub := range map[string]*nats.Subscription{"the review subject": review, "a person's inbox": personInbox, "an internal inbox": internal, "a KV key": kv} {
+	for name, sub := range map[string]*nats.Subscription{"the review subject": review, "a person's inbox": personInbox, "an internal inbox": internal, "a KV key": kv, "another tenant's inbox": globexAgent} {
 		if n, _, _ := sub.Pending(); n > 0 {
 			m, _ := sub.NextMsg(0)
 			t.Errorf("%s received %q", name, m.Data)

@@ -28,13 +28,14 @@ const InternalUser = "countersign"
 // API and micro discovery. Its replies go to subjects that tenants name, so
 // it may publish only into tenant inboxes (_INBOX.<tenant>.<kind>.<id>.…,
 // five tokens or more: never an internal _INBOX.<nuid>.<n>, a $KV, $JS or
-// review subject), and subscribe only to the API and discovery subjects.
+// review subject), and subscribe only to the API subjects and, in the
+// queue group events.DiscoveryQueue, to the discovery subjects.
 const ResponderUser = "countersign-responder"
 
 // responderPermissions are ResponderUser's.
 var responderPermissions = &server.Permissions{
 	Publish:   &server.SubjectPermission{Allow: []string{"_INBOX.*.*.*.>"}},
-	Subscribe: &server.SubjectPermission{Allow: []string{events.SubjectRoot + ".*.api.>", "$SRV.>"}},
+	Subscribe: &server.SubjectPermission{Allow: []string{events.SubjectRoot + ".*.api.>", "$SRV.> " + events.DiscoveryQueue}},
 }
 
 // gate holds the token lookup for the embedded server's client check

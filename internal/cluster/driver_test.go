@@ -105,13 +105,19 @@ func (d *driver) answerWith(api int, token, id string, body map[string]any) (int
 // acknowledged by one is seen by the other a moment later (404 or an older
 // revision until then); the ledger keeps the longest such lag.
 func (d *driver) sees(api int, id string, rev uint64) bool {
+	_, ok := d.shows(api, id, rev)
+	return ok
+}
+
+// shows is sees returning the record that showed revision rev or later.
+func (d *driver) shows(api int, id string, rev uint64) (record, bool) {
 	start := time.Now()
 	for time.Since(start) < d.patient {
 		var r record
 		code := d.clients[api][tokPerson].do("GET", "/v1/requests/"+id, nil, nil, &r)
 		if code == 200 && r.Revision >= rev {
 			d.l.lagged(time.Since(start))
-			return true
+			return r, true
 		}
 		if code != 200 && code != 404 && !retryable(code) {
 			break
@@ -119,7 +125,7 @@ func (d *driver) sees(api int, id string, rev uint64) bool {
 		time.Sleep(20 * time.Millisecond)
 	}
 	d.l.problem("%s: api-%d did not show revision %d within %v", id, api+1, rev, d.patient)
-	return false
+	return record{}, false
 }
 
 // get reads id, retrying while the API cannot answer; wait long-polls.
