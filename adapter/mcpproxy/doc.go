@@ -14,6 +14,12 @@
 // as a tool result with isError set and the outcome's wording as its text;
 // the upstream server never sees the call.
 //
+// With Config.Connection the upstream is an app connection: calls are
+// submitted as apps.call:<connection>/<tool>, bound to connection {id,
+// revision}, where the revision is derived from the connection id, the
+// upstream's configuration and its tool list (Proxy.Revision), so a changed
+// upstream never reuses a decision made for the old one.
+//
 // The upstream's own annotations (readOnlyHint, destructiveHint, …) are
 // passed through for display and never gate anything: only the tenant's
 // read_rules make a call a read, on the server.

@@ -9,9 +9,11 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/adapter"
+	"github.com/countersign/countersign/events"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -40,6 +42,15 @@ type Config struct {
 	Name string
 	// Logger gets the proxy's warnings (default: discarded).
 	Logger *slog.Logger
+	// Connection, when set, makes the upstream an app connection with this
+	// id (a configured id, [A-Za-z0-9_-]{1,64}): every call is submitted as
+	// apps.call:<Connection>/<tool> with connection {id: Connection,
+	// revision: Revision()} instead of tools.call:<tool>.
+	Connection string
+	// Upstream describes the upstream's configuration for the connection
+	// revision. Empty: the command line or URL of the transport given to
+	// Connect (a *mcp.CommandTransport or *mcp.StreamableClientTransport).
+	Upstream string
 }
 
 func (c *Config) setDefaults() {
@@ -67,15 +78,23 @@ type Proxy struct {
 	resources []string
 	templates []string
 	prompts   []string
+	rev       atomic.Int64 // the connection revision of the tools served
 }
 
 // Connect starts an MCP client session to upstream (a command or a URL
 // transport), mirrors it, and keeps the mirror current on the upstream's
 // list-changed notifications. Close the Proxy to end the upstream session.
-// It returns ErrNoGate without cfg.Gate, or the upstream's connect error.
+// It returns ErrNoGate without cfg.Gate, ErrBadConnection for a
+// cfg.Connection that is no configured id, or the upstream's connect error.
 func Connect(ctx context.Context, upstream mcp.Transport, cfg Config) (*Proxy, error) {
 	if cfg.Gate == nil {
 		return nil, ErrNoGate
+	}
+	if cfg.Connection != "" && !events.ConfigIDPattern.MatchString(cfg.Connection) {
+		return nil, fmt.Errorf("%w: %q", ErrBadConnection, cfg.Connection)
+	}
+	if cfg.Upstream == "" {
+		cfg.Upstream = describeUpstream(upstream)
 	}
 	p := &Proxy{fixedSess: cfg.Session != ""}
 	cfg.setDefaults()
@@ -134,6 +153,12 @@ func (p *Proxy) attach(ctx context.Context, cs *mcp.ClientSession) error {
 
 // Server is the MCP server to serve downstream (stdio or streamable HTTP).
 func (p *Proxy) Server() *mcp.Server { return p.server }
+
+// Revision is the connection revision calls are submitted with now (0
+// without Config.Connection). It changes when the upstream's tool list
+// does, and is the same in every proxy of the same connection id,
+// upstream configuration and tool list.
+func (p *Proxy) Revision() int64 { return p.rev.Load() }
 
 // Close ends the upstream session.
 func (p *Proxy) Close() error { return p.upstream.Close() }

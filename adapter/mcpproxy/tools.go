@@ -20,8 +20,11 @@ var reasonSchema = map[string]any{
 		"It is shown to whoever approves the call; it is not passed to the tool.",
 }
 
+// syncTools mirrors the upstream's tools. The connection revision of the
+// new list is in force before any of its tools is served, so a call to a
+// changed tool never goes out under the old revision.
 func (p *Proxy) syncTools(ctx context.Context) error {
-	var names []string
+	var listed, out []*mcp.Tool
 	for t, err := range p.upstream.Tools(ctx, nil) {
 		if err != nil {
 			return fmt.Errorf("mcpproxy: list tools: %w", err)
@@ -31,7 +34,20 @@ func (p *Proxy) syncTools(ctx context.Context) error {
 			p.cfg.Logger.Warn("mcpproxy: tool not re-exported", "tool", t.Name, "err", err)
 			continue
 		}
-		if p.guard("tool", t.Name, func() { p.server.AddTool(tool, p.handler(t.Name, isShellTool(t))) }) {
+		listed, out = append(listed, t), append(out, tool)
+	}
+	if p.cfg.Connection != "" {
+		rev, err := revision(p.cfg.Connection, p.cfg.Upstream, listed)
+		if err != nil {
+			return err
+		}
+		if old := p.rev.Swap(rev); old != rev {
+			p.cfg.Logger.Info("mcpproxy: connection revision", "connection", p.cfg.Connection, "revision", rev)
+		}
+	}
+	var names []string
+	for i, t := range listed {
+		if p.guard("tool", t.Name, func() { p.server.AddTool(out[i], p.handler(t.Name, isShellTool(t))) }) {
 			names = append(names, t.Name)
 		}
 	}
@@ -75,6 +91,11 @@ func (p *Proxy) handler(name string, shell bool) mcp.ToolHandler {
 			return errorResult("countersign proxy: " + err.Error() + "; the call did not run"), nil
 		}
 		call := adapter.Call{Tool: name, Arguments: args, Reason: reason, Session: p.session(req)}
+		if id := p.cfg.Connection; id != "" {
+			call.Tool = ""
+			call.Capability = events.Capability{Action: events.ActionAppsCall, Target: id + "/" + name}
+			call.Connection = &events.Connection{ID: id, Revision: p.rev.Load()}
+		}
 		if shell {
 			call.Subject = events.ShellSubject(args)
 		}

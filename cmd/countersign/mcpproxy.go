@@ -50,6 +50,7 @@ func mcpProxySetup(args []string, log *slog.Logger) (mcpproxy.Config, mcp.Transp
 	session := fs.String("session", "", "countersign session of every call (default: the MCP session id, else one per proxy process)")
 	listen := fs.String("listen", "", "serve streamable HTTP on this address instead of stdio")
 	upURL := fs.String("upstream-url", "", "upstream MCP server's streamable HTTP endpoint (instead of a command)")
+	conn := fs.String("connection", "", "submit calls as apps.call:<ID>/<tool>, bound to this app connection's revision (derived from the upstream's tools and configuration)")
 	if err := fs.Parse(args); err != nil {
 		return mcpproxy.Config{}, nil, "", err
 	}
@@ -57,7 +58,7 @@ func mcpProxySetup(args []string, log *slog.Logger) (mcpproxy.Config, mcp.Transp
 	if err != nil {
 		return mcpproxy.Config{}, nil, "", err
 	}
-	cfg := mcpproxy.Config{Gate: gate, Session: *session, Logger: log}
+	cfg := mcpproxy.Config{Gate: gate, Session: *session, Logger: log, Connection: *conn}
 	switch {
 	case *upURL != "" && fs.NArg() > 0:
 		return cfg, nil, "", errors.New("give --upstream-url or an upstream command, not both")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter/mcpproxy"
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -63,6 +64,42 @@ func TestMCPProxyCommand(t *testing.T) {
 			defer cs.Close()
 			checkProxiedTools(t, ctx, cs, srv.API(t))
 		})
+	}
+}
+
+// With --connection, calls go as apps.call:<id>/<tool> bound to the
+// connection's revision, and a restarted proxy of the same upstream
+// command binds them to the same revision.
+func TestMCPProxyConnection(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t)
+	a := srv.API(t)
+	args := []string{"mcp-proxy", "--url", srv.URL, "--token", "dev-main", "--wait", "30s", "--connection", "notes",
+		"--", subprocess().Path, "-test.run=^TestCommandProcess$", "--", "mcp-upstream"}
+	var seen []events.Connection
+	for range 2 { // the second proxy process is the first one restarted
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: subprocess(args...)}, nil)
+		if err != nil {
+			t.Fatalf("connect to the proxy: %v", err)
+		}
+		done := make(chan string, 1)
+		go func() { done <- callText(ctx, cs, "delete_notes", nil) }()
+		r := a.AwaitPending("dev-person", "notes/delete_notes")
+		if r.Capability.Action != events.ActionAppsCall || r.Connection == nil || r.Connection.ID != "notes" || r.Connection.Revision == 0 {
+			t.Fatalf("request %+v connection %+v, want apps.call:notes/delete_notes bound to a revision of notes", r.Capability, r.Connection)
+		}
+		seen = append(seen, *r.Connection)
+		a.Answer("dev-person", r.ID, "deny", "")
+		<-done
+		cs.Close()
+	}
+	if seen[0] != seen[1] {
+		t.Errorf("connection %+v after a restart, want %+v", seen[1], seen[0])
+	}
+	out, err := subprocess("mcp-proxy", "--url", srv.URL, "--token", "dev-main", "--connection", "no/slash", "--", "true").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "connection id must match") {
+		t.Errorf("--connection no/slash: %v %s; want it refused", err, out)
 	}
 }
 
