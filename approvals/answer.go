@@ -94,6 +94,9 @@ var errRepeat = errors.New("approvals: repeat of an applied answer")
 
 // repeat reports answer rule 2: the caller's own earlier answer again.
 func repeat(r *events.Request, p events.Ref, in AnswerInput) bool {
+	if same, counted := repeatedAllow(r, p, in.Scope); counted && in.Decision == DecisionAllow {
+		return same
+	}
 	if d := r.Decision; d != nil && d.By == p {
 		want := events.StatusApproved
 		if in.Decision == DecisionDeny {
@@ -124,9 +127,9 @@ func (s *Service) answerable(c Caller, r *events.Request, expected uint64, watch
 	switch {
 	case r.Status.Terminal():
 		return conflict("request is %s", r.Status)
-	case r.Approver == nil || *r.Approver != c.Principal:
-		return conflict("another decider must answer this request")
-	case expected != r.Revision:
+	case !c.Tenant.MayAnswer(r, c.Principal):
+		return notYours(r, c.Principal)
+	case !expectedFits(r, expected):
 		return conflict("expected revision %d, request is at %d", expected, r.Revision)
 	case !s.now().Before(r.DeadlineAt):
 		return conflict("the request's deadline has passed")
@@ -158,6 +161,9 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	if events.ScopeRank(in.Scope) > events.ScopeRank(max) {
 		return "", invalid("scope", "you hold this capability for at most scope %q", max)
 	}
+	if c.Principal.Kind == events.KindPerson {
+		return s.personAllow(c, r, in, now), nil
+	}
 	if !r.AllowStage(c.Principal, in.Scope, now) { // a shell request's next stage waits (SPEC §8)
 		return events.TypeRequestUpdated, nil
 	}
@@ -171,7 +177,8 @@ func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
 	if above.Kind == "" {
 		return "", conflict("no decider above %s", from.ID)
 	}
-	r.Approver = &above
+	t, _ := s.views.Tenant(r.Tenant)
+	toTop(t, r, above)
 	return events.TypeRequestEscalated, nil
 }
 

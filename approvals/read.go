@@ -170,7 +170,7 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 				}
 				return yield(string(id), hit{req: events.Request{ID: id}, kvRev: kvRev})
 			}
-			if !f.match(&r.Request) || (pendingOnly && !c.Admin() && !kvstate.InInbox(r, c.Principal)) {
+			if !f.match(&r.Request) || (pendingOnly && !c.Admin() && !s.views.InInbox(r, c.Principal)) {
 				return true
 			}
 			return yield(string(id), hit{req: r.Request})

@@ -172,9 +172,15 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 		}
 	case events.KindPerson:
 		a, ok := s.views.Agent(r.Tenant, r.Agent)
-		return ok && string(a.Member) == c.Principal.ID || coveredBy(r, c.Principal)
+		return ok && string(a.Member) == c.Principal.ID || inGroup(c, r) || coveredBy(r, c.Principal)
 	}
 	return false
+}
+
+// inGroup: a person of the group r waits on, or whose allow r counts
+// (SPEC §12), sees r.
+func inGroup(c Caller, r *events.Request) bool {
+	return c.Tenant.WaitsOn(r.Approver, events.MemberID(c.Principal.ID)) || r.Approvals.By(c.Principal)
 }
 
 // memberOf returns the member a caller works for ("" for services).

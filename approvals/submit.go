@@ -249,7 +249,7 @@ func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capa
 		Capability: capability, Arguments: in.Arguments, Subject: subject,
 		Connection: in.Connection, Reason: in.Reason, Timeout: FormatDuration(timeout),
 		Chain: deciders.Chain(s.views, c.Tenant.ID, events.AgentID(c.Principal.ID)), Endorsements: []events.Endorsement{},
-		CreatedAt: now, DeadlineAt: now.Add(timeout),
+		CreatedAt: now, DeadlineAt: now.Add(timeout), RequiredApprovals: 1,
 	}
 	if capability.Action == events.ActionToolsCall {
 		r.Tool = capability.Target
@@ -271,8 +271,7 @@ func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Reques
 	v := s.checker.Check(ctx, t, r)
 	if !v.Decided {
 		r.Status = events.StatusPending
-		above := deciders.Above(s.views, t.ID, r.Agent)
-		r.Approver = &above
+		toTop(t, r, deciders.Above(s.views, t.ID, r.Agent))
 		r.JudgeEscalated = v.JudgeEscalated
 		if v.ReviewerReason != "" {
 			rr := v.ReviewerReason

@@ -84,6 +84,11 @@ type TenantConfig struct {
 	line           int
 	readRuleLines  []int // each read rule's line
 
+	// Groups and ApprovalPolicies say who answers at the top of a chain
+	// (SPEC §12).
+	Groups           []*GroupConfig          `yaml:"groups"`
+	ApprovalPolicies []*ApprovalPolicyConfig `yaml:"approval_policies"`
+
 	// RequestRetention keeps terminal records this long after they end
 	// (default 720h).
 	RequestRetention string `yaml:"request_retention"`
@@ -119,6 +124,35 @@ type MemberConfig struct {
 	// §12). Both or neither.
 	Backup       string `yaml:"backup"`
 	AnswerWithin string `yaml:"answer_within"`
+}
+
+// GroupConfig is people who answer together (SPEC §12).
+type GroupConfig struct {
+	ID      string   `yaml:"id"`
+	Members []string `yaml:"members"`
+	line    int
+	// memberLines is each member entry's line.
+	memberLines []int
+}
+
+// ApprovalPolicyConfig is one entry of approval_policies (SPEC §12).
+type ApprovalPolicyConfig struct {
+	ID    string   `yaml:"id"`
+	Match []string `yaml:"match"`
+	// Approvers is who answers; its group is required.
+	Approvers *ApproversConfig `yaml:"approvers"`
+	// Approve is the distinct people who must allow. Default 1.
+	Approve *wholeNumber `yaml:"approve"`
+	line    int
+	// matchLines is each match pattern's line; approversLine and
+	// approveLine those of the keys (0: not given).
+	matchLines                 []int
+	approversLine, approveLine int
+}
+
+// ApproversConfig is an approval policy's approvers.
+type ApproversConfig struct {
+	Group string `yaml:"group"`
 }
 
 // WebhookConfig is one endpoint that receives a tenant's events.

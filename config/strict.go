@@ -212,3 +212,26 @@ func (w *WebhookConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain WebhookConfig
 	return decodeAt(n, &w.line, (*plain)(w))
 }
+
+func (g *GroupConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain GroupConfig
+	err := decodeAt(n, &g.line, (*plain)(g))
+	g.memberLines = seqLines(n, "members")
+	return err
+}
+
+func (p *ApprovalPolicyConfig) UnmarshalYAML(n *yaml.Node) error {
+	type plain ApprovalPolicyConfig
+	err := decodeAt(n, &p.line, (*plain)(p))
+	p.matchLines = seqLines(n, "match")
+	p.approversLine, p.approveLine = keyLine(n, "approvers"), keyLine(n, "approve")
+	return err
+}
+
+// keyLine is the line of key's value in mapping n, or 0.
+func keyLine(n *yaml.Node, key string) int {
+	if v := valueOf(n, key); v != nil {
+		return v.Line
+	}
+	return 0
+}

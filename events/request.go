@@ -195,6 +195,12 @@ type Request struct {
 	DeadlineAt     time.Time       `json:"deadline_at"`
 	ClaimedAt      *time.Time      `json:"claimed_at"`
 	Decision       *Decision       `json:"decision"`
+
+	// RequiredApprovals is how many distinct people must allow (SPEC
+	// §12); a record without it (made before groups) needs 1.
+	RequiredApprovals int `json:"required_approvals"`
+	// Approvals are the people's allows counted so far; always an array.
+	Approvals Approvals `json:"approvals"`
 	// Escalation is the request's latest move to a backup (SPEC §12);
 	// nil until it first moves.
 	Escalation *Escalation `json:"escalation,omitempty"`
@@ -225,6 +231,7 @@ func (r *Request) Clone() Request {
 	c.Chain = slices.Clone(r.Chain)
 	c.Endorsements = slices.Clone(r.Endorsements)
 	c.Abstentions = slices.Clone(r.Abstentions)
+	c.Approvals = slices.Clone(r.Approvals)
 	c.Connection = clonePtr(r.Connection)
 	c.Approver = clonePtr(r.Approver)
 	c.ReviewerReason = clonePtr(r.ReviewerReason)
@@ -309,7 +316,7 @@ func (r *Request) Answered(p Ref) bool {
 		return true
 	}
 	if p.Kind != KindAgent {
-		return false
+		return r.Approvals.By(p)
 	}
 	for _, e := range append(append([]Endorsement(nil), r.Endorsements...), r.Abstentions...) {
 		if string(e.Agent) == p.ID {

@@ -31,6 +31,11 @@ type Tenant struct {
 	Agents           map[AgentID]*Agent
 	Tokens           []Token
 	Judge            *JudgeConfig
+	// Groups answer together at the top of a chain, as ApprovalPolicies
+	// say (SPEC §12): the first policy matching a capability, in file
+	// order, applies.
+	Groups           map[GroupID]*Group
+	ApprovalPolicies []ApprovalPolicy
 	// Quotas (SPEC §5): each agent's own pending requests at most, and
 	// each token's submits a second, in bursts of SubmitBurst. Zero takes
 	// the default.

@@ -123,7 +123,7 @@ func linkFits(c links.Claim, caller approvals.Caller, r *events.Request) string 
 	switch {
 	case r.Status.Terminal() && r.Decision != nil && r.Decision.By == caller.Principal:
 		return linkUsed
-	case r.Status.Terminal(), r.Revision != c.Revision, r.Approver == nil || *r.Approver != caller.Principal:
+	case r.Status.Terminal(), !approvals.AnswerableAt(r, c.Revision), !caller.Tenant.MayAnswer(r, caller.Principal):
 		return linkStale
 	}
 	return ""

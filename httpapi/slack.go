@@ -192,7 +192,7 @@ func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id eve
 	case r.Status.Terminal():
 		b, _ := notify.Replacement(r, "Already ended: "+outcomeText(r))
 		return b
-	case r.Approver == nil || *r.Approver != caller.Principal:
+	case !caller.Tenant.MayAnswer(r, caller.Principal):
 		return slackNote("This request is not yours to answer now (" + outcomeText(r) + "); nothing was answered.")
 	case !a.svc.Now().Before(r.DeadlineAt):
 		return slackNote("This request is no longer waiting: its deadline has passed; nothing was answered.")

@@ -36,6 +36,8 @@ func scanTerminal(data []byte) (p peekedRequest, ok bool) {
 			p.Endorsements, ok = scanAgents(v)
 		case "abstentions":
 			p.Abstentions, ok = scanAgents(v)
+		case "approvals":
+			p.Approvals, ok = scanList(v, scanApproval)
 		default:
 			ok = true
 		}
@@ -78,6 +80,45 @@ func scanDecision(v []byte, p *peekedRequest) bool {
 
 // scanAgents reads the agents of a list of endorsements or abstentions.
 func scanAgents(v []byte) ([]peekedAgent, bool) {
+	return scanList(v, func(elem []byte) (peekedAgent, bool) {
+		var a peekedAgent
+		ok := scanObject(elem, func(key []byte, v []byte) bool {
+			if string(key) != "agent" {
+				return true
+			}
+			var ok bool
+			a.Agent, ok = textOf[events.AgentID](v)
+			return ok
+		})
+		return a, ok
+	})
+}
+
+// scanApproval reads the by of an approval.
+func scanApproval(elem []byte) (peekedAgent, bool) {
+	var a peekedAgent
+	ok := scanObject(elem, func(key []byte, v []byte) bool {
+		if string(key) != "by" {
+			return true
+		}
+		return scanObject(v, func(key []byte, v []byte) bool {
+			var ok bool
+			switch string(key) {
+			case "kind":
+				a.By.Kind, ok = textOf[string](v)
+			case "id":
+				a.By.ID, ok = textOf[string](v)
+			default:
+				ok = true
+			}
+			return ok
+		})
+	})
+	return a, ok
+}
+
+// scanList reads each element of the JSON array v with elem.
+func scanList(v []byte, elem func([]byte) (peekedAgent, bool)) ([]peekedAgent, bool) {
 	if string(v) == "null" {
 		return nil, true
 	}
@@ -95,15 +136,8 @@ func scanAgents(v []byte) ([]peekedAgent, bool) {
 		if !ok {
 			return nil, false
 		}
-		var a peekedAgent
-		if !scanObject(v[i:end], func(key []byte, v []byte) bool {
-			if string(key) != "agent" {
-				return true
-			}
-			var ok bool
-			a.Agent, ok = textOf[events.AgentID](v)
-			return ok
-		}) {
+		a, ok := elem(v[i:end])
+		if !ok {
 			return nil, false
 		}
 		out = append(out, a)

@@ -40,6 +40,10 @@ func TestScanTerminalMatchesDecode(t *testing.T) {
 		for range rng.IntN(2) {
 			r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: "agt_y"})
 		}
+		r.Approvals = nil
+		for range rng.IntN(3) {
+			r.Approvals = append(r.Approvals, events.Approval{By: events.Ref{Kind: "person", ID: pick("u-1", "u-2")}, Scope: "once"})
+		}
 		b, err := json.Marshal(r)
 		if err != nil {
 			t.Fatal(err)

@@ -43,7 +43,7 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 	v.rules = NewMirror(store.rules, func(r events.Rule) []string {
 		return []string{string(r.Tenant) + "/" + string(r.Agent)}
 	})
-	v.requests = NewMirror(store.requests, requestIndex)
+	v.requests = NewMirror(store.requests, v.requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
 	v.requests.packer, v.requests.stored, v.requests.packID = &packer{}, storedRecord, requestDictID
 	v.snaps = &Snapshots[Record]{mirror: v.requests, obs: store.snaps, stream: store.requestStream, name: BucketRequests,
@@ -265,7 +265,7 @@ func (v *Views) Pending(tenant events.TenantID) []Record {
 func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []Record {
 	var out []Record
 	for _, r := range v.Pending(tenant) {
-		if InInbox(&r, p) {
+		if v.InInbox(&r, p) {
 			out = append(out, r)
 		}
 	}
@@ -273,8 +273,26 @@ func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []Record {
 }
 
 // InInbox reports whether principal p takes part in r (see InboxScope).
-func InInbox(r *Record, p events.Ref) bool {
-	return slices.Contains(requestIndex(*r), participantKey(r.Tenant, p))
+func (v *Views) InInbox(r *Record, p events.Ref) bool {
+	return slices.Contains(v.requestIndex(*r), participantKey(r.Tenant, p))
+}
+
+// requestIndex is requestIndex with a pending request that waits on a
+// group also under each person of the group (SPEC §12), as the tenant
+// stands it when the change is indexed.
+func (v *Views) requestIndex(r Record) []string {
+	ix := requestIndex(r)
+	if r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindGroup {
+		return ix
+	}
+	if t, ok := v.Tenant(r.Tenant); ok {
+		for _, m := range t.People(*r.Approver) {
+			if p := (events.Ref{Kind: events.KindPerson, ID: string(m)}); !r.Approvals.By(p) { // indexed already
+				ix = append(ix, participantKey(r.Tenant, p))
+			}
+		}
+	}
+	return ix
 }
 
 // RequestScope names a set of a tenant's requests to scan.
@@ -369,6 +387,11 @@ func requestIndex(r Record) []string {
 	for _, e := range append(append([]events.Endorsement(nil), r.Endorsements...), r.Abstentions...) {
 		ix = append(ix, participantKey(r.Tenant, events.Ref{Kind: events.KindAgent, ID: string(e.Agent)}))
 	}
+	for _, a := range r.Approvals {
+		if r.Decision == nil || a.By != r.Decision.By {
+			ix = append(ix, participantKey(r.Tenant, a.By))
+		}
+	}
 	return ix
 }
 
@@ -398,6 +421,7 @@ type peekedRequest struct {
 	Decision     *peekedDecision `json:"decision"`
 	Endorsements []peekedAgent   `json:"endorsements"`
 	Abstentions  []peekedAgent   `json:"abstentions"`
+	Approvals    []peekedAgent   `json:"approvals"`
 }
 
 type peekedDecision struct {
@@ -407,6 +431,7 @@ type peekedDecision struct {
 
 type peekedAgent struct {
 	Agent events.AgentID `json:"agent"`
+	By    events.Ref     `json:"by"` // an approval's
 }
 
 // peekRequest reads the summary and index keys of a stored terminal
@@ -432,6 +457,9 @@ func peekRequest(data []byte) (Summary, []string, bool) {
 	}
 	for _, e := range p.Abstentions {
 		r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: e.Agent})
+	}
+	for _, a := range p.Approvals {
+		r.Approvals = append(r.Approvals, events.Approval{By: a.By})
 	}
 	s, _ := summarizeRequest(&r)
 	return s, internAll(requestIndex(r)), true

@@ -11,6 +11,10 @@ import (
 type Links struct {
 	PublicURL string
 	Secret    []byte
+	// Awaiting returns the people a pending request still waits on (a
+	// group's members less those whose allow it counts, SPEC §12); nil
+	// gives a group's request no links.
+	Awaiting func(*events.Request) []events.MemberID
 }
 
 // Pair is the links of one request revision for the person it waits on,
@@ -26,7 +30,28 @@ func (l *Links) For(r *events.Request) *Pair {
 	if l == nil || r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindPerson {
 		return nil
 	}
-	c := links.Claim{Tenant: r.Tenant, Request: r.ID, Revision: r.Revision, Person: events.MemberID(r.Approver.ID), Deadline: r.DeadlineAt}
+	return l.ForPerson(r, events.MemberID(r.Approver.ID))
+}
+
+// ForPeople returns the links of a pending r waiting on a group, one pair
+// for each person it still waits on (SPEC §12); nil otherwise.
+func (l *Links) ForPeople(r *events.Request) map[events.MemberID]*Pair {
+	if l == nil || l.Awaiting == nil || r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindGroup {
+		return nil
+	}
+	var out map[events.MemberID]*Pair
+	for _, m := range l.Awaiting(r) {
+		if out == nil {
+			out = map[events.MemberID]*Pair{}
+		}
+		out[m] = l.ForPerson(r, m)
+	}
+	return out
+}
+
+// ForPerson returns the links of r's revision for person m.
+func (l *Links) ForPerson(r *events.Request, m events.MemberID) *Pair {
+	c := links.Claim{Tenant: r.Tenant, Request: r.ID, Revision: r.Revision, Person: m, Deadline: r.DeadlineAt}
 	base := strings.TrimRight(l.PublicURL, "/") + "/d/"
 	c.Decision = links.Approve
 	p := &Pair{ApproveURL: base + links.Mint(l.Secret, c)}

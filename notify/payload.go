@@ -59,13 +59,19 @@ func (it *item) body(e *Endpoint, l *Links) (contentType string, body []byte, er
 		b, err := slackMessage(it.typ, r, e.Interactive, pair)
 		return "application/json", b, err
 	}
-	b, err := cloudEvent(it, pair)
+	var people map[events.MemberID]*Pair
+	if r != nil {
+		people = l.ForPeople(r)
+	}
+	b, err := cloudEvent(it, pair, people)
 	return "application/cloudevents+json", b, err
 }
 
 // cloudEvent encodes the stored event in structured mode, its data as
-// stored plus "links" when there are any.
-func cloudEvent(it *item, pair *Pair) ([]byte, error) {
+// stored plus "links" when there are any. A request waiting on a group gets, as "links_by_person", the links of
+// each person it still waits on (SPEC §12: each is told, and answers
+// through their own link).
+func cloudEvent(it *item, pair *Pair, people map[events.MemberID]*Pair) ([]byte, error) {
 	ce, err := events.DecodeHeaders(it.head)
 	if err != nil {
 		return nil, err
@@ -73,6 +79,11 @@ func cloudEvent(it *item, pair *Pair) ([]byte, error) {
 	data := it.data
 	if pair != nil {
 		if data, err = withLinks(data, pair); err != nil {
+			return nil, err
+		}
+	}
+	if people != nil {
+		if data, err = withMember(data, "links_by_person", people); err != nil {
 			return nil, err
 		}
 	}
@@ -84,11 +95,16 @@ func cloudEvent(it *item, pair *Pair) ([]byte, error) {
 
 // withLinks adds "links" as the last member of the JSON object data.
 func withLinks(data []byte, pair *Pair) ([]byte, error) {
+	return withMember(data, "links", pair)
+}
+
+// withMember adds key: v as the last member of the JSON object data.
+func withMember(data []byte, key string, v any) ([]byte, error) {
 	obj := bytes.TrimSpace(data)
 	if len(obj) < 2 || obj[0] != '{' || obj[len(obj)-1] != '}' {
 		return nil, fmt.Errorf("notify: event data is not a JSON object")
 	}
-	l, err := json.Marshal(pair)
+	l, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +112,7 @@ func withLinks(data []byte, pair *Pair) ([]byte, error) {
 	if len(bytes.TrimSpace(obj[1:len(obj)-1])) > 0 {
 		out = append(out, ',')
 	}
-	out = append(out, `"links":`...)
+	out = append(append(append(out, '"'), key...), `":`...)
 	out = append(append(out, l...), '}')
 	return out, nil
 }

@@ -115,9 +115,11 @@ func clip(s string) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // buttons returns the actions block, or nil when r does not wait on a
-// person or there is nothing for the buttons to do.
+// person or a group, or there is nothing for the buttons to do (a group's
+// request has buttons only when they are interactive: whoever of the group
+// clicks answers as themselves).
 func buttons(r *events.Request, interactive bool, pair *Pair) block {
-	if r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindPerson {
+	if r.Status != events.StatusPending || r.Approver == nil || (r.Approver.Kind != events.KindPerson && r.Approver.Kind != events.KindGroup) {
 		return nil
 	}
 	approve := block{"type": "button", "action_id": ActionApprove, "style": "primary", "text": plain("Approve")}

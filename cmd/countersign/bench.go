@@ -17,7 +17,7 @@ import (
 func runBench(args []string) int {
 	fl := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o bench.Options
-	scenarios := fl.String("scenario", "grant", "grant | grant-bus | person | agent | judge | hold | fill, or several comma-separated (run one after another)")
+	scenarios := fl.String("scenario", "grant", "grant | grant-bus | person | quorum | agent | judge | hold | fill, or several comma-separated (run one after another)")
 	fl.IntVar(&o.Concurrency, "concurrency", 64, "requests in flight")
 	fl.IntVar(&o.Workers, "workers", 1, "agent: runtimes of the reviewing agent, each on its own bus connection")
 	fl.StringVar(&o.NATSURL, "nats-url", "", "grant-bus, agent: the running server's bus (with --url)")
@@ -31,6 +31,7 @@ func runBench(args []string) int {
 	fl.StringVar(&o.URL, "url", "", "a running server (default: start one on loopback in a temp dir)")
 	fl.StringVar(&o.Submitter, "token", "", "submitting agent's token (default dev-main)")
 	fl.StringVar(&o.Decider, "decider-token", "", "the deciding person's token (default dev-person)")
+	fl.StringVar(&o.Second, "second-token", "", "quorum: the second person's token (default bench-person-2)")
 	fl.StringVar(&o.Worker, "worker-token", "", "grant: the agent that is granted (default dev-programmer)")
 	fl.StringVar(&o.Endorser, "endorser-token", "", "grant: that agent's parent (default dev-main)")
 	fl.BoolVar(&o.Idempotency, "idempotency", false, "send an Idempotency-Key with every submit")

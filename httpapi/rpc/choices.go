@@ -36,7 +36,7 @@ func knownChoice(id string) (Choice, bool) {
 // once and reject on a protected write; otherwise the allows up to the
 // largest scope c may give (maxAllow), then deny and deny with reason.
 func choices(svc *approvals.Service, c approvals.Caller, r *events.Request) []Choice {
-	if r.Status.Terminal() || r.Approver == nil || *r.Approver != c.Principal || !c.Token.Has(events.ScopeApprovalsWrite) {
+	if r.Status.Terminal() || !c.Tenant.MayAnswer(r, c.Principal) || !c.Token.Has(events.ScopeApprovalsWrite) {
 		return []Choice{}
 	}
 	if protectedWrite(r) {

@@ -87,10 +87,10 @@ func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
 // HTTP: a safe repeat is 200, anything else 409.
 func (c *conn) decidable(rec *kvstate.Record, p *decideParams) error {
 	r := &rec.Request
-	if r.Status.Terminal() || r.Approver == nil || *r.Approver != c.caller.Principal {
+	if r.Status.Terminal() || !c.caller.Tenant.MayAnswer(r, c.caller.Principal) {
 		return nil
 	}
-	if *p.RequirementID.SourceIndex != currentStage(r) || *p.RequirementID.Revision != r.Revision {
+	if *p.RequirementID.SourceIndex != currentStage(r) || !approvals.AnswerableAt(r, *p.RequirementID.Revision) {
 		return errStale
 	}
 	ch, ok := offered(choices(c.h.svc, c.caller, r), p.ChoiceID)

@@ -37,7 +37,7 @@ func (s *subscription) notify(r *events.Request, ev approvals.Event, opened bool
 		}
 	case !opened:
 		s.open(r, r.JudgeEscalated, ev.ID)
-	case ev.Type == events.TypeRequestUpdated: // the next stage: a re-send keeps judgeEscalated
+	case ev.Type == events.TypeRequestUpdated && len(r.Approvals) == 0: // the next stage: a re-send keeps judgeEscalated (an approval counted is an update)
 		s.c.notify(NotifyRequested, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))
 	default:
 		s.c.notify(NotifyUpdated, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))
@@ -59,6 +59,6 @@ func (s *subscription) inScope(r *events.Request) bool {
 		return s.sessions[r.Session]
 	}
 	c := s.c.caller
-	waiting := r.Status == events.StatusPending && r.Approver != nil && *r.Approver == c.Principal
+	waiting := r.Status == events.StatusPending && c.Tenant.MayAnswer(r, c.Principal)
 	return c.Admin() || waiting || r.Answered(c.Principal)
 }

@@ -72,6 +72,11 @@ type RequestParams struct {
 	Capability           events.Capability `json:"capability"`
 	Reason               string            `json:"reason"`
 	DeadlineAt           time.Time         `json:"deadlineAt"`
+
+	// RequiredApprovals and Approvals are the quorum and the people's
+	// allows it counts so far (SPEC §12).
+	RequiredApprovals int              `json:"requiredApprovals"`
+	Approvals         events.Approvals `json:"approvals"`
 }
 
 // ResolvedParams is approval/resolved: the request is terminal.
@@ -118,6 +123,8 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 		Capability:           r.Capability,
 		Reason:               r.Reason,
 		DeadlineAt:           r.DeadlineAt,
+		RequiredApprovals:    r.Quorum(),
+		Approvals:            r.Approvals,
 	}
 	if r.ReviewerReason != nil {
 		p.ReviewerReason = *r.ReviewerReason

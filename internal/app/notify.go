@@ -88,6 +88,9 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 	if err != nil || len(out.endpoints) == 0 {
 		return err
 	}
+	if out.links != nil {
+		out.links.Awaiting = a.awaiting
+	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas,
 		Tuning: o.Notify, Registry: a.Registry, Logger: a.log})
 	if err != nil {
@@ -98,4 +101,14 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 	}
 	a.workers.Go(func() error { return w.Run(ctx) })
 	return nil
+}
+
+// awaiting is the people a pending request still waits on, as the tenant
+// stands them now: each is notified (SPEC §12).
+func (a *App) awaiting(r *events.Request) []events.MemberID {
+	t, ok := a.views.Tenant(r.Tenant)
+	if !ok {
+		return nil
+	}
+	return t.Awaiting(r)
 }

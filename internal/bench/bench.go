@@ -11,7 +11,7 @@ import (
 
 // Options select and size a run.
 type Options struct {
-	Scenario    string        // grant | grant-bus | person | agent | hold | judge | fill
+	Scenario    string        // grant | grant-bus | person | quorum | agent | hold | judge | fill
 	Concurrency int           // in-flight requests (default 64)
 	Workers     int           // agent: runtimes of the reviewing agent (default 1)
 	Duration    time.Duration // measured time (default 10s)
@@ -25,6 +25,9 @@ type Options struct {
 	// person (Submitter), that person (Decider), and an agent whose
 	// requests go to Main (Worker, for grant). Defaults: the demo tokens.
 	Submitter, Decider, Worker, Endorser string
+	// Second is quorum's second person (default bench-person-2): a
+	// running server needs the group and policy of quorumYAML.
+	Second string
 	// Idempotency sends an Idempotency-Key with every submit.
 	Idempotency bool
 	// Exe is the countersign binary for hold's child server.
@@ -65,6 +68,7 @@ func (o *Options) setDefaults() {
 	}
 	def(&o.Submitter, "dev-main")
 	def(&o.Decider, "dev-person")
+	def(&o.Second, quorumSecond)
 	def(&o.Worker, "dev-programmer")
 	def(&o.Endorser, "dev-main")
 	def(&o.WorkerAgent, "agt_programmer")
@@ -83,6 +87,8 @@ func Run(ctx context.Context, o Options) (Result, error) {
 		res, err = withServer(ctx, o, nil, grantBusScenario)
 	case "person":
 		res, err = withServer(ctx, o, nil, personScenario)
+	case "quorum":
+		res, err = withQuorumServer(ctx, o)
 	case "agent":
 		res, err = withServer(ctx, o, nil, agentScenario)
 	case "judge":
@@ -92,7 +98,7 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	case "fill":
 		res, err = fillScenario(ctx, o)
 	default:
-		return res, fmt.Errorf("bench: unknown scenario %q (grant, grant-bus, person, agent, judge, hold, fill)", o.Scenario)
+		return res, fmt.Errorf("bench: unknown scenario %q (grant, grant-bus, person, quorum, agent, judge, hold, fill)", o.Scenario)
 	}
 	res.Scenario, res.Concurrency, res.Cores = o.Scenario, o.Concurrency, runtime.NumCPU()
 	if o.Scenario == "agent" {

@@ -14,7 +14,7 @@ import (
 // moment and completes requests without errors. (Figures come from
 // `countersign bench`, not from tests.)
 func TestScenariosRun(t *testing.T) {
-	for _, sc := range []string{"grant", "grant-bus", "person", "agent", "judge"} {
+	for _, sc := range []string{"grant", "grant-bus", "person", "quorum", "agent", "judge"} {
 		t.Run(sc, func(t *testing.T) {
 			r, err := Run(context.Background(), Options{Scenario: sc, Concurrency: 4, Workers: 2, Duration: 2 * time.Second}) // long enough for a loaded machine to finish some
 			if err != nil {

@@ -46,6 +46,7 @@ func recordFields(r *events.Request, now time.Time) [][2]string {
 		f = append(f, [2]string{"Abstained", endorsement(e)})
 	}
 	f = optional(f, "Judge", judgeText(r))
+	f = append(f, approvalLines(r)...)
 	f = append(f, [][2]string{
 		{"Created", stamp(r.CreatedAt)},
 		{"Deadline", stamp(r.DeadlineAt) + " (timeout " + cell(r.Timeout) + ")"},
@@ -183,6 +184,24 @@ func decisionDetails(r *events.Request) [][2]string {
 	}
 	if r.Decision.QuotedRule != "" {
 		f = append(f, [2]string{"Quoted rule", quote(r.Decision.QuotedRule, 500)})
+	}
+	return f
+}
+
+// approvalLines are the people's allows a request counts (SPEC §12): a
+// line saying how many of how many, then one line each; none for a
+// request that needs one allow and has none.
+func approvalLines(r *events.Request) [][2]string {
+	if r.Quorum() == 1 && len(r.Approvals) == 0 {
+		return nil
+	}
+	f := [][2]string{{"Approvals", fmt.Sprintf("%d of %d", len(r.Approvals), r.Quorum())}}
+	for _, a := range r.Approvals {
+		s := byText(a.By) + " at " + stamp(a.At) + ", scope " + cell(a.Scope)
+		if a.Note != "" {
+			s += ": " + quote(a.Note, 200)
+		}
+		f = append(f, [2]string{"Approved by", s})
 	}
 	return f
 }

@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+// countersign show lists a group's approvals: how many of how many, then
+// who, when, with which scope and note (SPEC §12); a plain request shows
+// no approvals line until a person allows it.
+func TestShowListsApprovals(t *testing.T) {
+	at := time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)
+	r := &events.Request{ID: "req_1", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindGroup, ID: "finance"},
+		RequiredApprovals: 2, Approvals: events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-2"}, At: at, Scope: "once", Note: "checked"}}}
+	var b bytes.Buffer
+	writeRecord(&b, r, at)
+	out := b.String()
+	for _, want := range []string{"Approvals    1 of 2", "Approved by  person:u-2 at 2026-09-16T12:00:00Z, scope once: \"checked\"", "waiting for group:finance"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("show lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	writeRecord(&b, &events.Request{ID: "req_2", Status: events.StatusPending, RequiredApprovals: 1}, at)
+	if strings.Contains(b.String(), "Approvals") {
+		t.Errorf("a plain pending request shows approvals:\n%s", b.String())
+	}
+}
