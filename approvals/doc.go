@@ -7,7 +7,8 @@
 // Every state change is one compare-and-set through kvstate.Transition
 // (or a create), and its event travels in the same write; the Outbox
 // republishes it to the events and work streams, deduplicated by
-// Nats-Msg-Id, so a crash can neither lose nor duplicate an event.
+// Nats-Msg-Id, so a crash can neither lose nor duplicate an event. The
+// outbox also tells people's workers (people.go), at most once.
 //
 // Authority flows down (SPEC §5, authority.go): an agent may restrict its
 // descendants and never loosen anything for itself or an agent above it;

@@ -166,6 +166,10 @@ const outboxAckWait = 10 * time.Second
 type inflight struct {
 	src  jetstream.Msg
 	acks []jetstream.PubAckFuture
+	// people are the messages to people's subjects (people.go), sent
+	// once the change's event is stored for the first time and src's ack
+	// is confirmed.
+	people []*nats.Msg
 }
 
 // keep runs loop again after its iterator failed, binding the consumer
@@ -218,7 +222,7 @@ func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 			return nil // ctx ended
 		}
 		select {
-		case pending <- inflight{src: m, acks: acks}:
+		case pending <- inflight{src: m, acks: acks, people: o.people(m)}:
 		case <-ctx.Done():
 			return nil
 		}
@@ -230,12 +234,35 @@ func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 // ends; what it has not acked then is delivered again later.
 func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
 	for f := range pending {
-		for _, a := range f.acks {
-			if o.confirm(ctx, a) != nil {
+		fresh := false // the change's event (its first republish) stored for the first time
+		for i, a := range f.acks {
+			first, err := o.confirm(ctx, a)
+			if err != nil {
 				return
 			}
+			if i == 0 {
+				fresh = first
+			}
 		}
+		o.ack(ctx, f, fresh)
+	}
+}
+
+// ack acks f's state message and then, if its event was stored for the
+// first time (fresh) and the ack is confirmed, tells the people it
+// concerns: a change delivered again (to this or another process) finds
+// its event a duplicate, so no message to a person goes out twice.
+func (o *Outbox) ack(ctx context.Context, f inflight, fresh bool) {
+	if len(f.people) == 0 || !fresh {
 		_ = f.src.Ack()
+		return
+	}
+	if f.src.DoubleAck(ctx) != nil {
+		return // delivered again later, or lost: at most once
+	}
+	nc := o.js.Conn()
+	for _, m := range f.people {
+		_ = nc.PublishMsg(m)
 	}
 }
 

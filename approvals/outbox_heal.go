@@ -146,34 +146,43 @@ func (o *Outbox) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAc
 // confirm waits for a republish's acknowledgement and, if it fails or does
 // not come, publishes the message again (healing the streams between
 // attempts) until one is acknowledged. It returns an error only when ctx
-// ends.
-func (o *Outbox) confirm(ctx context.Context, a jetstream.PubAckFuture) error {
-	err := awaitAck(ctx, a)
+// ends, and reports whether the message was stored for the first time (not
+// a duplicate of one stored before).
+func (o *Outbox) confirm(ctx context.Context, a jetstream.PubAckFuture) (bool, error) {
+	ack, err := awaitPubAck(ctx, a)
 	if err == nil || ctx.Err() != nil {
-		return ctx.Err()
+		return err == nil && !ack.Duplicate, ctx.Err()
 	}
 	o.fail(err)
-	return o.retry(ctx, func() error {
+	first := false
+	return first, o.retry(ctx, func() error {
 		if err := o.heal(ctx, false); err != nil {
 			return err
 		}
-		_, err := o.js.PublishMsg(ctx, a.Msg())
+		ack, err := o.js.PublishMsg(ctx, a.Msg())
+		first = err == nil && !ack.Duplicate
 		return err
 	})
 }
 
 // awaitAck waits up to ackWait for a's acknowledgement.
 func awaitAck(ctx context.Context, a jetstream.PubAckFuture) error {
+	_, err := awaitPubAck(ctx, a)
+	return err
+}
+
+// awaitPubAck is awaitAck returning the acknowledgement.
+func awaitPubAck(ctx context.Context, a jetstream.PubAckFuture) (*jetstream.PubAck, error) {
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
 	select {
-	case <-a.Ok():
-		return nil
+	case ack := <-a.Ok():
+		return ack, nil
 	case err := <-a.Err():
-		return fmt.Errorf("approvals: outbox: publish not acknowledged: %w", err)
+		return nil, fmt.Errorf("approvals: outbox: publish not acknowledged: %w", err)
 	case <-t.C:
-		return errAckTimeout
+		return nil, errAckTimeout
 	case <-ctx.Done():
-		return ctx.Err()
+		return nil, ctx.Err()
 	}
 }

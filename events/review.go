@@ -35,3 +35,24 @@ func briefGiven(chain []AgentID, decider AgentID, briefOf func(AgentID) string) 
 	}
 	return ""
 }
+
+// PersonReviewBundle is the data of a review.requested on a person's
+// subject (SPEC §9, "People's workers on the bus"): the request and the
+// person it waits on, {"id", "kind": "person"}.
+type PersonReviewBundle struct {
+	Request Request `json:"request"`
+	Decider Ref     `json:"decider"`
+}
+
+// NewPersonReviewBundle builds the bundle for person m reviewing r.
+func NewPersonReviewBundle(r *Request, m MemberID) PersonReviewBundle {
+	return PersonReviewBundle{Request: *r, Decider: Ref{ID: string(m), Kind: KindPerson}}
+}
+
+// ReviewWithdrawn is the data of a review.withdrawn: the request that no
+// longer waits on the person, and its status now (pending when it moved
+// to another approver).
+type ReviewWithdrawn struct {
+	RequestID RequestID `json:"request_id"`
+	Status    Status    `json:"status"`
+}

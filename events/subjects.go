@@ -242,3 +242,27 @@ func DiscoverySubjects() []string {
 	}
 	return out
 }
+
+// TypeReviewWithdrawn tells a person's workers that a request they were
+// told of no longer waits on them (SPEC §9, "People's workers on the
+// bus"). Like TypeReviewRequested it is a core NATS message, never stored.
+const TypeReviewWithdrawn = "dev.countersign.review.withdrawn"
+
+// PeopleSubject is where the workers of person member hear of the reviews
+// that come to wait on them, and stop: countersign.<tenant>.people.<member>
+// (an id outside [A-Za-z0-9_-] is written as in InboxPrefix).
+func PeopleSubject(tenant TenantID, member MemberID) string {
+	return SubjectRoot + "." + string(tenant) + ".people." + subjectToken(string(member))
+}
+
+// TenantPeopleFilter matches the people subjects of every person of one
+// tenant.
+func TenantPeopleFilter(tenant TenantID) string {
+	return SubjectRoot + "." + string(tenant) + ".people.*"
+}
+
+// HeaderWasTo, an internal header on a state write like HeaderWorkTo,
+// names the decider a pending request waited on before the change:
+// "<kind>.<id>". The outbox withdraws the review from the people it
+// named and who no longer wait (SPEC §9, "People's workers on the bus").
+const HeaderWasTo = "Countersign-Was-To"

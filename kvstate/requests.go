@@ -79,7 +79,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, e
 	if !Legal(typ, none, r.Status) {
 		return Record{}, fmt.Errorf("%w: create as %s", ErrIllegal, r.Status)
 	}
-	rev, data, err := s.write(ctx, typ, r, 0)
+	rev, data, err := s.write(ctx, typ, r, 0, nil)
 	if errors.Is(err, ErrConflict) {
 		return Record{}, ErrExists
 	}
@@ -197,7 +197,7 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 			return cur, err
 		}
 		next.Revision = cur.Revision + 1
-		rev, data, err := s.write(ctx, typ, &next, cur.KVRevision)
+		rev, data, err := s.write(ctx, typ, &next, cur.KVRevision, waitedOn(&cur.Request))
 		if errors.Is(err, ErrConflict) {
 			continue
 		}
@@ -211,14 +211,18 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 
 // write publishes r under its key if the key's last revision is last (0:
 // absent), with the CloudEvent of the change in the headers, and returns
-// its revision and the bytes written.
-func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64) (uint64, []byte, error) {
+// its revision and the bytes written. was is whom the request waited on
+// before the change (nil: nobody).
+func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64, was *events.Ref) (uint64, []byte, error) {
 	data, err := encode(r)
 	if err != nil {
 		return 0, nil, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
 	}
 	tp, _ := ctx.Value(traceKey{}).(string)
 	h := effects(typ, r)
+	if was != nil {
+		h.Set(events.HeaderWasTo, events.WorkTo(*was))
+	}
 	events.ChangeHeaders(h, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
 	rev, err := s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, h, last)
 	return rev, data, err
@@ -236,6 +240,14 @@ func effects(typ string, r *events.Request) nats.Header {
 		h.Set(events.HeaderGrants, "1")
 	}
 	return h
+}
+
+// waitedOn is whom r waits on: its approver while it is pending, else nil.
+func waitedOn(r *events.Request) *events.Ref {
+	if r.Status != events.StatusPending {
+		return nil
+	}
+	return r.Approver
 }
 
 // stagesLeaveGrants reports whether a decider allowed a stage of r with

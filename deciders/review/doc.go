@@ -1,6 +1,7 @@
 // Package review is the library for agent runtimes that decide on the bus
-// (SPEC §3, §9 "Agent deciders on the bus"). It imports only countersign's
-// events package and nats.go, like the adapter.
+// (SPEC §3, §9 "Agent deciders on the bus"), and for people's workers there
+// (§9 "People's workers on the bus"). It imports only countersign's events
+// package and nats.go, like the adapter.
 //
 // When a request comes to wait on agent <id>, countersign offers the review
 // as a core NATS request on countersign.<tenant>.review.<id>: a CloudEvent
@@ -32,6 +33,10 @@
 //     after the agent's review_timeout; the error itself is logged, never
 //     sent. If Serve's ctx ended first, nothing is answered: the review
 //     timeout passes the request up.
+//
+// People's workers (SPEC §9 "People's workers on the bus") use DecodePerson
+// on the messages of their person's subject (events.PeopleSubject) and
+// answer with AnswerRequest; examples/personworker is one.
 //
 // Runtime is the same machinery with its parts exposed, for a runtime that
 // is not one agent on the bus (countersign's built-in model reviewer takes

@@ -98,6 +98,16 @@ func TestBusAuthCallout(t *testing.T) {
 	c.refusedPub(t, "$SRV.PING")
 	mustDialURL(t, url, "acme-admin", acme, admin).refusedPub(t, "$SRV.PING")
 	secondReplyRefused(t, internal, mustDialURL(t, url, "acme-b", acme, agentB), events.ReviewSubject(acme, "agt_b"))
+	// People's subjects: a person's own only, never another person's or
+	// tenant's (SPEC §9).
+	p := mustDialURL(t, url, "acme-person", acme, personU1)
+	if _, err := p.nc.SubscribeSync(events.PeopleSubject(acme, "u-1")); err != nil {
+		t.Fatal(err)
+	}
+	p.clean(t)
+	p.refusedSub(t, events.PeopleSubject(acme, "u-2"))
+	p.refusedSub(t, events.PeopleSubject(globex, "u-1"))
+	p.refusedSub(t, events.TenantPeopleFilter(acme))
 	svc := mustDialURL(t, url, "acme-audit", acme, audit)
 	if _, err := svc.nc.SubscribeSync(events.TenantEventsFilter(acme)); err != nil {
 		t.Fatal(err)

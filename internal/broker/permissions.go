@@ -9,8 +9,10 @@ import (
 
 // Grant is what one tenant connection may do on the bus (SPEC §9): publish
 // to the tenant's API, subscribe below its own reply inbox, an agent its
-// own review subject (replying to the offers it receives), a service:
-// principal holding events:read the tenant's events, and a token with
+// own review subject (replying to the offers it receives), a person
+// holding approvals:read their own people subject, a service: principal
+// holding events:read the tenant's events and holding approvals:read every
+// people subject of the tenant (SPEC §9), and a token with
 // scope admin micro's discovery ($SRV: its stats span tenants). Everything
 // else — another tenant, the work subjects, $KV, $JS, $SYS, _INBOX.>,
 // $SRV for any other token — is denied by not being allowed.
@@ -37,9 +39,16 @@ func GrantFor(tenant events.TenantID, tok events.Token) Grant {
 	case events.KindAgent:
 		g.Subscribe = append(g.Subscribe, events.ReviewSubject(tenant, events.AgentID(tok.Principal.ID)))
 		g.Responses = true
+	case events.KindPerson:
+		if tok.Has(events.ScopeApprovalsRead) {
+			g.Subscribe = append(g.Subscribe, events.PeopleSubject(tenant, events.MemberID(tok.Principal.ID)))
+		}
 	case events.KindService:
 		if tok.Has(events.ScopeEventsRead) {
 			g.Subscribe = append(g.Subscribe, events.TenantEventsFilter(tenant))
+		}
+		if tok.Has(events.ScopeApprovalsRead) { // a gateway acting for the tenant's people
+			g.Subscribe = append(g.Subscribe, events.TenantPeopleFilter(tenant))
 		}
 	}
 	return g

@@ -37,6 +37,7 @@ var rank = map[string]int{
 	"internal/bench":      6,
 	"internal/cluster":    6,
 	"cmd/countersign":     7,
+	"examples":            7, // mains a reader copies
 	"docs":                8, // tests only: the diagrams and links of the reference
 }
 

@@ -1,0 +1,106 @@
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// People's workers on the bus (SPEC §9): each change of a request tells
+// the people it concerns, on countersign.<tenant>.people.<person>, a
+// review.requested when it comes to wait on them (data: the person's
+// review bundle) and a review.withdrawn when it stops ({"request_id",
+// "status"}). These are core NATS messages, at most once: the outbox
+// sends them after it republished the change's event for the first time
+// (a redelivered change finds its event a duplicate and tells nobody
+// again) and after its ack of the state message is confirmed (so no
+// process gets the change again). The inbox (api.list) stays the truth.
+
+// peopleMsgs are the messages a stored change c (headers h, record data)
+// sends to people's subjects; none when it concerns no person. The people
+// an approver stands for, and those a request still waits on, are the
+// tenant's (events.Tenant.People, Awaiting: a group's members less those
+// whose allow is counted).
+func (o *Outbox) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats.Msg {
+	was, _ := events.ParseWorkTo(h.Get(events.HeaderWasTo))
+	_, toOK := events.ParseWorkTo(h.Get(events.HeaderWorkTo))
+	t, ok := o.svc.views.Tenant(c.Tenant)
+	if (was.Kind == "" && !toOK) || !ok {
+		return nil // a grant's change, or one that waits on nobody
+	}
+	var r events.Request
+	if json.Unmarshal(data, &r) != nil {
+		return nil
+	}
+	still := t.Awaiting(&r) // nil once decided, or on an agent
+	before := countedBefore(&r, c.Type)
+	var now []events.MemberID
+	if toOK && len(before) == len(r.Approvals) && !o.superseded(&r) { // new work, not one more allow counted
+		now = still
+	}
+	tp := h.Get("ce-traceparent")
+	var out []*nats.Msg
+	for _, m := range t.People(was) {
+		if !slices.Contains(still, m) && !before.By(events.Ref{Kind: events.KindPerson, ID: string(m)}) {
+			out = appendPeopleMsg(out, &r, m, events.TypeReviewWithdrawn, tp,
+				events.ReviewWithdrawn{RequestID: r.ID, Status: r.Status})
+		}
+	}
+	for _, m := range now {
+		out = appendPeopleMsg(out, &r, m, events.TypeReviewRequested, tp, events.NewPersonReviewBundle(&r, m))
+	}
+	return out
+}
+
+// countedBefore are the allows r counted before change typ: those people
+// heard review.withdrawn when theirs was counted. A change that counts an
+// allow appends it last: one more allow of a group (updated), or the one
+// that reached the quorum (decided, by that person).
+func countedBefore(r *events.Request, typ string) events.Approvals {
+	a := r.Approvals
+	if n := len(a); n > 0 && (typ == events.TypeRequestUpdated ||
+		(typ == events.TypeRequestDecided && r.Decision != nil && a[n-1].By == r.Decision.By)) {
+		return a[:n-1]
+	}
+	return a
+}
+
+// superseded reports whether this process's mirror already holds a later
+// revision of r (a change redelivered late): its review is stale.
+func (o *Outbox) superseded(r *events.Request) bool {
+	m, _, ok := o.svc.views.Requests().Held(kvstate.RequestKey(r.Tenant, r.ID))
+	return ok && m.Revision > r.Revision
+}
+
+// appendPeopleMsg appends the binary-mode CloudEvent typ with data to
+// person m's subject; an event that does not encode is left out.
+func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ, traceparent string, data any) []*nats.Msg {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the record's text as stored, as the events carry it
+	if enc.Encode(data) != nil {
+		return out
+	}
+	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: bytes.TrimRight(buf.Bytes(), "\n"), Header: nats.Header{}}
+	e := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
+	if events.EncodeHeaders(e, msg.Header) != nil {
+		return out
+	}
+	return append(out, msg)
+}
+
+// people are the messages the change of state message m sends to people's
+// subjects.
+func (o *Outbox) people(m jetstream.Msg) []*nats.Msg {
+	c, ok := events.PeekChange(m.Headers())
+	if !ok {
+		return nil
+	}
+	return o.peopleMsgs(m.Headers(), m.Data(), c)
+}

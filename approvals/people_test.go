@@ -1,0 +1,101 @@
+package approvals
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go"
+)
+
+// What each kind of change tells people (SPEC §9, "People's workers on the
+// bus"): requested to whom it now waits on, withdrawn from whom it waited
+// on and no longer does, with the request's status.
+func TestPeopleMsgs(t *testing.T) {
+	store, views, _ := testutil.NewState(t, `tenants:
+  - id: acme
+    members: [{id: u-1, policy: {allow: ["*"]}}, {id: u-2, policy: {allow: ["*"]}}]
+    groups: [{id: finance, members: [u-1, u-2]}]
+    agents: [{id: agt_a, member: u-1}]
+`)
+	o := &Outbox{svc: New(Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})}
+	u1, u2 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}
+	agent := events.Ref{Kind: events.KindAgent, ID: "agt_a"}
+	finance := events.Ref{Kind: events.KindGroup, ID: "finance"}
+	byU1 := events.Approvals{{By: u1, Scope: events.ScopeOnce}}
+	byU1u2 := append(byU1, events.Approval{By: u2, Scope: events.ScopeOnce})
+	for _, c := range []struct {
+		name    string
+		typ     string
+		was, to *events.Ref
+		status  events.Status
+		counted events.Approvals
+		want    string // "<type short> <person> <status>" each, in order
+	}{
+		{"created on a person", events.TypeRequestCreated, nil, &u1, events.StatusPending, nil, "requested u-1"},
+		{"moved to another person", events.TypeRequestEscalated, &u1, &u2, events.StatusPending, nil, "withdrawn u-1 pending, requested u-2"},
+		{"escalated from an agent", events.TypeRequestEscalated, &agent, &u1, events.StatusPending, nil, "requested u-1"},
+		{"next stage, same person", events.TypeRequestUpdated, &u1, &u1, events.StatusPending, nil, "requested u-1"},
+		{"answered", events.TypeRequestDecided, &u1, nil, events.StatusApproved, nil, "withdrawn u-1 approved"},
+		{"expired", events.TypeRequestExpired, &u1, nil, events.StatusExpired, nil, "withdrawn u-1 expired"},
+		{"cancelled", events.TypeRequestCancelled, &u1, nil, events.StatusCancelled, nil, "withdrawn u-1 cancelled"},
+		{"still on the same person", events.TypeRequestUpdated, &u1, nil, events.StatusPending, nil, ""},
+		{"agent to agent", events.TypeRequestEscalated, &agent, &agent, events.StatusPending, nil, ""},
+		{"on a group", events.TypeRequestCreated, nil, &finance, events.StatusPending, nil, "requested u-1, requested u-2"},
+		{"one of two allowed", events.TypeRequestUpdated, &finance, &finance, events.StatusPending, byU1, "withdrawn u-1 pending"},
+		{"the group's quorum reached", events.TypeRequestDecided, &finance, nil, events.StatusApproved, byU1u2, "withdrawn u-2 approved"},
+		{"denied after one allow", events.TypeRequestDecided, &finance, nil, events.StatusDenied, byU1, "withdrawn u-2 denied"},
+	} {
+		r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: c.status, Revision: 3, Approver: c.to, Approvals: c.counted}
+		if c.to == nil && c.status == events.StatusPending {
+			r.Approver = c.was
+		}
+		if c.status.Terminal() {
+			r.Decision = &events.Decision{Status: c.status, By: events.Ref{Kind: events.KindDeadline}}
+			if c.status == events.StatusApproved || c.status == events.StatusDenied {
+				r.Decision.By = u2
+			}
+		}
+		data, _ := json.Marshal(r)
+		h := nats.Header{}
+		if c.was != nil {
+			h.Set(events.HeaderWasTo, events.WorkTo(*c.was))
+		}
+		if c.to != nil {
+			h.Set(events.HeaderWorkTo, events.WorkTo(*c.to))
+		}
+		events.ChangeHeaders(h, c.typ, "acme", string(r.ID), r.Revision, time.Now(), "")
+		var got []string
+		for _, m := range o.peopleMsgs(h, data, events.Change{Type: c.typ, Tenant: "acme", Subject: string(r.ID), Revision: 3}) {
+			e, err := events.DecodeHeaders(m.Header)
+			if err != nil || e.Subject() != string(r.ID) {
+				t.Fatalf("%s: %v %s", c.name, err, e.Subject())
+			}
+			person := strings.TrimPrefix(m.Subject, "countersign.acme.people.")
+			switch e.Type() {
+			case events.TypeReviewRequested:
+				var b events.PersonReviewBundle
+				_ = json.Unmarshal(m.Data, &b)
+				if b.Request.ID != r.ID || b.Decider != (events.Ref{Kind: events.KindPerson, ID: person}) {
+					t.Errorf("%s: bundle %s", c.name, m.Data)
+				}
+				got = append(got, "requested "+person)
+			case events.TypeReviewWithdrawn:
+				var w events.ReviewWithdrawn
+				_ = json.Unmarshal(m.Data, &w)
+				if w.RequestID != r.ID {
+					t.Errorf("%s: withdrawn %s", c.name, m.Data)
+				}
+				got = append(got, fmt.Sprintf("withdrawn %s %s", person, w.Status))
+			}
+		}
+		if s := strings.Join(got, ", "); s != c.want {
+			t.Errorf("%s: %q, want %q", c.name, s, c.want)
+		}
+	}
+}
