@@ -49,10 +49,11 @@ func (q *quotas) refuse(t *events.Tenant, reason, detail string) error {
 func (q *quotas) allow(c Caller, now time.Time) error {
 	t := c.Tenant
 	key := string(t.ID) + "\x00" + c.Token.SHA256 + "\x00" + c.Principal.ID
+	limit, burst := rate.Limit(orDefault(t.SubmitRate, events.DefaultSubmitRate)), orDefault(t.SubmitBurst, events.DefaultSubmitBurst)
 	q.mu.Lock()
 	b := q.buckets[key]
-	if b == nil {
-		b = rate.NewLimiter(rate.Limit(orDefault(t.SubmitRate, events.DefaultSubmitRate)), orDefault(t.SubmitBurst, events.DefaultSubmitBurst))
+	if b == nil || b.Limit() != limit || b.Burst() != burst { // new, or the config changed: a full bucket
+		b = rate.NewLimiter(limit, burst)
 		q.buckets[key] = b
 	}
 	q.mu.Unlock()

@@ -158,7 +158,8 @@ func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint
 	return rev
 }
 
-// visible: the requester, the agents in its chain, its member, and admin.
+// visible: the requester, the agents in its chain, its member, the person
+// it waits on, and admin.
 func (s *Service) visible(c Caller, r *events.Request) bool {
 	if c.Admin() {
 		return true
@@ -171,6 +172,9 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 			}
 		}
 	case events.KindPerson:
+		if r.Approver != nil && *r.Approver == c.Principal { // kept across a config reload
+			return true
+		}
 		a, ok := s.views.Agent(r.Tenant, r.Agent)
 		return ok && string(a.Member) == c.Principal.ID || inGroup(c, r) || coveredBy(r, c.Principal)
 	}

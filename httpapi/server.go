@@ -42,6 +42,9 @@ type Config struct {
 	// Watchers counts the sessions /v1/rpc's clients watch (the same as
 	// the Service's Watchers). Default: the handler's own.
 	Watchers *rpc.Watchers
+	// Config is the running config revision (GET /v1/config). Default:
+	// none (revision 0).
+	Config func() ConfigStatus
 }
 
 // API is the HTTP handler.
@@ -55,6 +58,8 @@ type API struct {
 	timeouts Timeouts
 	maxConns int
 	watchers *rpc.Watchers
+	// configStatus is Config.Config.
+	configStatus func() ConfigStatus
 	notifyHandlers
 }
 
@@ -68,7 +73,8 @@ func New(cfg Config) *API {
 	}
 	cfg.Timeouts.setDefaults()
 	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
-		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit()), watchers: cfg.Watchers}
+		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit()), watchers: cfg.Watchers,
+		configStatus: cfg.Config}
 	if cfg.MaxConnections > a.maxConns {
 		a.log.Warn("max_connections lowered to fit the open-file limit", "max_connections", a.maxConns)
 	}
@@ -101,6 +107,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
 	a.handle("GET /v1/events", a.events)
+	a.handle("GET /v1/config", a.runningConfig)
 	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers}))
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)

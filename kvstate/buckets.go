@@ -17,6 +17,8 @@ const (
 	BucketAgents      = "agents"
 	BucketRules       = "rules"
 	BucketIdempotency = "idempotency"
+	// BucketConfig holds the config file's revisions (config.go).
+	BucketConfig = "config"
 )
 
 // requestHistory keeps every revision of a request (a request changes a
@@ -41,6 +43,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 		kv(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1),
 		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),
 		idem,
+		kv(BucketConfig, "the config file's revisions, under one key", configHistory),
 	}
 }
 
@@ -48,6 +51,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 type Store struct {
 	js                                   jetstream.JetStream
 	requests, grants, agents, rules, idm jetstream.KeyValue
+	config                               jetstream.KeyValue
 	commits, idemCommits                 *committer // request and idempotency writes, group-committed
 	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
 	snaps                                jetstream.ObjectStore
@@ -77,7 +81,7 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
 	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
 	return &Store{js: js, gate: gate, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
-		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency]}, nil
+		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency], config: kvs[BucketConfig]}, nil
 }
 
 // StreamOf returns the JetStream stream name behind a bucket.

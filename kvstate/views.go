@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -20,7 +21,7 @@ import (
 // the network.
 type Views struct {
 	conn     *nats.Conn // the watchers' connection
-	tenants  map[events.TenantID]*events.Tenant
+	tenants  atomic.Pointer[map[events.TenantID]*events.Tenant]
 	agents   *Mirror[events.Agent]
 	grants   *Mirror[events.Grant]
 	rules    *Mirror[events.Rule]
@@ -30,10 +31,8 @@ type Views struct {
 
 // NewViews builds the views over store for the configured tenants.
 func NewViews(store *Store, tenants []*events.Tenant) *Views {
-	v := &Views{conn: store.js.Conn(), tenants: map[events.TenantID]*events.Tenant{}}
-	for _, t := range tenants {
-		v.tenants[t.ID] = t
-	}
+	v := &Views{conn: store.js.Conn()}
+	v.SetTenants(tenants)
 	v.agents = NewMirror(store.agents, func(a events.Agent) []string {
 		return []string{"tok:" + a.TokenSHA256, childKey(a.Tenant, a.Parent)}
 	})
@@ -147,16 +146,28 @@ func (v *Views) WaitReady(ctx context.Context) error {
 	return nil
 }
 
+// SetTenants replaces the configured tenants at once (a config revision
+// applied): every lookup after it sees only these. The tenants must not be
+// changed afterwards.
+func (v *Views) SetTenants(tenants []*events.Tenant) {
+	m := make(map[events.TenantID]*events.Tenant, len(tenants))
+	for _, t := range tenants {
+		m[t.ID] = t
+	}
+	v.tenants.Store(&m)
+}
+
 // Tenant returns a configured tenant.
 func (v *Views) Tenant(id events.TenantID) (*events.Tenant, bool) {
-	t, ok := v.tenants[id]
+	t, ok := (*v.tenants.Load())[id]
 	return t, ok
 }
 
 // Tenants returns every configured tenant.
 func (v *Views) Tenants() []*events.Tenant {
-	out := make([]*events.Tenant, 0, len(v.tenants))
-	for _, t := range v.tenants {
+	tenants := *v.tenants.Load()
+	out := make([]*events.Tenant, 0, len(tenants))
+	for _, t := range tenants {
 		out = append(out, t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
@@ -165,7 +176,7 @@ func (v *Views) Tenants() []*events.Tenant {
 
 // Agent returns a configured agent or a registered subagent.
 func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent, bool) {
-	t, ok := v.tenants[tenant]
+	t, ok := v.Tenant(tenant)
 	if !ok {
 		return nil, false
 	}
@@ -183,7 +194,8 @@ func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent,
 // hashes in constant time.
 func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) {
 	h := events.HashToken(token)
-	for _, t := range v.tenants {
+	tenants := *v.tenants.Load()
+	for _, t := range tenants {
 		for _, tok := range t.Tokens {
 			if subtle.ConstantTimeCompare([]byte(tok.SHA256), []byte(h)) == 1 {
 				return t, tok, true
@@ -191,7 +203,7 @@ func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) 
 		}
 	}
 	for _, a := range v.agents.ByIndex("tok:" + h) {
-		if t, ok := v.tenants[a.Tenant]; ok && !v.Retired(a.Tenant, a.ID) {
+		if t, ok := tenants[a.Tenant]; ok && !v.Retired(a.Tenant, a.ID) {
 			return t, events.Token{SHA256: h, Principal: events.Ref{Kind: events.KindAgent, ID: string(a.ID)},
 				Scopes: a.TokenScopes()}, true
 		}
@@ -199,16 +211,16 @@ func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) 
 	return nil, events.Token{}, false
 }
 
-// Retired reports whether agent or any agent above it is retired: a
-// subagent registered under an agent while it was being retired is
-// retired with it.
+// Retired reports whether agent or any agent above it is retired, or gone
+// from the config: a subagent registered under an agent while it was being
+// retired, or under one a config reload removed, is retired with it.
 func (v *Views) Retired(tenant events.TenantID, agent events.AgentID) bool {
 	seen := map[events.AgentID]bool{}
 	for id := agent; id != "" && !seen[id]; {
 		seen[id] = true
 		a, ok := v.Agent(tenant, id)
 		if !ok {
-			return false
+			return id != agent // an agent above it left the config: retired with it
 		}
 		if a.RetiredAt != nil {
 			return true

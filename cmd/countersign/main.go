@@ -27,6 +27,7 @@ var commands = func() map[string]command {
 		"hook":      {"answer an agent harness's PreToolUse hook: hook claude-code [--format claude|codex|gemini]", runHook},
 		"mcp-proxy": {"gate an upstream MCP server's tools/call: mcp-proxy [flags] (--upstream-url URL | -- command args...)", runMCPProxy},
 		"bench":     {"load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold, fill)", runBench},
+		"config":    {"validate a config file and show what it changes: " + configUsage, runConfig},
 	}
 	for name, c := range cliEntries() {
 		t[name] = c

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -67,7 +68,11 @@ func runServe(args []string) int {
 	for _, n := range notes {
 		log.Info("demo: " + n)
 	}
-	return serve(cfg, demo, log)
+	path := ""
+	if !demo {
+		path = cmp.Or(*file, defaultConfigFile)
+	}
+	return serve(cfg, path, log)
 }
 
 func loadConfig(file string) (*config.Config, bool, error) {
@@ -97,19 +102,23 @@ func override(c *config.Config, listen, data, natsURL, roles string) {
 	}
 }
 
-func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
+func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	gcpace.Pace(gcHeadroom, 250*time.Millisecond) // through the stop too
 	if cfg.PlainTokens() {
 		log.Warn("config holds plain tokens: for development only; use token_sha256 in production")
 	}
-	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log})
+	hup := make(chan os.Signal, 1) // before the start: a SIGHUP must never stop the process
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log, ConfigFile: path})
 	if err != nil {
 		log.Error("start", "err", err)
 		return 1
 	}
-	if demo {
+	go reloadOnHangup(ctx, hup, a)
+	if path == "" {
 		printDemo(os.Stderr, cfg)
 	}
 	if u := a.Broker.ClientURL(); u != "" {
@@ -129,6 +138,19 @@ func serve(cfg *config.Config, demo bool, log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// reloadOnHangup stores the config file as the next revision on each
+// SIGHUP, until ctx ends (a file that does not load is logged there).
+func reloadOnHangup(ctx context.Context, hup <-chan os.Signal, a *app.App) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			_ = a.Reload(ctx)
+		}
+	}
 }
 
 // printDemo prints the demo tenant's principals and tokens, from the demo

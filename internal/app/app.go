@@ -39,6 +39,10 @@ type Options struct {
 	// Notify bounds webhook delivery; zero fields keep the defaults
 	// (tests shorten the backoff).
 	Notify notify.Tuning
+	// ConfigFile is the file Config was loaded from: the process stores
+	// it in KV bucket config and follows the revisions stored there
+	// (live.go). Empty (the demo tenant): the config is fixed at start.
+	ConfigFile string
 }
 
 // App is a running process.
@@ -57,6 +61,7 @@ type App struct {
 	workers  *errgroup.Group
 	served   chan error
 	watch    *rpc.Watchers
+	live     *live
 }
 
 // Start brings up everything the configured roles need and returns once
@@ -143,9 +148,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
 		Watchers: watch})
 	checker.Rules = svc.RulesFor
-	wireJudges(checker, tenants, reg, o.Logger)
+	judges := wireJudges(checker, tenants, reg, o.Logger)
 	views.Snapshots().SetLogger(o.Logger)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{views.Current}, views: views}
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{views.Current}, views: views,
+		live: newLive(o.ConfigFile, store, views, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
@@ -156,7 +162,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		if err != nil {
 			return nil, err
 		}
-		if err := a.startDeciders(wctx, workJS, views, svc, o.Clock); err != nil { // registers its mirror hooks first
+		if err := a.startDeciders(wctx, workJS, views, svc, judges, o.Clock); err != nil { // registers its mirror hooks first
 			a.stopWorkers()
 			return nil, err
 		}
@@ -168,6 +174,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	a.workers.Go(func() error { return views.Run(wctx) })
 	a.workers.Go(func() error { views.Snapshots().Keep(wctx, kvstate.SnapshotEvery); return nil })
 	if err := views.WaitReady(ctx); err != nil {
+		a.stopWorkers()
+		return nil, err
+	}
+	if err := a.live.start(ctx, wctx, a.workers); err != nil {
 		a.stopWorkers()
 		return nil, err
 	}
@@ -195,13 +205,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 // as over HTTP.
 func dropRetired(b *broker.Broker, views *kvstate.Views) {
 	mirror := views.AgentMirror()
-	gone := func(t events.TenantID, p events.Ref) bool {
-		if p.Kind != events.KindAgent {
-			return false
-		}
-		_, ok := views.Agent(t, events.AgentID(p.ID))
-		return !ok || views.Retired(t, events.AgentID(p.ID))
-	}
+	gone := agentGone(views)
 	mirror.OnChange(func(_ string, a events.Agent, deleted bool) {
 		select {
 		case <-mirror.Ready(): // not while replaying at start: nobody is connected yet
@@ -214,7 +218,19 @@ func dropRetired(b *broker.Broker, views *kvstate.Views) {
 	})
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, clock deciders.Clock) error {
+// agentGone names the agents whose tokens no longer authenticate: gone,
+// or retired (with an agent above them).
+func agentGone(views *kvstate.Views) func(events.TenantID, events.Ref) bool {
+	return func(t events.TenantID, p events.Ref) bool {
+		if p.Kind != events.KindAgent {
+			return false
+		}
+		_, ok := views.Agent(t, events.AgentID(p.ID))
+		return !ok || views.Retired(t, events.AgentID(p.ID))
+	}
+}
+
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, judges *rulesJudge, clock deciders.Clock) error {
 	group, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: js, Replicas: a.Broker.Replicas, Logger: a.log})
 	if err != nil {
 		return err
@@ -247,7 +263,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	a.workers.Go(func() error { return sweeper.Run(ctx) })
 	a.workers.Go(func() error { return outbox.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
-	if mr := newModelReviewer(svc, views, a.log); mr != nil {
+	if mr := newModelReviewer(svc, views, judges, a.log); mr != nil {
 		a.workers.Go(func() error { return mr.Run(ctx, js.Conn()) })
 	}
 	return nil
@@ -308,7 +324,7 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 	}
 	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
-		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch})
+		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status})
 	a.api = api
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()

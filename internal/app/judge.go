@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/deciders"
@@ -13,8 +14,11 @@ import (
 )
 
 // rulesJudge adapts one judge.Judge per tenant to deciders.RulesJudge.
+// The judges are rebuilt whole when a config revision is applied (set).
 type rulesJudge struct {
-	judges map[events.TenantID]*judge.Judge
+	judges  atomic.Pointer[map[events.TenantID]*judge.Judge]
+	metrics *judgeMetrics
+	log     *slog.Logger
 }
 
 // judgeMetrics are the judge's latency and outcome counts.
@@ -35,9 +39,17 @@ func newJudgeMetrics(reg *prometheus.Registry) *judgeMetrics {
 	return m
 }
 
-func wireJudges(c *deciders.Checker, tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) {
-	rj := &rulesJudge{judges: map[events.TenantID]*judge.Judge{}}
-	m := newJudgeMetrics(reg)
+func wireJudges(c *deciders.Checker, tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) *rulesJudge {
+	rj := &rulesJudge{metrics: newJudgeMetrics(reg), log: log}
+	rj.set(tenants)
+	c.Judge = rj // consulted only for tenants that have a judge
+	return rj
+}
+
+// set builds the judges of tenants, replacing the ones before.
+func (rj *rulesJudge) set(tenants []*events.Tenant) {
+	judges := map[events.TenantID]*judge.Judge{}
+	m := rj.metrics
 	for _, t := range tenants {
 		if t.Judge == nil {
 			continue
@@ -52,18 +64,19 @@ func wireJudges(c *deciders.Checker, tenants []*events.Tenant, reg *prometheus.R
 			}}
 		cfg.APIKey = apiKey(t.Judge.APIKeyEnv)
 		if err := cfg.Validate(); err != nil {
-			log.Warn("judge misconfigured; its requests go to deciders", "tenant", tenant, "err", err)
+			rj.log.Warn("judge misconfigured; its requests go to deciders", "tenant", tenant, "err", err)
 		}
-		rj.judges[t.ID] = judge.New(cfg)
+		judges[t.ID] = judge.New(cfg)
 	}
-	if len(rj.judges) > 0 {
-		c.Judge = rj
-	}
+	rj.judges.Store(&judges)
 }
+
+// of returns tenant's judge, or nil when it has none.
+func (rj *rulesJudge) of(tenant events.TenantID) *judge.Judge { return (*rj.judges.Load())[tenant] }
 
 // JudgeRules implements deciders.RulesJudge.
 func (rj *rulesJudge) JudgeRules(ctx context.Context, t *events.Tenant, rules []events.Rule, r *events.Request) deciders.JudgeResult {
-	j := rj.judges[t.ID]
+	j := rj.of(t.ID)
 	if j == nil {
 		return deciders.JudgeResult{Verdict: string(judge.Escalate)}
 	}

@@ -31,24 +31,17 @@ const modelReviewerQueue = "countersign-model-reviewer"
 type modelReviewer struct {
 	svc    *approvals.Service
 	views  *kvstate.Views
-	judges map[events.TenantID]*judge.Judge
+	judges *rulesJudge
 }
 
 // newModelReviewer returns the model reviewer's runtime, or nil when no
-// tenant has a judge.
-func newModelReviewer(svc *approvals.Service, views *kvstate.Views, log *slog.Logger) *review.Runtime {
-	mr := &modelReviewer{svc: svc, views: views, judges: map[events.TenantID]*judge.Judge{}}
-	for _, t := range views.Tenants() {
-		if t.Judge == nil {
-			continue
-		}
-		cfg := judge.Config{BaseURL: t.Judge.BaseURL, Model: t.Judge.Model, Timeout: t.Judge.Timeout}
-		cfg.APIKey = apiKey(t.Judge.APIKeyEnv)
-		mr.judges[t.ID] = judge.New(cfg)
-	}
-	if len(mr.judges) == 0 {
+// tenant has a judge at start. It reviews with the judges of the running
+// config revision (judges).
+func newModelReviewer(svc *approvals.Service, views *kvstate.Views, judges *rulesJudge, log *slog.Logger) *review.Runtime {
+	if len(*judges.judges.Load()) == 0 {
 		return nil
 	}
+	mr := &modelReviewer{svc: svc, views: views, judges: judges}
 	return &review.Runtime{Subject: events.ReviewFilter, Queue: modelReviewerQueue,
 		Accept: mr.accepts, Review: mr.review, Answer: mr.answer, Concurrency: 256, Logger: log}
 }
@@ -67,7 +60,7 @@ func (mr *modelReviewer) accepts(b review.Bundle) bool {
 func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, bool) {
 	t, id := b.Request.Tenant, b.Decider.ID
 	a, ok := mr.views.Agent(t, id)
-	if !ok || a.Reviewer != "model" || mr.judges[t] == nil {
+	if !ok || a.Reviewer != "model" || mr.judges.of(t) == nil {
 		return b, false
 	}
 	rec, ok := mr.views.Requests().Get(kvstate.RequestKey(t, b.Request.ID))
@@ -93,7 +86,11 @@ func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (rev
 		return review.Answer{}, errors.New("unknown tenant")
 	}
 	d := b.Decider
-	rv := mr.judges[t.ID].Review(ctx, judge.Bundle{AgentID: string(d.ID), Role: d.Role, Memory: d.Memory,
+	j := mr.judges.of(t.ID)
+	if j == nil {
+		return review.Answer{}, errors.New("the tenant has no judge now")
+	}
+	rv := j.Review(ctx, judge.Bundle{AgentID: string(d.ID), Role: d.Role, Memory: d.Memory,
 		Brief: d.Brief, Rules: toJudgeRules(mr.svc.RulesFor(t, d.ID)), Call: toJudgeCall(&b.Request)})
 	a := review.Answer{Decision: review.Abstain, Reason: rv.Note}
 	switch rv.Verdict {

@@ -135,3 +135,9 @@ func (c *Client) list(ctx context.Context, path string, q url.Values) ([]json.Ra
 func apiPath(prefix, id string) string {
 	return prefix + url.PathEscape(strings.TrimSpace(id))
 }
+
+// Config returns the answer of GET /v1/config (scope admin): the running
+// config revision and the caller's tenant in it.
+func (c *Client) Config(ctx context.Context) ([]byte, error) {
+	return c.do(ctx, http.MethodGet, "/v1/config", nil)
+}

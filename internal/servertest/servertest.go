@@ -31,9 +31,11 @@ type Server struct {
 	addr  string
 	clock deciders.Clock
 	tune  notify.Tuning
+	file  string
 }
 
 type options struct {
+	file  string
 	yaml  string
 	log   *slog.Logger
 	clock deciders.Clock
@@ -46,6 +48,10 @@ type Option func(*options)
 // WithConfig runs the server with this countersign.yaml content instead of
 // the demo tenant.
 func WithConfig(yaml string) Option { return func(o *options) { o.yaml = yaml } }
+
+// WithConfigFile runs the server on this config file, followed live
+// (app.Options.ConfigFile): rewrite it and call App.Reload.
+func WithConfigFile(path string) Option { return func(o *options) { o.file = path } }
 
 // WithLogger sends the server's logs to l (default: discarded).
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
@@ -72,9 +78,15 @@ func Start(t testing.TB, opts ...Option) *Server {
 			t.Fatalf("servertest: config: %v", err)
 		}
 	}
+	if o.file != "" {
+		var err error
+		if cfg, err = config.Load(o.file); err != nil {
+			t.Fatalf("servertest: config: %v", err)
+		}
+	}
 	cfg.DataDir = t.TempDir()
 	cfg.NATSListen = "127.0.0.1:0" // bus clients: App.Broker.ClientURL()
-	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock, tune: o.tune}
+	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock, tune: o.tune, file: o.file}
 	s.start(t, o.log, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -95,7 +107,7 @@ func (s *Server) start(t testing.TB, log *slog.Logger, addr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock, Notify: s.tune})
+	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock, Notify: s.tune, ConfigFile: s.file})
 	if err != nil {
 		t.Fatalf("servertest: start: %v", err)
 	}

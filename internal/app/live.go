@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/internal/broker"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// live keeps the process on the running config revision (SPEC §10
+// "Changing the config without a restart"): it stores the file in KV
+// bucket config when it changes (Reload, and the file's stat loop), and
+// applies every revision stored there, by any process, that loads.
+// Applying swaps the tenants, rebuilds the judges and closes the bus
+// connections whose token was removed or changed, and those of subagents
+// registered under an agent the revision removed.
+type live struct {
+	file     string // the config file; "" (the demo): live config is off
+	store    *kvstate.Store
+	views    *kvstate.Views
+	broker   *broker.Broker
+	judges   *rulesJudge
+	log      *slog.Logger
+	failures prometheus.Counter
+	running  atomic.Pointer[kvstate.ConfigRevision] // Raw dropped
+	first    chan struct{}                          // closed once a revision was applied or refused
+	once     sync.Once
+	reload   sync.Mutex // one Reload at a time
+	applying sync.Mutex // one apply at a time, in revision order
+}
+
+// fileEvery is how often the config file is looked at for a change.
+const fileEvery = 500 * time.Millisecond
+
+func newLive(file string, store *kvstate.Store, views *kvstate.Views, b *broker.Broker, judges *rulesJudge,
+	reg prometheus.Registerer, log *slog.Logger) *live {
+	l := &live{file: file, store: store, views: views, broker: b, judges: judges, log: log, first: make(chan struct{}),
+		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "countersign_config_reload_failures_total",
+			Help: "Config files (or stored revisions) that did not load, and so changed nothing."})}
+	_ = reg.Register(l.failures)
+	return l
+}
+
+// start stores the file this process started with (when it differs from
+// the running revision) and applies the running revision before it
+// returns; then it follows the bucket and the file until ctx ends.
+func (l *live) start(ctx, wctx context.Context, workers interface{ Go(func() error) }) error {
+	if l.file == "" {
+		return nil
+	}
+	if err := l.Reload(ctx); err != nil {
+		return err
+	}
+	workers.Go(func() error { return l.store.WatchConfig(wctx, l.apply) })
+	workers.Go(func() error { l.watchFile(wctx); return nil })
+	select {
+	case <-l.first:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Reload reads the file and, when it loads, stores it as the config's next
+// revision (every process then applies it). A file that does not load
+// changes nothing: the error is logged, counted and returned.
+func (l *live) Reload(ctx context.Context) error {
+	if l.file == "" {
+		l.log.Warn("no config file to reload: the demo tenant is fixed")
+		return errors.New("app: no config file to reload (the demo tenant)")
+	}
+	l.reload.Lock()
+	defer l.reload.Unlock()
+	raw, err := os.ReadFile(l.file)
+	if err == nil {
+		_, err = config.Parse(raw)
+	}
+	if err != nil {
+		l.failures.Inc()
+		l.log.Error("config not reloaded; the running revision stays", "file", l.file, "err", err)
+		return fmt.Errorf("app: reload %s: %w", l.file, err)
+	}
+	rev, stored, err := l.store.PublishConfig(ctx, raw)
+	if err != nil {
+		return err
+	}
+	if stored {
+		l.log.Info("config stored", "revision", rev.Revision, "sha256", rev.SHA256)
+	}
+	l.apply(rev) // here at once; the watcher brings it to the others
+	return nil
+}
+
+// apply switches the process to rev. A revision that does not load here
+// (a variable it names is unset in this process, say) changes nothing and
+// is counted.
+func (l *live) apply(rev kvstate.ConfigRevision) {
+	defer l.once.Do(func() { close(l.first) })
+	l.applying.Lock()
+	defer l.applying.Unlock()
+	if r := l.running.Load(); r != nil && r.Revision >= rev.Revision {
+		return // applied already (by Reload, or by the watcher)
+	}
+	tenants, err := loadTenants(rev.Raw)
+	if err != nil {
+		l.failures.Inc()
+		l.log.Error("config revision not applied; the running one stays", "revision", rev.Revision, "err", err)
+		return
+	}
+	before := l.views.Tenants()
+	l.views.SetTenants(tenants)
+	l.judges.set(tenants)
+	rev.Raw = nil
+	l.running.Store(&rev)
+	changed, gone := changedTokens(before, tenants), agentGone(l.views)
+	dropped := l.broker.Disconnect(func(t events.TenantID, p events.Ref) bool { return changed(t, p) || gone(t, p) })
+	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped)
+}
+
+func loadTenants(raw []byte) ([]*events.Tenant, error) {
+	cfg, err := config.Parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := readOutside(cfg); err != nil {
+		return nil, err
+	}
+	return cfg.DomainTenants()
+}
+
+// Status is the running revision; zero without a config file.
+func (l *live) Status() httpapi.ConfigStatus {
+	r := l.running.Load()
+	if r == nil {
+		return httpapi.ConfigStatus{}
+	}
+	return httpapi.ConfigStatus{Revision: r.Revision, SHA256: r.SHA256, AppliedAt: r.AppliedAt.UTC()}
+}
+
+// watchFile reloads when the file's size or modification time changes.
+func (l *live) watchFile(ctx context.Context) {
+	last, _ := os.Stat(l.file)
+	t := time.NewTicker(fileEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		fi, err := os.Stat(l.file)
+		if err != nil || (last != nil && fi.Size() == last.Size() && fi.ModTime().Equal(last.ModTime())) {
+			continue
+		}
+		last = fi
+		_ = l.Reload(ctx) // logged and counted there
+	}
+}
+
+// changedTokens names the principals one of whose tokens was removed, or
+// kept with other scopes, from before to after: a bus connection keeps the
+// permissions it got at connect, so theirs are closed (the clients whose
+// token still holds reconnect).
+func changedTokens(before, after []*events.Tenant) func(events.TenantID, events.Ref) bool {
+	kept := map[events.TenantID][]events.Token{}
+	for _, t := range after {
+		kept[t.ID] = t.Tokens
+	}
+	drop := map[string]bool{}
+	for _, t := range before {
+		for _, tok := range t.Tokens {
+			if !slices.ContainsFunc(kept[t.ID], func(k events.Token) bool { return sameToken(k, tok) }) {
+				drop[principalKey(t.ID, tok.Principal)] = true
+			}
+		}
+	}
+	return func(t events.TenantID, p events.Ref) bool { return drop[principalKey(t, p)] }
+}
+
+func principalKey(t events.TenantID, p events.Ref) string {
+	return string(t) + "/" + p.Kind + ":" + p.ID
+}
+
+func sameToken(a, b events.Token) bool {
+	return a.SHA256 == b.SHA256 && a.Principal == b.Principal && slices.Equal(a.Scopes, b.Scopes)
+}
+
+// Reload stores the config file as the next revision when it loads (on
+// SIGHUP); every process applies it within a second. A file that does not
+// load changes nothing; its error is logged, counted and returned.
+func (a *App) Reload(ctx context.Context) error { return a.live.Reload(ctx) }
+
+// Config is the running config revision (GET /v1/config).
+func (a *App) Config() httpapi.ConfigStatus { return a.live.Status() }
