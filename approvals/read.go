@@ -150,19 +150,16 @@ type Page[T any] struct {
 func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
 	tenant := c.Tenant.ID
 	after, _ := decodeCursor(f.Cursor)
-	scope := kvstate.InboxScope(tenant, c.Principal)
-	if c.Admin() {
-		scope = kvstate.TenantScope(tenant)
-	}
+	scopes := inboxScopes(c)
 	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, events.Status.Terminal)
 	if pendingOnly { // a short walk, whatever the inbox's history
-		scope = kvstate.PendingScope(tenant)
+		scopes = []kvstate.RequestScope{kvstate.PendingScope(tenant)}
 	}
 	type hit struct {
 		req   events.Request
 		kvRev uint64 // a terminal request, still to read (req holds its id)
 	}
-	hits, next := pageOf(f.Limit, func(yield func(string, hit) bool) {
+	scan := func(scope kvstate.RequestScope, yield func(string, hit) bool) {
 		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum kvstate.Summary, kvRev uint64, r *kvstate.Record) bool {
 			if r == nil {
 				if !f.matchSummary(sum) {
@@ -175,6 +172,32 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 			}
 			return yield(string(id), hit{req: r.Request})
 		})
+	}
+	hits, next := pageOf(f.Limit, func(yield func(string, hit) bool) {
+		if len(scopes) == 1 {
+			scan(scopes[0], yield)
+			return
+		}
+		// A person in groups: each scope's first limit+1 matches, merged
+		// in id order, hold the page's (a request in two scopes once).
+		type idHit struct {
+			id string
+			h  hit
+		}
+		var all []idHit
+		for _, sc := range scopes {
+			n := 0
+			scan(sc, func(id string, h hit) bool {
+				all, n = append(all, idHit{id, h}), n+1
+				return n <= f.Limit
+			})
+		}
+		slices.SortStableFunc(all, func(a, b idHit) int { return strings.Compare(a.id, b.id) })
+		for i, x := range all {
+			if (i == 0 || all[i-1].id != x.id) && !yield(x.id, x.h) {
+				return
+			}
+		}
 	})
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(listReaders)
@@ -207,6 +230,27 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 		}
 	}
 	return items, next, nil
+}
+
+// inboxScopes are the request scopes of c's inbox: admin, the tenant's;
+// a person, their own and each group they are a member of (SPEC §12: a
+// group's request is in the inbox of every member), as the tenant's
+// config says now.
+func inboxScopes(c Caller) []kvstate.RequestScope {
+	tenant := c.Tenant.ID
+	if c.Admin() {
+		return []kvstate.RequestScope{kvstate.TenantScope(tenant)}
+	}
+	out := []kvstate.RequestScope{kvstate.InboxScope(tenant, c.Principal)}
+	if c.Principal.Kind != events.KindPerson {
+		return out
+	}
+	for id, g := range c.Tenant.Groups {
+		if slices.Contains(g.Members, events.MemberID(c.Principal.ID)) {
+			out = append(out, kvstate.InboxScope(tenant, events.Ref{Kind: events.KindGroup, ID: string(id)}))
+		}
+	}
+	return out
 }
 
 // listReaders bounds the parallel reads of one page's terminal requests.

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"sort"
 	"testing"
+	"time"
 )
 
 // TestAPIListInbox: the caller's inbox holds requests whose current
@@ -150,17 +151,60 @@ func TestAPIListPaging(t *testing.T) {
 }
 
 // TestAPIListCancelledLeavesInbox: when the requester cancels, pending
-// reviews of it leave every inbox (SPEC §4, Cancel).
+// reviews of it leave every inbox (SPEC §4, Cancel): it is no longer
+// pending there, only in the history of the one it was waiting on.
 func TestAPIListCancelledLeavesInbox(t *testing.T) {
 	t.Parallel()
 	url := startAcme(t)
 	sub, prog := newClient(t, url, tokSub), newClient(t, url, tokProg)
 	rec := sub.pending()
-	if items, _, _ := prog.list(""); !contains(ids(items), str(rec["id"])) {
+	if items, _, _ := prog.list("?status=pending"); !contains(ids(items), str(rec["id"])) {
 		t.Fatalf("the pending request is not in agt_programmer's inbox")
 	}
 	sub.do("POST", "/v1/requests/"+str(rec["id"])+"/cancel", nil).want(t, "cancel", http.StatusOK)
-	if items, _, _ := prog.list(""); contains(ids(items), str(rec["id"])) {
-		t.Errorf("the cancelled request is still in agt_programmer's inbox, which never answered it")
+	if items, _, _ := prog.list("?status=pending"); contains(ids(items), str(rec["id"])) {
+		t.Errorf("the cancelled request is still pending in agt_programmer's inbox")
+	}
+	if items, _, _ := prog.list("?status=cancelled"); !reflect.DeepEqual(ids(items), []string{str(rec["id"])}) {
+		t.Errorf("agt_programmer's cancelled history %v, want the request cancelled while waiting on it", ids(items))
+	}
+	if items, _, _ := sub.list(""); len(items) != 0 {
+		t.Errorf("the requester's own cancelled request is in its inbox: %v", ids(items))
+	}
+}
+
+// TestAPIListHistoryKeepsWhatEndedWhileWaiting: a request that expired
+// or was cancelled while waiting on a person stays in that person's
+// inbox, with its final status; in nobody else's (SPEC §5 GET /v1/requests, docs/http-api.md "Your inbox").
+func TestAPIListHistoryKeepsWhatEndedWhileWaiting(t *testing.T) {
+	t.Parallel()
+	url := startAcme(t)
+	main, person, person2 := newClient(t, url, tokMain), newClient(t, url, tokPerson), newClient(t, url, tokPerson2)
+	expired := main.pending("timeout", "1s")
+	cancelled := main.pending()
+	waiting := main.pending()
+	main.do("POST", "/v1/requests/"+str(cancelled["id"])+"/cancel", nil).want(t, "cancel", http.StatusOK)
+	if got := main.do("GET", "/v1/requests/"+str(expired["id"])+"?wait=30s", nil).body; str(got["status"]) != "expired" {
+		eventually(t, 30*time.Second, "expiry", func() bool { return str(main.get(str(expired["id"]))["status"]) == "expired" })
+	}
+	id := func(m map[string]any) string { return str(m["id"]) }
+	for _, tc := range []struct {
+		c     *client
+		query string
+		want  []string
+	}{
+		{person, "?status=expired", []string{id(expired)}},
+		{person, "?status=cancelled", []string{id(cancelled)}},
+		{person, "?status=approved,denied,expired,cancelled", []string{id(expired), id(cancelled)}},
+		{person, "?status=pending", []string{id(waiting)}},
+		{person, "", []string{id(expired), id(cancelled), id(waiting)}},
+		{person2, "", nil},
+		{person2, "?status=expired,cancelled", nil},
+	} {
+		items, _, r := tc.c.list(tc.query)
+		r.want(t, "list "+tc.query, http.StatusOK)
+		if got := ids(items); !reflect.DeepEqual(got, tc.want) && len(got)+len(tc.want) > 0 {
+			t.Errorf("%s %q: %v, want %v", tc.c.token, tc.query, got, tc.want)
+		}
 	}
 }

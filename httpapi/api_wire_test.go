@@ -38,7 +38,7 @@ func TestAPIEndorsementsAlwaysAnArray(t *testing.T) {
 // TestAPIInboxLeavesOutOwnCancelled: the inbox holds the requests waiting
 // for the caller and those it answered or endorsed (SPEC §5); a requester's
 // own cancel is no answer, and a cancelled request leaves its approver's
-// inbox.
+// pending inbox for its history (issue 22: what ended while waiting on you).
 func TestAPIInboxLeavesOutOwnCancelled(t *testing.T) {
 	t.Parallel()
 	url := startAcme(t)
@@ -49,11 +49,19 @@ func TestAPIInboxLeavesOutOwnCancelled(t *testing.T) {
 		t.Fatalf("approver agt_main's inbox %v lacks the pending %s", ids(items), id)
 	}
 	prog.do("POST", "/v1/requests/"+id+"/cancel", nil).want(t, "cancel", http.StatusOK)
-	for name, c := range map[string]*client{"requester": prog, "former approver": main} {
-		items, _, r := c.list("")
-		r.want(t, name+" inbox", http.StatusOK)
-		if slices.Contains(ids(items), id) {
-			t.Errorf("the %s's inbox shows the cancelled %s: %s", name, id, r.raw)
+	for _, tc := range []struct {
+		name, query string
+		c           *client
+		want        bool
+	}{
+		{"requester", "", prog, false},
+		{"former approver, pending", "?status=pending", main, false},
+		{"former approver, history", "?status=cancelled", main, true},
+	} {
+		items, _, r := tc.c.list(tc.query)
+		r.want(t, tc.name+" inbox", http.StatusOK)
+		if slices.Contains(ids(items), id) != tc.want {
+			t.Errorf("the %s's inbox (%q) shows the cancelled %s: %v, want %v: %s", tc.name, tc.query, id, !tc.want, tc.want, r.raw)
 		}
 	}
 }

@@ -118,10 +118,12 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 	return c, caller, rec, true
 }
 
-// linkFits says why the link can no longer answer r ("" if it can).
+// linkFits says why the link can no longer answer r ("" if it can). A
+// group's request waits on each member (SPEC §12); a member whose allow
+// is already counted has used their link.
 func linkFits(c links.Claim, caller approvals.Caller, r *events.Request) string {
 	switch {
-	case r.Status.Terminal() && r.Decision != nil && r.Decision.By == caller.Principal:
+	case r.Status.Terminal() && r.Decision != nil && r.Decision.By == caller.Principal, r.Approvals.By(caller.Principal):
 		return linkUsed
 	case r.Status.Terminal(), !approvals.AnswerableAt(r, c.Revision), !caller.Tenant.MayAnswer(r, caller.Principal):
 		return linkStale

@@ -32,6 +32,8 @@ func scanTerminal(data []byte) (p peekedRequest, ok bool) {
 			ok = err == nil
 		case "decision":
 			ok = scanDecision(v, &p)
+		case "approver":
+			p.Approver, ok = scanApprover(v)
 		case "endorsements":
 			p.Endorsements, ok = scanAgents(v)
 		case "abstentions":
@@ -59,18 +61,32 @@ func scanDecision(v []byte, p *peekedRequest) bool {
 		case "status":
 			d.Status, ok = textOf[events.Status](v)
 		case "by":
-			ok = scanObject(v, func(key []byte, v []byte) bool {
-				var ok bool
-				switch string(key) {
-				case "kind":
-					d.By.Kind, ok = textOf[string](v)
-				case "id":
-					d.By.ID, ok = textOf[string](v)
-				default:
-					ok = true
-				}
-				return ok
-			})
+			ok = scanRef(v, &d.By)
+		default:
+			ok = true
+		}
+		return ok
+	})
+}
+
+// scanApprover reads the approver: null, or a ref.
+func scanApprover(v []byte) (*events.Ref, bool) {
+	if string(v) == "null" {
+		return nil, true
+	}
+	var r events.Ref
+	return &r, scanRef(v, &r)
+}
+
+// scanRef reads a {kind, id} object into r.
+func scanRef(v []byte, r *events.Ref) bool {
+	return scanObject(v, func(key []byte, v []byte) bool {
+		var ok bool
+		switch string(key) {
+		case "kind":
+			r.Kind, ok = textOf[string](v)
+		case "id":
+			r.ID, ok = textOf[string](v)
 		default:
 			ok = true
 		}

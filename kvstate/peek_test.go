@@ -17,7 +17,7 @@ func TestScanTerminalMatchesDecode(t *testing.T) {
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 	base := benchTerminal(t)
 	var cases [][]byte
-	for range 500 {
+	for i := range 500 {
 		var r events.Request
 		if err := json.Unmarshal(base, &r); err != nil {
 			t.Fatal(err)
@@ -33,6 +33,8 @@ func TestScanTerminalMatchesDecode(t *testing.T) {
 		case 1:
 			r.Decision.By = events.Ref{Kind: pick("person", "agent", "grant", "deadline"), ID: pick("u-1", "", `q"uote`)}
 		}
+		// (not from rng: the other fields keep their draws)
+		r.Approver = []*events.Ref{nil, {Kind: "person", ID: "u-1"}, {Kind: "agent", ID: "agt_main"}, {Kind: "group", ID: "fin"}, {Kind: "deadline"}}[i%5]
 		r.Endorsements, r.Abstentions = nil, nil
 		for range rng.IntN(3) {
 			r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(pick("agt_main", "agt_x"))})
@@ -57,7 +59,7 @@ func TestScanTerminalMatchesDecode(t *testing.T) {
 	}
 	cases = append(cases, []byte(`{}`), []byte(` { } `), []byte(`{"status":"approved","decision":null,"endorsements":[]}`),
 		[]byte(`{"status":"approved"`), []byte(`{"status":"approved"}x`), []byte(`[]`), []byte(`{"status":1}`),
-		[]byte(`{"revision":-1}`), []byte(`{"decision":{"by":[]}}`), []byte(`{"endorsements":[{"agent":"a"} {"agent":"b"}]}`))
+		[]byte(`{"revision":-1}`), []byte(`{"decision":{"by":[]}}`), []byte(`{"approver":null}`), []byte(`{"approver":{"kind":"person","id":"u-1","x":[1]}}`), []byte(`{"approver":"u-1"}`), []byte(`{"endorsements":[{"agent":"a"} {"agent":"b"}]}`))
 	scanned := 0
 	for _, c := range cases {
 		got, ok := scanTerminal(c)

@@ -52,7 +52,10 @@ const SnapshotEvery = 10 * time.Minute
 // purge markers of removals after it must not have expired yet.
 const snapshotMaxAge = PurgeMarkerTTL - time.Hour
 
-const snapshotMagic = "countersign mirror snapshot 3\n"
+// snapshotMagic names the snapshot's format and what its index keys mean:
+// 4 indexes a terminal request under the approver it ended with, so a
+// snapshot of 3 is not used (its history would miss those).
+const snapshotMagic = "countersign mirror snapshot 4\n"
 
 var errSnapshot = errors.New("kvstate: unreadable snapshot")
 

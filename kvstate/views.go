@@ -381,19 +381,21 @@ func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []R
 
 // requestIndex indexes a request under its tenant, under its tenant's
 // and its agent's pending ones while it is pending, under its approver
-// while it is pending (a cancelled or expired request leaves that inbox),
-// and under everyone who answered it. A cancel is no answer: the requester's own
-// cancelled requests stay out of its inbox.
+// (the one it waits on; once terminal, the one it was waiting on when it
+// ended: a request that expired or was cancelled while waiting on a
+// person stays in that person's history), and under everyone who
+// answered it. A cancel is no answer: the requester's own cancelled
+// requests stay out of its inbox.
 func requestIndex(r Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
 	if r.Status == events.StatusPending {
 		ix = append(ix, pendingKey(r.Tenant), agentPendingKey(r.Tenant, r.Agent))
-		if r.Approver != nil {
-			ix = append(ix, participantKey(r.Tenant, *r.Approver))
-		}
+	}
+	if r.Approver != nil {
+		ix = append(ix, participantKey(r.Tenant, *r.Approver))
 	}
 	if d := r.Decision; d != nil && d.Status != events.StatusCancelled &&
-		(d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) {
+		(d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) && (r.Approver == nil || *r.Approver != d.By) {
 		ix = append(ix, participantKey(r.Tenant, r.Decision.By))
 	}
 	for _, e := range append(append([]events.Endorsement(nil), r.Endorsements...), r.Abstentions...) {
@@ -430,6 +432,7 @@ type peekedRequest struct {
 	Agent        events.AgentID  `json:"agent"`
 	Status       events.Status   `json:"status"`
 	Revision     uint64          `json:"revision"`
+	Approver     *events.Ref     `json:"approver"`
 	Decision     *peekedDecision `json:"decision"`
 	Endorsements []peekedAgent   `json:"endorsements"`
 	Abstentions  []peekedAgent   `json:"abstentions"`
@@ -460,7 +463,7 @@ func peekRequest(data []byte) (Summary, []string, bool) {
 	if !p.Status.Terminal() {
 		return Summary{}, nil, false
 	}
-	r := Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision}}
+	r := Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision, Approver: p.Approver}}
 	if p.Decision != nil {
 		r.Decision = &events.Decision{Status: p.Decision.Status, By: p.Decision.By}
 	}

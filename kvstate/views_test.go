@@ -3,6 +3,8 @@ package kvstate_test
 import (
 	"context"
 	"encoding/json"
+	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -182,5 +184,72 @@ func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
 	<-done
 	if err := v.WaitReady(context.Background()); err == nil {
 		t.Fatal("ready, though every watcher stopped before it caught up")
+	}
+}
+
+// A request that ended while waiting on a person (expired, cancelled, or
+// decided by someone else) stays in that person's inbox scope, whether the
+// mirror read it from the stored values at start (the replay's scanner)
+// or from this process's own write; never in anyone else's.
+func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	u1, u2 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}
+	ends := []events.Decision{
+		{Status: events.StatusExpired, By: events.Ref{Kind: "deadline"}},
+		{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}},
+		{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "admin"}},
+	}
+	end := func(r *events.Request, d events.Decision) {
+		d.DecidedAt = time.Now()
+		r.Status, r.Decision = d.Status, &d
+	}
+	endOne := func(d events.Decision) (kvstate.Record, error) {
+		r := pending(events.NewRequestID())
+		if _, err := s.CreateRequest(ctx, r); err != nil {
+			return kvstate.Record{}, err
+		}
+		return s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+			end(r, d)
+			switch d.Status {
+			case events.StatusExpired:
+				return events.TypeRequestExpired, nil
+			case events.StatusCancelled:
+				return events.TypeRequestCancelled, nil
+			}
+			return events.TypeRequestDecided, nil
+		})
+	}
+	var stored, live []events.RequestID
+	for _, d := range ends {
+		rec, err := endOne(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored = append(stored, rec.ID)
+	}
+	v, _, _ := runViews(t, s, false)
+	for _, d := range ends {
+		rec, err := endOne(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v.Requests().Apply(kvstate.RequestKey("acme", rec.ID), rec, rec.KVRevision)
+		live = append(live, rec.ID)
+	}
+	inbox := func(p events.Ref) []events.RequestID {
+		var out []events.RequestID
+		v.ScanRequests("acme", kvstate.InboxScope("acme", p), "", func(id events.RequestID, _ kvstate.Summary, _ uint64, _ *kvstate.Record) bool {
+			out = append(out, id)
+			return true
+		})
+		return out
+	}
+	want := append(append([]events.RequestID(nil), stored...), live...)
+	slices.Sort(want) // the scan walks in id order
+	if got := inbox(u1); !reflect.DeepEqual(got, want) {
+		t.Errorf("u-1's inbox %v, want the %d requests that ended while waiting on u-1: %v", got, len(want), want)
+	}
+	if got := inbox(u2); len(got) != 0 {
+		t.Errorf("u-2's inbox %v, want none", got)
 	}
 }

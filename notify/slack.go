@@ -55,6 +55,8 @@ func headline(typ string, r *events.Request) string {
 func Outcome(r *events.Request) string {
 	d := r.Decision
 	switch {
+	case r.Status == events.StatusPending && r.Approver != nil && quorum(r):
+		return "waiting on " + r.Approver.Kind + " " + r.Approver.ID + ": " + Quorum(r)
 	case r.Status == events.StatusPending && r.Approver != nil:
 		return "waiting on " + r.Approver.Kind + " " + r.Approver.ID
 	case d == nil:
@@ -67,15 +69,47 @@ func Outcome(r *events.Request) string {
 	return fmt.Sprintf("%s by %s %s", d.Status, d.By.Kind, d.By.ID)
 }
 
+// quorum reports whether r waits (or waited) on a group, or needs more
+// than one person's allow (SPEC §12).
+func quorum(r *events.Request) bool {
+	return r.Approver != nil && r.Approver.Kind == events.KindGroup || r.Quorum() > 1
+}
+
+// Quorum says where r's quorum stands: "1 of 2 approved (u-1)", who in
+// the order they allowed, shown by package display.
+func Quorum(r *events.Request) string {
+	s := fmt.Sprintf("%d of %d approved", len(r.Approvals), r.Quorum())
+	if len(r.Approvals) == 0 {
+		return s
+	}
+	who := make([]string, len(r.Approvals))
+	for i, a := range r.Approvals {
+		who[i] = display.Text(a.By.ID)
+	}
+	return s + " (" + strings.Join(who, ", ") + ")"
+}
+
 // CallBlocks shows the call: capability and agent, the arguments as a
-// code block, the reason quoted as the agent's words, and where it stands.
-// What the agent wrote is shown by package display.
+// code block, the reason quoted as the agent's words, where it stands,
+// and for a group's request who has allowed, each note quoted. What the
+// agent and people wrote is shown by package display.
 func CallBlocks(r *events.Request) []block {
 	fields := []block{plain("Capability: " + display.Text(r.Capability.String())), plain("Agent: " + display.Text(string(r.Agent))),
 		plain("Request: " + display.Text(string(r.ID))), plain("Status: " + Outcome(r))}
 	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", display.JSON(r.Arguments, ""))}
 	if r.Reason != "" {
 		out = append(out, richText("rich_text_quote", "The agent says: "+display.Text(r.Reason)))
+	}
+	if quorum(r) {
+		lines := []block{plain("Approvals: " + Quorum(r))}
+		for _, a := range r.Approvals {
+			line := fmt.Sprintf("Allowed by %s %s, scope %s", a.By.Kind, a.By.ID, a.Scope)
+			if a.Note != "" {
+				line += ": “" + a.Note + "”"
+			}
+			lines = append(lines, plain(display.Text(line)))
+		}
+		out = append(out, block{"type": "context", "elements": lines[:min(len(lines), 10)]})
 	}
 	return out
 }
@@ -157,9 +191,15 @@ func ParseActionValue(v string) (events.TenantID, events.RequestID, uint64, bool
 
 // Replacement is the body posted to a click's response_url: the message
 // rewritten in place to show the call and how it ended, with a note on
-// who answered from Slack.
+// who answered from Slack. A group's request still short of its quorum
+// keeps its buttons (at the new revision), so that the others can answer.
 func Replacement(r *events.Request, note string) ([]byte, error) {
 	blocks := append(CallBlocks(r), block{"type": "context", "elements": []block{plain(note)}})
+	if r.Approver != nil && r.Approver.Kind == events.KindGroup {
+		if b := buttons(r, true, nil); b != nil {
+			blocks = append(blocks, b)
+		}
+	}
 	return json.Marshal(map[string]any{"replace_original": true, "text": headline("", r), "blocks": blocks})
 }
 

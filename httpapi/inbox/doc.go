@@ -4,8 +4,10 @@
 // in with a person's token (kept in the tab's session storage), lists the
 // person's pending requests live from GET /v1/events (read with fetch, so
 // the token travels in the Authorization header, never in a URL), shows
-// one request's exact stored arguments, answers with the revision that was
-// shown, and lists decided requests.
+// one request's exact stored arguments (long ones folded), answers with the
+// revision that was shown (after a conflict it shows the current version),
+// and lists decided requests. Each request has its own address,
+// /inbox/<id>, which opens it.
 //
 // Security contract: data from requests (arguments, reasons, notes, ids)
 // reaches the page only as text (textContent, text nodes); control, format

@@ -10,6 +10,8 @@ import (
 	"path"
 	"strings"
 	"time"
+
+	"github.com/countersign/countersign/events"
 )
 
 //go:embed assets
@@ -23,7 +25,8 @@ type Mux interface {
 	Handle(pattern string, h http.Handler)
 }
 
-// Mount serves the page at "GET /" (exactly) and its assets below
+// Mount serves the page at "GET /" (exactly) and at "GET /inbox/{id}" (one
+// request's own address, id a request id), and its assets below
 // "GET /inbox/". Other paths stay the router's.
 func Mount(m Mux) {
 	h := Handler()
@@ -48,18 +51,20 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
-// Handler serves the page at "/" and the assets at Prefix+name, each with
-// the security headers (SecurityHeaders); any other path is 404.
+// Handler serves the page at "/" and at Prefix+id (a request id: the
+// page opens that request) and the assets at Prefix+name, each with the
+// security headers (SecurityHeaders); any other path is 404.
 func Handler() http.Handler {
 	files := load()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		SecurityHeaders(w.Header())
-		name := "index.html"
-		if r.URL.Path != "/" {
-			name = strings.TrimPrefix(r.URL.Path, Prefix)
+		name := strings.TrimPrefix(r.URL.Path, Prefix)
+		page := r.URL.Path == "/" || strings.HasPrefix(name, "req_") && events.ValidGeneratedID(name)
+		if page {
+			name = "index.html"
 		}
 		f, ok := files[name]
-		if !ok || name == "index.html" && r.URL.Path != "/" {
+		if !ok || name == "index.html" && !page {
 			http.NotFound(w, r)
 			return
 		}

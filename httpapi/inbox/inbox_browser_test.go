@@ -176,8 +176,8 @@ func approveWithSession(t *testing.T, b *browser, api servertest.API, id string)
 }
 
 // conflict: the request is denied over HTTP while the form is open; the
-// answer sent with the shown revision is refused and the page says what
-// changed.
+// answer sent with the shown revision is refused, the page says what
+// changed and shows the current version.
 func conflict(t *testing.T, b *browser, api servertest.API, id string) {
 	b.do(chromedp.KeyEvent("j"))
 	b.wait("the second request", shown(id))
@@ -192,6 +192,11 @@ func conflict(t *testing.T, b *browser, api servertest.API, id string) {
 		if !strings.Contains(msg, want) {
 			t.Errorf("conflict message %q, want it to say %q", msg, want)
 		}
+	}
+	// The page shows the current version at once: no live buttons of the
+	// refused revision stay on it.
+	if got := eval[string](b, `document.getElementById('detail').dataset.revision + ' ' + document.querySelectorAll('#open-allow, #open-deny, #answer').length + ' ' + (document.querySelector('#detail .decision')?.textContent ?? '')`); !strings.HasPrefix(got, "1 0 ") || !strings.Contains(got, "denied") {
+		t.Errorf("after the conflict the page shows %q, want revision 1, no answer buttons or form, its decision denied", got)
 	}
 	b.shot("conflict")
 	if got := lastPost(t, b); got["expected"] != 0.0 || got["decision"] != "allow" {

@@ -36,6 +36,7 @@ func TestInboxRoutesAndHeaders(t *testing.T) {
 		{"/inbox/text.js", "text/javascript; charset=utf-8"},
 		{"/inbox/inbox.css", "text/css; charset=utf-8"},
 		{"/inbox/icon.svg", "image/svg+xml"},
+		{"/inbox/req_01JC0000000000000000000000", "text/html; charset=utf-8"}, // a request's own address
 	}
 	for _, c := range cases {
 		resp, _ := get(t, srv.URL+c.path)
@@ -47,7 +48,8 @@ func TestInboxRoutesAndHeaders(t *testing.T) {
 		}
 		checkSecurityHeaders(t, c.path, resp.Header)
 	}
-	for _, p := range []string{"/inbox/index.html", "/inbox/", "/inbox/nope.js", "/inbox/../go.mod", "/index.html"} {
+	for _, p := range []string{"/inbox/index.html", "/inbox/", "/inbox/nope.js", "/inbox/../go.mod", "/index.html",
+		"/inbox/req_", "/inbox/req_01jc0000000000000000000000", "/inbox/grt_01JC0000000000000000000000", "/inbox/req_01JC0000000000000000000000/x"} {
 		if resp, _ := get(t, srv.URL+p); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
 		}

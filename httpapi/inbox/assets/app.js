@@ -1,9 +1,9 @@
-// The inbox page: sign-in, the live list, one request's page, the answer
-// form, history, and the keyboard.
+// The inbox page: sign-in, the live list, one request's page (each at its
+// own address, /inbox/<id>), the answer form, history, and the keyboard.
 
 import { token, call, list, follow, problemText } from './api.js';
 import { el, quoted } from './text.js';
-import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce } from './view.js';
+import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum } from './view.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -45,6 +45,24 @@ function enter() {
   for (const id of ['tabs', 'live', 'signout']) $(id).hidden = false;
   state.stream = new AbortController();
   follow({ signal: state.stream.signal, onOpen: refresh, onEvent, onState: live });
+  const id = addressed();
+  if (id) select(id, true);
+}
+
+// The address of a request's page is /inbox/<id>; the page served there
+// opens it (after sign-in).
+const PAGE = '/inbox/';
+
+// addressed is the request id the address names, or ''.
+function addressed() {
+  const p = location.pathname;
+  return p.startsWith(PAGE) && /^req_[0-9A-Z]{26}$/.test(p.slice(PAGE.length)) ? p.slice(PAGE.length) : '';
+}
+
+// address puts the shown request's address in the location bar (moving
+// through the inbox adds no history entries).
+function address(id) {
+  if (location.pathname !== PAGE + id) history.replaceState(null, '', PAGE + id);
 }
 
 function signOut(message) {
@@ -83,7 +101,11 @@ function scheduleRefresh() {
 
 function renderList() {
   const make = state.view === 'history' ? historyRow : row;
+  const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('#list li[data-id]');
   $('list').replaceChildren(...state.items.map((r) => make(r, r.id === state.selected)));
+  // A live update must not take the keyboard's place away.
+  const again = focused && rowOf(focused.dataset.id);
+  if (again) again.focus({ preventScroll: true });
   $('empty').hidden = state.items.length > 0;
   $('empty').textContent = state.view === 'history' ? 'Nothing decided yet.' : 'Nothing waiting for you.';
   $('list').dataset.view = state.view;
@@ -119,17 +141,32 @@ function button(label, fn, attrs) {
 // list's copy.
 async function select(id, fresh) {
   state.selected = id;
+  address(id);
   for (const li of $('list').children) li.setAttribute('aria-selected', li.dataset.id === id ? 'true' : 'false');
-  const li = [...$('list').children].find((x) => x.dataset.id === id);
+  const li = rowOf(id);
   if (li) li.scrollIntoView({ block: 'nearest' });
+  if (li && document.activeElement && document.activeElement.closest && document.activeElement.closest('#list')) li.focus();
   let r = state.items.find((x) => x.id === id);
   if (fresh || !r) {
     const got = await call('GET', '/v1/requests/' + encodeURIComponent(id));
-    if (got.status !== 200) { result('error', problemText(got)); return; }
+    if (state.selected !== id) return;
+    if (got.status !== 200) { missing(id, got); return; }
     r = got.body;
   }
   state.shown = r;
   renderDetail();
+}
+
+function rowOf(id) {
+  return [...$('list').children].find((x) => x.dataset.id === id);
+}
+
+// missing says on the page that a request could not be shown.
+function missing(id, got) {
+  state.shown = null;
+  const why = got.status === 404 ? 'There is no request ' + id + ' that you may see.' : problemText(got);
+  $('detail').replaceChildren(el('p', { id: 'detail-error', class: 'error', role: 'alert' }, why));
+  delete $('detail').dataset.id;
 }
 
 function renderDetail(message) {
@@ -209,7 +246,8 @@ async function answer(shown, form) {
 
 function answered(shown, now, body) {
   const words = terminal(now) ? 'You answered ' + body.decision + ' (scope ' + body.scope + '): the request is ' + now.status + '.'
-    : 'You allowed stage ' + (currentStage(shown) + 1) + '; stage ' + (currentStage(now) + 1) + ' waits for an answer.';
+    : group(now) ? 'You allowed: ' + quorum(now) + '; it waits for the others of ' + now.approver.kind + ' ' + now.approver.id + '.'
+      : 'You allowed stage ' + (currentStage(shown) + 1) + '; stage ' + (currentStage(now) + 1) + ' waits for an answer.';
   state.shown = now;
   renderDetail(['done', words]);
   scheduleRefresh();
@@ -226,9 +264,12 @@ async function conflict(shown, refused) {
   const what = now.body.revision === shown.revision && terminal(now.body) === terminal(shown)
     ? problemText(refused) : changes(shown, now.body);
   const note = now.body.decision && now.body.decision.note ? [el('span', { class: 'attribution' }, ' Their note:'), quoted(now.body.decision.note)] : [];
-  result('conflict', 'Not answered: the request changed since you saw it. ' + what, ...note, ' Nothing was changed by your answer. ',
-    button('Show the current version', () => { state.shown = now.body; renderDetail(); }));
-  closeForm();
+  // The page shows the current version at once: the buttons of the
+  // version that was refused must not stay live.
+  state.shown = now.body;
+  renderDetail(['conflict', 'Not answered: the request changed since you saw it. ' + what, ...note, ' Nothing was changed by your answer. ',
+    'Shown now: revision ' + now.body.revision + ', ' + now.body.status + '.']);
+  if (state.selected === shown.id) scheduleRefresh();
 }
 
 function setView(view) {
@@ -261,12 +302,26 @@ const keys = {
 
 function onKey(ev) {
   if (ev.key === 'Escape') { closeForm(); return; }
+  const li = ev.target.closest && ev.target.closest('#list li[data-id]');
+  if (li && (ev.key === 'Enter' || ev.key === ' ')) { ev.preventDefault(); open(li.dataset.id); return; }
+  if (li && (ev.key === 'ArrowDown' || ev.key === 'ArrowUp')) {
+    ev.preventDefault();
+    const next = ev.key === 'ArrowDown' ? li.nextElementSibling : li.previousElementSibling;
+    if (next) next.focus();
+    return;
+  }
   if (ev.ctrlKey || ev.metaKey || ev.altKey || $('inbox').hidden) return;
   if (ev.target.closest && ev.target.closest('input, textarea, select')) return;
   const fn = keys[ev.key];
   if (!fn) return;
   ev.preventDefault();
   fn();
+}
+
+// open shows a request and moves the keyboard to its page.
+async function open(id) {
+  await select(id);
+  $('detail').focus({ preventScroll: true });
 }
 
 function tick() {
@@ -283,6 +338,7 @@ function init() {
     if (li) select(li.dataset.id);
   });
   document.addEventListener('keydown', onKey);
+
   setInterval(tick, 1000);
   if (token.get()) enter(); else showSignin();
 }

@@ -36,23 +36,37 @@ function deadline(r, cls) {
   return el('span', { class: cls, 'data-deadline': r.deadline_at }, countdown(r.deadline_at));
 }
 
-// row is one pending request in the list.
+// row is one pending request in the list; rows are in the Tab order, and
+// Enter opens one (app.js).
 export function row(r, selected) {
-  return el('li', { class: 'row', role: 'option', 'data-id': r.id, 'aria-selected': selected ? 'true' : 'false', tabindex: '-1' },
+  return el('li', { class: 'row', role: 'option', 'data-id': r.id, 'aria-selected': selected ? 'true' : 'false', tabindex: '0' },
     el('span', { class: 'what' }, visible(what(r))),
     el('span', { class: 'who' }, visible(r.agent), r.judge_escalated ? el('span', { class: 'badge hint' }, 'judge: no decision') : null,
       r.reviewer_reason !== null && r.reviewer_reason !== undefined ? el('span', { class: 'badge hint' }, 'reviewer note') : null,
-      stageBadge(r)),
+      stageBadge(r), quorumBadge(r)),
     deadline(r, 'countdown'));
 }
 
 // historyRow is one decided request.
 export function historyRow(r, selected) {
   const d = r.decision || {};
-  return el('li', { class: 'row', role: 'option', 'data-id': r.id, 'aria-selected': selected ? 'true' : 'false', tabindex: '-1' },
+  return el('li', { class: 'row', role: 'option', 'data-id': r.id, 'aria-selected': selected ? 'true' : 'false', tabindex: '0' },
     el('span', { class: 'what' }, el('span', { class: 'badge status-' + r.status }, r.status), ' ', visible(what(r))),
-    el('span', { class: 'who' }, 'by ', visible(ref(d.by)), d.scope ? ', scope ' + d.scope : '', ' · agent ', visible(r.agent)),
+    el('span', { class: 'who' }, 'by ', visible(ref(d.by)), d.scope ? ', scope ' + d.scope : '', ' · agent ', visible(r.agent), quorumBadge(r)),
     el('span', { class: 'when' }, d.decided_at ? new Date(d.decided_at).toISOString() : ''));
+}
+
+// group says whether r waits (or waited) on a group, or needs more than
+// one person's allow (SPEC §12).
+export const group = (r) => (r.approver && r.approver.kind === 'group') || r.required_approvals > 1;
+
+// quorum is where r's quorum stands: "1 of 2 approved".
+export function quorum(r) {
+  return (r.approvals || []).length + ' of ' + Math.max(r.required_approvals || 1, 1) + ' approved';
+}
+
+function quorumBadge(r) {
+  return group(r) ? el('span', { class: 'badge quorum' }, quorum(r)) : null;
 }
 
 function stageBadge(r) {
@@ -83,9 +97,9 @@ function fact(dl, term, ...value) {
 // endorsements, stages, the arguments as stored, and the decision.
 export function page(r) {
   const f = new Findings();
-  const args = el('section', { class: 'args' }, el('h3', {}, 'Arguments, exactly as stored'),
-    r[ARGS] ? jsonView(r[ARGS], f) : el('p', {}, 'none'));
-  args.lastChild.id = 'args';
+  const stored = r[ARGS] ? jsonView(r[ARGS], f) : el('p', {}, 'none');
+  stored.id = 'args';
+  const args = el('section', { class: 'args' }, el('h3', {}, 'Arguments, exactly as stored'), fold(stored));
   const parts = [
     el('h2', { class: 'title' }, visible(what(r), f)),
     facts(r, f),
@@ -93,6 +107,7 @@ export function page(r) {
     reason(r, f),
     hints(r, f),
     endorsements(r, f),
+    approvals(r, f),
     stages(r, f),
     args,
     decision(r, f),
@@ -101,13 +116,40 @@ export function page(r) {
   return parts.filter(Boolean);
 }
 
+// Arguments longer than this many characters or lines are shown folded:
+// a box of a few dozen lines that scrolls, and a control that unfolds it,
+// so that the answer's buttons stay in sight.
+const FOLD_CHARS = 4000;
+const FOLD_LINES = 40;
+
+// fold returns the arguments' view, folded with its control when long.
+function fold(view) {
+  const text = view.textContent;
+  const lines = text.split('\n').length;
+  if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return view;
+  const size = text.length >= 10240 ? Math.round(text.length / 1024) + ' KB' : text.length + ' characters';
+  const label = (open) => open ? 'Fold the arguments' : 'Show all the arguments (' + lines + ' lines, ' + size + ')';
+  view.classList.add('folded');
+  view.tabIndex = 0; // a scrolling box is reachable from the keyboard
+  view.setAttribute('aria-label', 'Arguments (' + lines + ' lines, ' + size + ')');
+  const control = el('button', { type: 'button', id: 'args-fold', class: 'fold', 'aria-controls': 'args', 'aria-expanded': 'false' }, label(false));
+  control.addEventListener('click', () => {
+    const open = view.classList.toggle('folded') === false;
+    control.setAttribute('aria-expanded', String(open));
+    control.textContent = label(open);
+  });
+  return [view, control];
+}
+
 function facts(r, f) {
   const dl = el('dl', { class: 'facts' });
   fact(dl, 'capability', visible(r.capability.action + ':' + r.capability.target, f));
   fact(dl, 'agent', visible(r.agent, f));
   fact(dl, 'chain', ...(r.chain || []).flatMap((a, i) => [i ? ' → ' : '', el('span', { class: 'agent' }, visible(a, f))]));
   fact(dl, 'status', el('span', { class: 'badge status-' + r.status }, r.status));
+  if (group(r)) fact(dl, 'quorum', el('span', { class: 'quorum' }, quorum(r)), terminal(r) ? '' : ': each allow by another person counts; one deny ends it');
   if (!terminal(r)) fact(dl, 'waiting on', visible(ref(r.approver), f));
+  else if (r.approver) fact(dl, 'was waiting on', visible(ref(r.approver), f));
   if (!terminal(r)) fact(dl, 'deadline', deadline(r, 'countdown big'), ' (' + r.deadline_at + ')');
   if (r.subject && r.subject.kind !== 'tool') fact(dl, 'subject', r.subject.kind, r.subject.protected_write ? ' (write to a protected file: scope once only)' : '');
   if (r.subject && r.subject.command) fact(dl, 'command', el('code', {}, visible(r.subject.command, f)));
@@ -160,6 +202,16 @@ function endorsements(r, f) {
       e.note ? quoted(e.note, f) : null))));
 }
 
+// approvals lists who has allowed so far, each with scope, time and note.
+function approvals(r, f) {
+  if (!group(r)) return null;
+  const list = r.approvals || [];
+  return el('section', { class: 'approvals' }, el('h3', {}, 'Answered so far: ' + quorum(r)),
+    list.length ? el('ul', {}, list.map((a) => el('li', {}, el('span', { class: 'badge ok' }, 'allowed'), ' by ', visible(ref(a.by), f),
+      a.scope ? ', scope ' + a.scope : '', ', at ' + a.at, a.note ? quoted(a.note, f) : null)))
+      : el('p', { class: 'muted' }, 'Nobody has allowed yet.'));
+}
+
 function stages(r, f) {
   if (!Array.isArray(r.stages) || !r.stages.length) return null;
   const cur = currentStage(r);
@@ -193,6 +245,9 @@ export function changes(shown, now) {
   } else if (ref(now.approver) !== ref(shown.approver)) {
     out.push('It was escalated to ' + ref(now.approver) + ' (was waiting on ' + ref(shown.approver) + ').');
   }
+  const had = new Set((shown.approvals || []).map((a) => ref(a.by)));
+  const allowed = (now.approvals || []).filter((a) => !had.has(ref(a.by))).map((a) => ref(a.by));
+  if (allowed.length) out.push(allowed.join(', ') + ' allowed: ' + quorum(now) + '.');
   const more = (now.endorsements || []).length - (shown.endorsements || []).length;
   if (more > 0) out.push(more + ' new endorsement(s).');
   if (Array.isArray(now.stages) && currentStage(now) !== currentStage(shown)) {

@@ -1,0 +1,112 @@
+package approvals_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+const groupsYAML = `tenants:
+  - id: acme
+    request_timeout: 1h
+    members:
+      - {id: u-1, policy: {allow: ["*"]}}
+      - {id: u-2, policy: {allow: ["*"]}}
+      - {id: u-3, policy: {allow: ["*"]}}
+    groups:
+      - {id: finance, members: [u-1, u-2]}
+    approval_policies:
+      - {id: refunds, match: ["tools.call:issue_refund"], approvers: {group: finance}, approve: 2}
+    agents:
+      - {id: agt_main, member: u-1}
+`
+
+// A request waiting on a group is in the inbox of every member, pending
+// and once it ended (SPEC §12); in no one else's. The list merges a
+// person's own requests with their groups', in id order, each once, and
+// pages across them.
+func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
+	store, views, tenants := testutil.NewState(t, groupsYAML)
+	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: time.Now})
+	ctx := context.Background()
+	person := func(id string) approvals.Caller {
+		p := events.Ref{Kind: events.KindPerson, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: []string{events.ScopeApprovalsRead}}}
+	}
+	finance := events.Ref{Kind: events.KindGroup, ID: "finance"}
+	u1 := events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	put := func(approver events.Ref, end events.Status, by events.Ref) events.RequestID {
+		now := time.Now().UTC()
+		r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Agent: "agt_main", Status: events.StatusPending,
+			Capability: events.Capability{Action: "tools.call", Target: "issue_refund"}, Arguments: []byte(`{}`), Chain: []events.AgentID{"agt_main"},
+			Approver: &approver, RequiredApprovals: 2, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
+		rec, err := store.CreateRequest(ctx, r)
+		if err == nil && end != "" {
+			rec, err = store.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+				r.Status, r.Decision = end, &events.Decision{Status: end, By: by, DecidedAt: time.Now()}
+				if end == events.StatusExpired {
+					return events.TypeRequestExpired, nil
+				}
+				return events.TypeRequestDecided, nil
+			})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		views.Requests().Apply(kvstate.RequestKey("acme", r.ID), rec, rec.KVRevision)
+		return r.ID
+	}
+	deadline := events.Ref{Kind: "deadline"}
+	own := put(u1, "", deadline)
+	group := put(finance, "", deadline)
+	ended := put(finance, events.StatusExpired, deadline)
+	denied := put(finance, events.StatusDenied, u1) // in u-1's own scope and finance's
+	own2 := put(u1, "", deadline)
+	ids := func(rs []events.Request) []events.RequestID {
+		var out []events.RequestID
+		for _, r := range rs {
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		who    string
+		status []events.Status
+		want   []events.RequestID
+	}{
+		{"u-1", nil, []events.RequestID{own, group, ended, denied, own2}},
+		{"u-1", []events.Status{events.StatusPending}, []events.RequestID{own, group, own2}},
+		{"u-2", nil, []events.RequestID{group, ended, denied}},
+		{"u-2", []events.Status{events.StatusPending}, []events.RequestID{group}},
+		{"u-2", []events.Status{events.StatusExpired}, []events.RequestID{ended}},
+		{"u-3", nil, nil},
+	} {
+		got, next, err := svc.List(ctx, person(tc.who), approvals.ListFilter{Statuses: tc.status, Limit: 50})
+		if err != nil || next != "" || !reflect.DeepEqual(ids(got), tc.want) {
+			t.Errorf("%s %v: %v %q %v, want %v", tc.who, tc.status, ids(got), next, err, tc.want)
+		}
+	}
+	// Pages of one across u-1's own scope and finance's: each once, in order.
+	var paged []events.RequestID
+	cursor := ""
+	for range 10 {
+		got, next, err := svc.List(ctx, person("u-1"), approvals.ListFilter{Limit: 1, Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		paged = append(paged, ids(got)...)
+		if cursor = next; cursor == "" {
+			break
+		}
+	}
+	if want := []events.RequestID{own, group, ended, denied, own2}; !reflect.DeepEqual(paged, want) {
+		t.Errorf("u-1 paged by one: %v, want %v", paged, want)
+	}
+}
