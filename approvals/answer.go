@@ -171,7 +171,7 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	return events.TypeRequestDecided, nil
 }
 
-// passUp moves r to the decider above the agent from.
+// passUp moves r to the decider above the agent from in r's chain.
 func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
 	above := deciders.AboveIn(s.views, r, events.AgentID(from.ID))
 	if above.Kind == "" {

@@ -112,8 +112,9 @@ func newGrant(r *events.Request, id events.GrantID, agent events.AgentID, effect
 	return g
 }
 
-// ensureGrants writes the grants a decided request leaves and puts them in
-// force in this process at once. Safe to repeat.
+// ensureGrants writes the grants (and the delegated work, delegation.go) a
+// decided request leaves and puts them in force in this process at once.
+// Safe to repeat.
 func (s *Service) ensureGrants(ctx context.Context, r *events.Request) error {
 	for _, g := range grantsFrom(r) {
 		if _, held := s.views.GrantMirror().Get(kvstate.GrantKey(g.Tenant, g.ID)); held {
@@ -131,7 +132,7 @@ func (s *Service) ensureGrants(ctx context.Context, r *events.Request) error {
 		}
 		s.views.GrantMirror().Apply(kvstate.GrantKey(g.Tenant, g.ID), cur, rev)
 	}
-	return nil
+	return s.ensureDelegation(ctx, r)
 }
 
 // GrantFilter selects grants for GET /v1/grants.

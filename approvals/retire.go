@@ -12,7 +12,8 @@ import (
 // below it (DELETE /v1/agents/{id}): their tokens stop authenticating at
 // once in this process (other processes when their agent mirror sees the
 // change), and each of their pending requests is cancelled through the
-// cancel transition, by its requester, with a note that says why. The
+// cancel transition, by its requester, with a note that says why; their
+// delegated work ends (SPEC §3). The
 // agent's person, admin, or an agent above it may retire it; configured
 // agents are retired in the config file. Retiring a retired agent returns
 // it again and finishes any cancellation left undone. Errors:
@@ -38,6 +39,9 @@ func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) 
 		if i == 0 {
 			top = got
 		}
+	}
+	if err := s.endDelegationsOf(ctx, c.Tenant.ID, retired); err != nil {
+		return events.Agent{}, err
 	}
 	return top, s.cancelPendingOf(ctx, c.Tenant.ID)
 }

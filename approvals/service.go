@@ -158,8 +158,8 @@ func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint
 	return rev
 }
 
-// visible: the requester, the agents in its chain, its member, the person
-// it waits on, and admin.
+// visible: the requester, the agents in its chain, its member (and the
+// member at the top of its chain), the person it waits on, and admin.
 func (s *Service) visible(c Caller, r *events.Request) bool {
 	if c.Admin() {
 		return true
@@ -176,7 +176,7 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 			return true
 		}
 		a, ok := s.views.Agent(r.Tenant, r.Agent)
-		return ok && string(a.Member) == c.Principal.ID || inGroup(c, r) || coveredBy(r, c.Principal)
+		return ok && string(a.Member) == c.Principal.ID || inGroup(c, r) || coveredBy(r, c.Principal) || s.topMember(r) == c.Principal.ID
 	}
 	return false
 }
@@ -185,6 +185,19 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 // (SPEC §12), sees r.
 func inGroup(c Caller, r *events.Request) bool {
 	return c.Tenant.WaitsOn(r.Approver, events.MemberID(c.Principal.ID)) || r.Approvals.By(c.Principal)
+}
+
+// topMember is the member of r's chain's top agent: the person at the top
+// of delegated work for another member's agent (SPEC §3).
+func (s *Service) topMember(r *events.Request) string {
+	if len(r.Chain) == 0 {
+		return ""
+	}
+	a, ok := s.views.Agent(r.Tenant, r.Chain[0])
+	if !ok {
+		return ""
+	}
+	return string(a.Member)
 }
 
 // memberOf returns the member a caller works for ("" for services).

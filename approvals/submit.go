@@ -159,6 +159,9 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	if _, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); !ok {
 		return kvstate.Record{}, false, forbid("unknown agent")
 	}
+	if err := s.checkDelegate(c, capability); err != nil {
+		return kvstate.Record{}, false, err
+	}
 	release, err := s.reservePending(ctx, c, idemKey)
 	if err != nil {
 		return kvstate.Record{}, false, err
@@ -178,6 +181,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	rec, err := s.create(ctx, c, id, in, capability, timeout)
 	if err == nil {
 		s.countSubmit(&rec.Request)
+		err = s.ensureDelegation(ctx, &rec.Request)
 	}
 	return rec, true, err
 }
@@ -248,7 +252,7 @@ func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capa
 		Session: in.Session, Turn: in.Turn, ToolCallID: in.ToolCallID,
 		Capability: capability, Arguments: in.Arguments, Subject: subject,
 		Connection: in.Connection, Reason: in.Reason, Timeout: FormatDuration(timeout),
-		Chain: deciders.Chain(s.views, c.Tenant.ID, events.AgentID(c.Principal.ID)), Endorsements: []events.Endorsement{},
+		Chain: deciders.ChainFor(s.views, c.Tenant.ID, events.AgentID(c.Principal.ID), in.Session), Endorsements: []events.Endorsement{},
 		CreatedAt: now, DeadlineAt: now.Add(timeout), RequiredApprovals: 1,
 	}
 	if capability.Action == events.ActionToolsCall {
@@ -271,7 +275,7 @@ func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Reques
 	v := s.checker.Check(ctx, t, r)
 	if !v.Decided {
 		r.Status = events.StatusPending
-		toTop(t, r, deciders.Above(s.views, t.ID, r.Agent))
+		toTop(t, r, deciders.AboveIn(s.views, r, r.Agent))
 		r.JudgeEscalated = v.JudgeEscalated
 		if v.ReviewerReason != "" {
 			rr := v.ReviewerReason

@@ -210,20 +210,11 @@ func (o *Offers) message(r *events.Request, traceparent string) (*nats.Msg, erro
 	if !ok {
 		return nil, fmt.Errorf("unknown agent decider %s", r.Approver.ID)
 	}
-	data, err := json.Marshal(events.NewReviewBundle(r, decider, o.briefOf(r.Tenant)))
+	data, err := json.Marshal(events.NewReviewBundle(r, decider, BriefOf(o.cfg.Views, r)))
 	if err != nil {
 		return nil, err
 	}
 	msg := &nats.Msg{Subject: events.ReviewSubject(r.Tenant, decider.ID), Data: data, Header: nats.Header{}}
 	e := events.NewEvent(events.TypeReviewRequested, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
 	return msg, events.EncodeHeaders(e, msg.Header)
-}
-
-func (o *Offers) briefOf(tenant events.TenantID) func(events.AgentID) string {
-	return func(id events.AgentID) string {
-		if a, ok := o.cfg.Views.Agent(tenant, id); ok {
-			return a.Brief
-		}
-		return ""
-	}
 }

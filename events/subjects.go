@@ -104,7 +104,8 @@ const (
 	// HeaderWorkTo names the decider a created or escalated request now
 	// waits on: "<kind>.<id>".
 	HeaderWorkTo = "Countersign-Work-To"
-	// HeaderGrants is "1" on a decision that leaves grants.
+	// HeaderGrants is "1" on a decision that leaves grants or delegated
+	// work (Request.Delegates).
 	HeaderGrants = "Countersign-Grants"
 )
 

@@ -115,11 +115,9 @@ func TestRetireAgentRevokesTokensAndCancels(t *testing.T) {
 	if items, _, _ := newClient(t, url, aProg).list("?status=pending"); len(items) != 0 {
 		t.Errorf("the parent's inbox still holds %s", jsonString(ids(items)))
 	}
-	// Work handed to a retired subagent is no longer approved as the parent's own.
-	deleg := prog.submit(map[string]any{"capability": map[string]any{"action": "agents.delegate", "target": aID}, "arguments": map[string]any{"task": "x"}})
-	if str(deleg["status"]) == "approved" {
-		t.Errorf("delegation to a retired subagent: approved by %s", by(deleg))
-	}
+	// Work handed to a retired subagent is refused (SPEC §3: 400).
+	prog.do("POST", "/v1/requests", map[string]any{"capability": map[string]any{"action": "agents.delegate", "target": aID}, "arguments": map[string]any{"task": "x"}}).
+		wantProblem(t, "delegation to a retired subagent", http.StatusBadRequest, "InvalidRequest", "capability.target")
 	del(person, aID).want(t, "retiring again", http.StatusOK)
 	del(prog, bID).want(t, "retiring a retired descendant", http.StatusOK)
 	// The parent itself goes on.

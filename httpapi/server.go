@@ -106,6 +106,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("GET /v1/agents/{id}/rules", a.listRules)
 	a.handle("POST /v1/agents/{id}/rules", a.addRule)
 	a.handle("DELETE /v1/agents/{id}/rules/{rule_id}", a.deleteRule)
+	a.handle("DELETE /v1/agents/{id}/delegations/{session}", a.endDelegation)
 	a.handle("GET /v1/events", a.events)
 	a.handle("GET /v1/config", a.runningConfig)
 	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers}))

@@ -17,6 +17,7 @@ const (
 	BucketAgents      = "agents"
 	BucketRules       = "rules"
 	BucketIdempotency = "idempotency"
+	BucketDelegations = "delegations"
 	// BucketConfig holds the config file's revisions (config.go).
 	BucketConfig = "config"
 )
@@ -44,6 +45,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),
 		idem,
 		kv(BucketConfig, "the config file's revisions, under one key", configHistory),
+		kv(BucketDelegations, "delegated work, one key per <tenant>.<agent id>.<session hash>", 1),
 	}
 }
 
@@ -51,7 +53,7 @@ func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
 type Store struct {
 	js                                   jetstream.JetStream
 	requests, grants, agents, rules, idm jetstream.KeyValue
-	config                               jetstream.KeyValue
+	config, delegations                  jetstream.KeyValue
 	commits, idemCommits                 *committer // request and idempotency writes, group-committed
 	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
 	snaps                                jetstream.ObjectStore
@@ -81,7 +83,7 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
 	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
 	return &Store{js: js, gate: gate, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
-		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency], config: kvs[BucketConfig]}, nil
+		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}, nil
 }
 
 // StreamOf returns the JetStream stream name behind a bucket.

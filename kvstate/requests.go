@@ -229,14 +229,15 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 }
 
 // effects are the internal headers telling the outbox what a change
-// derives: the decider's work subject, or grants to write.
+// derives: the decider's work subject, or grants (and delegated work,
+// SPEC §3) to write.
 func effects(typ string, r *events.Request) nats.Header {
 	h := nats.Header{}
 	switch {
 	case (typ == events.TypeRequestCreated || typ == events.TypeRequestEscalated || typ == events.TypeRequestUpdated) && r.Approver != nil:
 		h.Set(events.HeaderWorkTo, events.WorkTo(*r.Approver))
 	}
-	if (typ == events.TypeRequestDecided && leavesGrants(r.Decision)) || stagesLeaveGrants(r) {
+	if (typ == events.TypeRequestDecided && leavesGrants(r.Decision)) || stagesLeaveGrants(r) || r.Delegates() {
 		h.Set(events.HeaderGrants, "1")
 	}
 	return h

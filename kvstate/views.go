@@ -25,6 +25,7 @@ type Views struct {
 	agents   *Mirror[events.Agent]
 	grants   *Mirror[events.Grant]
 	rules    *Mirror[events.Rule]
+	delegs   *Mirror[events.Delegation]
 	requests *Mirror[Record]
 	snaps    *Snapshots[Record]
 }
@@ -41,6 +42,9 @@ func NewViews(store *Store, tenants []*events.Tenant) *Views {
 	})
 	v.rules = NewMirror(store.rules, func(r events.Rule) []string {
 		return []string{string(r.Tenant) + "/" + string(r.Agent)}
+	})
+	v.delegs = NewMirror(store.delegations, func(d events.Delegation) []string {
+		return []string{"a:" + string(d.Tenant) + "/" + string(d.Agent)}
 	})
 	v.requests = NewMirror(store.requests, v.requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
@@ -67,6 +71,9 @@ func (v *Views) AgentMirror() *Mirror[events.Agent] { return v.agents }
 // RuleMirror is the mirror of rules kept through the API.
 func (v *Views) RuleMirror() *Mirror[events.Rule] { return v.rules }
 
+// DelegationMirror is the mirror of delegated work.
+func (v *Views) DelegationMirror() *Mirror[events.Delegation] { return v.delegs }
+
 // Run keeps every mirror current until ctx ends. When the connection
 // drops, the mirrors are marked stale; when it comes back, their watchers
 // restart at once from where they stopped.
@@ -75,6 +82,7 @@ func (v *Views) Run(ctx context.Context) error {
 	g.Go(func() error { return v.agents.Run(ctx) })
 	g.Go(func() error { return v.grants.Run(ctx) })
 	g.Go(func() error { return v.rules.Run(ctx) })
+	g.Go(func() error { return v.delegs.Run(ctx) })
 	g.Go(func() error { return v.requests.Run(ctx) })
 	g.Go(func() error { v.followConnection(ctx); return nil })
 	return g.Wait()
@@ -93,7 +101,7 @@ type namedMirror struct {
 }
 
 func (v *Views) mirrors() []namedMirror {
-	return []namedMirror{{BucketAgents, v.agents}, {BucketGrants, v.grants}, {BucketRules, v.rules}, {BucketRequests, v.requests}}
+	return []namedMirror{{BucketAgents, v.agents}, {BucketGrants, v.grants}, {BucketRules, v.rules}, {BucketDelegations, v.delegs}, {BucketRequests, v.requests}}
 }
 
 // followConnection restarts the watchers on every reconnect.
@@ -133,7 +141,7 @@ func (v *Views) WaitReady(ctx context.Context) error {
 	for _, m := range []interface {
 		Ready() <-chan struct{}
 		Err() error
-	}{v.agents, v.grants, v.rules, v.requests} {
+	}{v.agents, v.grants, v.rules, v.delegs, v.requests} {
 		select {
 		case <-m.Ready():
 			if err := m.Err(); err != nil {
@@ -255,6 +263,16 @@ func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.R
 	out := v.rules.ByIndex(string(tenant) + "/" + string(agent))
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
+}
+
+// Delegation returns agent's delegated work in session, active or ended.
+func (v *Views) Delegation(tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
+	return v.delegs.Get(DelegationKey(tenant, agent, session))
+}
+
+// DelegationsOf returns agent's delegations, active and ended.
+func (v *Views) DelegationsOf(tenant events.TenantID, agent events.AgentID) []events.Delegation {
+	return v.delegs.ByIndex("a:" + string(tenant) + "/" + string(agent))
 }
 
 // ScanGrants calls fn with the tenant's grants after the grant id after

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/judge"
@@ -68,12 +69,7 @@ func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, bool) {
 		rec.Approver == nil || *rec.Approver != (events.Ref{Kind: events.KindAgent, ID: string(id)}) {
 		return b, false
 	}
-	return events.NewReviewBundle(&rec.Request, a, func(x events.AgentID) string {
-		if ag, ok := mr.views.Agent(t, x); ok {
-			return ag.Brief
-		}
-		return ""
-	}), true
+	return events.NewReviewBundle(&rec.Request, a, deciders.BriefOf(mr.views, &rec.Request)), true
 }
 
 func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (review.Answer, error) {
