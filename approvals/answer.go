@@ -173,7 +173,7 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 
 // passUp moves r to the decider above the agent from in r's chain.
 func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
-	above := deciders.AboveIn(s.views, r, events.AgentID(from.ID))
+	above := deciders.Next(s.views, r.Tenant, r.Chain, events.AgentID(from.ID))
 	if above.Kind == "" {
 		return "", conflict("no decider above %s", from.ID)
 	}

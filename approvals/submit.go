@@ -275,7 +275,7 @@ func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Reques
 	v := s.checker.Check(ctx, t, r)
 	if !v.Decided {
 		r.Status = events.StatusPending
-		toTop(t, r, deciders.AboveIn(s.views, r, r.Agent))
+		toTop(t, r, deciders.Next(s.views, t.ID, r.Chain, r.Agent))
 		r.JudgeEscalated = v.JudgeEscalated
 		if v.ReviewerReason != "" {
 			rr := v.ReviewerReason

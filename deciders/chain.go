@@ -1,8 +1,6 @@
 package deciders
 
 import (
-	"slices"
-
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -39,17 +37,6 @@ func Above(v *kvstate.Views, tenant events.TenantID, agent events.AgentID) event
 		return events.Ref{Kind: events.KindAgent, ID: string(a.Parent)}
 	}
 	return events.Ref{Kind: events.KindPerson, ID: string(a.Member)}
-}
-
-// AboveIn returns the decider above agent for request r: the agent above
-// it in r's chain, kept in the record since r was made (a config reload
-// never moves a pending request); past the chain's top, or for an agent
-// not in it, Above.
-func AboveIn(v *kvstate.Views, r *events.Request, agent events.AgentID) events.Ref {
-	if i := slices.Index(r.Chain, agent); i > 0 {
-		return events.Ref{Kind: events.KindAgent, ID: string(r.Chain[i-1])}
-	}
-	return Above(v, r.Tenant, agent)
 }
 
 // Holds reports whether decider d holds r's capability (SPEC §3), and the

@@ -28,8 +28,10 @@ func ActiveDelegation(v *kvstate.Views, tenant events.TenantID, agent events.Age
 	return d, true
 }
 
-// Next returns the decider above from in a request's recorded chain: the
-// agent before it or, above the chain's top agent, that agent's member.
+// Next returns the decider above from in a request's recorded chain (kept
+// in the record since it was made: neither a config reload nor a later
+// delegation moves a pending request): the agent before it or, above the
+// chain's top agent, that agent's member.
 // The chain's last link (the requester) is passed over when looking from
 // above, so that an agent in the chain twice decides at its higher place.
 // A from not in chain (or no chain) falls back to Above.
