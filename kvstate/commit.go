@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -61,7 +62,12 @@ type committer struct {
 	mu      sync.Mutex
 	queue   []*pendingWrite
 	running bool
-	choice  chooser // used by the one loop goroutine only
+	refused atomic.Int64 // batches refused whole (each then went singly)
+	// stored and storedBefore hold the sequence each key was stored at
+	// lately (remember; the loop goroutine only).
+	stored, storedBefore map[string]uint64
+	rotated              time.Time
+	choice               chooser // used by the one loop goroutine only
 
 	// acks receives the atomic batches' acknowledgements, each on
 	// inbox.<batch id>; made on first use, by the loop goroutine only.
@@ -73,6 +79,9 @@ type pendingWrite struct {
 	msg  *nats.Msg
 	last uint64
 	done chan writeResult
+	// seq is the stream sequence the write was stored at, set by commit
+	// once it is durable (0: not stored).
+	seq uint64
 }
 
 type writeResult struct {
@@ -140,10 +149,22 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 // first, they would take the cores (their answers, the next requests)
 // while the server's goroutines that read and store the next batch wait
 // behind them.
+//
+// A write that is bound to lose never goes in a batch: it expects its
+// key's last sequence, and a failed write refuses its whole batch (every
+// other write then goes singly). So two writes to one key never share a
+// batch (the later is held back to the next), and a write whose key this
+// committer has stored past what it expects is told it lost
+// (ErrConflict) without being sent.
 func (c *committer) loop() {
-	var tell func() // tells the last batch's writers; nil: told
+	var tell func()          // tells the last batch's writers; nil: told
+	var held []*pendingWrite // kept out of the last batch, behind a write to the same key
 	for {
 		c.mu.Lock()
+		if len(held) > 0 {
+			c.queue = append(held, c.queue...)
+			held = nil
+		}
 		n := min(len(c.queue), maxBatch)
 		if n == 0 {
 			c.running = false
@@ -153,12 +174,67 @@ func (c *committer) loop() {
 			}
 			return
 		}
-		batch := c.queue[:n:n]
+		take := c.queue[:n:n]
 		c.queue = c.queue[n:]
 		c.mu.Unlock()
+		var batch []*pendingWrite
+		batch, held = oneWritePerKey(c.dropLost(take))
+		if len(batch) == 0 {
+			continue
+		}
 		tell = c.commit(batch, tell)
+		c.remember(batch)
 	}
 }
+
+// oneWritePerKey splits writes into the first write to each key, in order,
+// and the later ones.
+func oneWritePerKey(writes []*pendingWrite) (batch, later []*pendingWrite) {
+	keys := make(map[string]bool, len(writes))
+	for _, p := range writes {
+		if keys[p.msg.Subject] {
+			later = append(later, p)
+			continue
+		}
+		keys[p.msg.Subject] = true
+		batch = append(batch, p)
+	}
+	return batch, later
+}
+
+// dropLost tells each write whose key was stored past the sequence it
+// expects that it lost, and returns the others.
+func (c *committer) dropLost(writes []*pendingWrite) []*pendingWrite {
+	keep := writes[:0:0]
+	for _, p := range writes {
+		if p.last < max(c.stored[p.msg.Subject], c.storedBefore[p.msg.Subject]) {
+			p.done <- writeResult{err: ErrConflict}
+			continue
+		}
+		keep = append(keep, p)
+	}
+	return keep
+}
+
+// remember keeps the sequence each stored write got, for dropLost, for
+// between rememberFor and twice that: a key's last sequence only grows
+// while it holds a value, but a key that expires and is made again starts
+// over, so an old memory could refuse a write that would succeed.
+func (c *committer) remember(batch []*pendingWrite) {
+	if now := time.Now(); c.stored == nil || now.Sub(c.rotated) > rememberFor {
+		c.storedBefore, c.stored, c.rotated = c.stored, make(map[string]uint64, len(batch)), now
+	}
+	for _, p := range batch {
+		if p.seq > 0 {
+			c.stored[p.msg.Subject] = p.seq
+		}
+	}
+}
+
+// rememberFor is how long, at least, remember keeps a stored sequence: a
+// write that lost its race is sent within a few milliseconds of the one
+// that won.
+const rememberFor = 250 * time.Millisecond
 
 // commit commits batch, calling told (the previous batch's news, if any)
 // once batch is sent, and returns the func that tells batch's writers
@@ -188,6 +264,9 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		}
 		if err == nil {
 			c.choice.observe(asBatch, time.Since(start), len(batch))
+			for i, p := range batch {
+				p.seq = first + uint64(i)
+			}
 			return func() {
 				for i, p := range batch {
 					p.done <- writeResult{seq: first + uint64(i)}
@@ -196,6 +275,7 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		}
 		// Refused whole (a conflict inside, say): each write on its own,
 		// so that only the one that lost is told so. Not a measure.
+		c.refused.Add(1)
 		c.singles(ctx, batch)
 		return nil
 	}
@@ -214,6 +294,9 @@ func (c *committer) singles(ctx context.Context, batch []*pendingWrite) {
 		go func() {
 			defer wg.Done()
 			seq, err := c.single(ctx, p.msg, p.last)
+			if err == nil {
+				p.seq = seq
+			}
 			p.done <- writeResult{seq: seq, err: err}
 		}()
 	}

@@ -29,6 +29,10 @@ func CommitWay(s *Store, singles bool) {
 	s.commits.choice = c
 }
 
+// BatchesRefused counts the atomic batches of request writes the server
+// refused whole.
+func BatchesRefused(s *Store) int64 { return s.commits.refused.Load() }
+
 // Chooser exposes the commit-way chooser to its test.
 type Chooser = chooser
 

@@ -317,3 +317,46 @@ func TestWrittenRecordsCarryTheirStoredJSON(t *testing.T) {
 		t.Errorf("a record read back carries stored bytes %q (%v)", read.Stored(), err)
 	}
 }
+
+// TestSameKeyWritesShareNoBatch: two people answering one request at the
+// same instant write one key with the same expected sequence. The loser
+// is told it lost (and applies again on the new revision), and its write
+// never shares a batch with the winner's: such a batch would be refused
+// whole and every other write in it would go singly.
+func TestSameKeyWritesShareNoBatch(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	kvstate.CommitWay(s, false)
+	var ids []events.RequestID
+	for i := 0; i < 40; i++ {
+		r := pending(events.NewRequestID())
+		if _, err := s.CreateRequest(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, r.ID)
+	}
+	var wg sync.WaitGroup
+	for _, id := range ids {
+		for n := 0; n < 2; n++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := s.Transition(ctx, "acme", id, func(r *events.Request) (string, error) {
+					r.Reason += "x"
+					return events.TypeRequestUpdated, nil
+				})
+				if err != nil {
+					t.Errorf("%s: %v", id, err)
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	for _, id := range ids {
+		if got, err := s.GetRequest(ctx, "acme", id); err != nil || got.Revision != 2 || got.Reason != "xx" {
+			t.Errorf("%s: revision %d, reason %q (%v); want both answers kept, at 2", id, got.Revision, got.Reason, err)
+		}
+	}
+	if n := kvstate.BatchesRefused(s); n != 0 {
+		t.Errorf("%d batches refused whole, want none", n)
+	}
+}
