@@ -3,10 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -321,25 +318,7 @@ func TestBackupMoveAfterKill(t *testing.T) {
 	}
 	bin, dir, addr := buildBinary(t), t.TempDir(), freeAddr(t)
 	yaml := strings.ReplaceAll(backupYAML("", ""), "answer_within: 10m", "answer_within: 5s")
-	if err := os.WriteFile(filepath.Join(dir, "backup.yaml"), []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	start := func() *exec.Cmd {
-		cmd := exec.Command(bin, "serve", "--config", filepath.Join(dir, "backup.yaml"), "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-		testutil.Eventually(t, 30*time.Second, func() bool {
-			resp, err := http.Get("http://" + addr + "/readyz")
-			if err != nil {
-				return false
-			}
-			resp.Body.Close()
-			return resp.StatusCode == http.StatusOK
-		}, "server ready")
-		return cmd
-	}
+	start := func() *exec.Cmd { return serveProcess(t, bin, dir, addr, yaml) }
 	cmd := start()
 	base := "http://" + addr
 	var r record

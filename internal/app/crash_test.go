@@ -36,16 +36,25 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
+// startProcess starts the binary on the demo tenant, its quotas lifted
+// (a thousand submits at once).
 func startProcess(t *testing.T, bin, dir, addr string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
-	cmd.Dir = dir // the demo tenant, its quotas lifted: a thousand submits at once
-	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(testutil.Unthrottled(config.DemoYAML)), 0o600); err != nil {
+	return serveProcess(t, bin, dir, addr, testutil.Unthrottled(config.DemoYAML))
+}
+
+// serveProcess writes yaml as dir's countersign.yaml, starts the binary's
+// serve on it with its data in dir, and waits until it is ready; the test's
+// end kills it.
+func serveProcess(t *testing.T, bin, dir, addr, yaml string) *exec.Cmd {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
-	if testing.Verbose() == false {
-		cmd.Stderr = nil
+	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
+	cmd.Dir = dir
+	if testing.Verbose() {
+		cmd.Stderr = os.Stderr
 	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

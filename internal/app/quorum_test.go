@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -289,10 +286,7 @@ func TestQuorumSurvivesKill(t *testing.T) {
 		t.Skip("subprocess crash test")
 	}
 	bin, dir, addr := buildBinary(t), t.TempDir(), freeAddr(t)
-	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(quorumYAML), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := startQuorumProcess(t, bin, dir, addr)
+	cmd := serveProcess(t, bin, dir, addr, quorumYAML)
 	srv := &servertest.Server{URL: "http://" + addr}
 	r := submitQuorumRefund(t, srv, "q-agent", 1)
 	if code, one, _ := answerAs(t, srv, "q-u2", string(r.ID), 0, "allow", "once"); code != http.StatusOK || len(one.Approvals) != 1 {
@@ -302,7 +296,7 @@ func TestQuorumSurvivesKill(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _ = cmd.Process.Wait()
-	startQuorumProcess(t, bin, dir, addr)
+	serveProcess(t, bin, dir, addr, quorumYAML)
 	kept := srv.API(t).Get("q-u3", r.ID)
 	if kept.Status != events.StatusPending || len(kept.Approvals) != 1 || kept.Approvals[0].By.ID != "u-2" {
 		t.Fatalf("after kill -9: %s with approvals %+v", kept.Status, kept.Approvals)
@@ -310,23 +304,4 @@ func TestQuorumSurvivesKill(t *testing.T) {
 	if code, done, _ := answerAs(t, srv, "q-u3", string(r.ID), 1, "allow", "once"); code != http.StatusOK || done.Status != events.StatusApproved {
 		t.Fatalf("second allow after the restart: %d %+v", code, done)
 	}
-}
-
-func startQuorumProcess(t *testing.T, bin, dir, addr string) *exec.Cmd {
-	t.Helper()
-	cmd := exec.Command(bin, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _, _ = cmd.Process.Wait() })
-	testutil.Eventually(t, 30*time.Second, func() bool {
-		resp, err := http.Get("http://" + addr + "/readyz")
-		if err != nil {
-			return false
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	}, "server ready")
-	return cmd
 }
