@@ -192,21 +192,17 @@ func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, 
 }
 
 // answerWrite writes the answer in to rec (a compare-and-set, tried again
-// on a lost race) and puts the result in the mirror: one function, so that
-// the deferred done of Expect runs whatever happens in between.
+// on a lost race) and puts the result in the mirror.
 func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput, watched bool) (kvstate.Record, error) {
-	defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
-	rec, err := s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
-		if repeat(r, c.Principal, in) {
-			return "", errRepeat
-		}
-		if err := s.answerable(c, r, *in.Expected, watched); err != nil {
-			return "", err
-		}
-		return s.apply(c, r, in)
+	return s.views.WriteRequest(rec.Tenant, rec.ID, func() (kvstate.Record, error) {
+		return s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
+			if repeat(r, c.Principal, in) {
+				return "", errRepeat
+			}
+			if err := s.answerable(c, r, *in.Expected, watched); err != nil {
+				return "", err
+			}
+			return s.apply(c, r, in)
+		})
 	})
-	if err == nil {
-		s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
-	}
-	return rec, err
 }

@@ -121,13 +121,11 @@ func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate
 		rec, err = s.store.PeekRequest(ctx, rec.Tenant, rec.ID, s.seenRevision(rec.Tenant, rec.ID))
 	}
 	if err == nil {
-		defer s.views.Requests().Expect(kvstate.RequestKey(rec.Tenant, rec.ID))()
-		next, err = s.store.TransitionFrom(ctx, rec, fn)
+		next, err = s.views.WriteRequest(rec.Tenant, rec.ID, func() (kvstate.Record, error) { return s.store.TransitionFrom(ctx, rec, fn) })
 	}
 	if err != nil {
 		return next, stateErr(err, ErrNotFound)
 	}
-	s.views.Requests().Apply(kvstate.RequestKey(next.Tenant, next.ID), next, next.KVRevision)
 	return next, nil
 }
 

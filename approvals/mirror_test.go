@@ -13,6 +13,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // An answer reads the request from the process's mirror, which may lag
@@ -20,12 +21,12 @@ import (
 // decide: a refusal based on the lagging copy is checked against the
 // stored record, and a write based on it loses its compare-and-set.
 func TestAnswerFromALaggingMirror(t *testing.T) {
-	store, views, tenants := testutil.NewState(t, config.DemoYAML)
+	store, live, tenants := testutil.NewState(t, config.DemoYAML)
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
 	// Process A keeps its mirror current; process B's mirror never
 	// follows the store: it holds only what the test puts in it.
-	a := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
-	lagging := kvstate.NewViews(store, tenants)
+	a := approvals.New(approvals.Config{Store: store, Views: live, Checker: &deciders.Checker{Views: live}, Now: clk.Now})
+	lagging := views.NewViews(store, tenants)
 	b := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: &deciders.Checker{Views: lagging}, Now: clk.Now})
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
 		p := events.Ref{Kind: kind, ID: id}

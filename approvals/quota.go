@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 )
@@ -69,7 +70,7 @@ func (q *quotas) allow(c Caller, now time.Time) error {
 // not created, gives the place back. A request counts twice between its
 // Apply and its release: a concurrent submit then may be refused early,
 // never let through.
-func (q *quotas) reserve(views *kvstate.Views, t *events.Tenant, agent events.AgentID) (release func(), ok bool) {
+func (q *quotas) reserve(views *views.Views, t *events.Tenant, agent events.AgentID) (release func(), ok bool) {
 	key := string(t.ID) + "\x00" + string(agent)
 	q.mu.Lock()
 	defer q.mu.Unlock()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -153,14 +154,14 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 	scopes := inboxScopes(c)
 	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, events.Status.Terminal)
 	if pendingOnly { // a short walk, whatever the inbox's history
-		scopes = []kvstate.RequestScope{kvstate.PendingScope(tenant)}
+		scopes = []views.RequestScope{views.PendingScope(tenant)}
 	}
 	type hit struct {
 		req   events.Request
 		kvRev uint64 // a terminal request, still to read (req holds its id)
 	}
-	scan := func(scope kvstate.RequestScope, yield func(string, hit) bool) {
-		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum kvstate.Summary, kvRev uint64, r *kvstate.Record) bool {
+	scan := func(scope views.RequestScope, yield func(string, hit) bool) {
+		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum views.Summary, kvRev uint64, r *kvstate.Record) bool {
 			if r == nil {
 				if !f.matchSummary(sum) {
 					return true
@@ -236,18 +237,18 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 // a person, their own and each group they are a member of (SPEC §12: a
 // group's request is in the inbox of every member), as the tenant's
 // config says now.
-func inboxScopes(c Caller) []kvstate.RequestScope {
+func inboxScopes(c Caller) []views.RequestScope {
 	tenant := c.Tenant.ID
 	if c.Admin() {
-		return []kvstate.RequestScope{kvstate.TenantScope(tenant)}
+		return []views.RequestScope{views.TenantScope(tenant)}
 	}
-	out := []kvstate.RequestScope{kvstate.InboxScope(tenant, c.Principal)}
+	out := []views.RequestScope{views.InboxScope(tenant, c.Principal)}
 	if c.Principal.Kind != events.KindPerson {
 		return out
 	}
 	for id, g := range c.Tenant.Groups {
 		if slices.Contains(g.Members, events.MemberID(c.Principal.ID)) {
-			out = append(out, kvstate.InboxScope(tenant, events.Ref{Kind: events.KindGroup, ID: string(id)}))
+			out = append(out, views.InboxScope(tenant, events.Ref{Kind: events.KindGroup, ID: string(id)}))
 		}
 	}
 	return out
@@ -279,7 +280,7 @@ func pageOf[T any](limit int, walk func(yield func(id string, item T) bool)) ([]
 }
 
 // matchSummary is match for a request held as its summary.
-func (f *ListFilter) matchSummary(s kvstate.Summary) bool {
+func (f *ListFilter) matchSummary(s views.Summary) bool {
 	return (f.Agent == "" || s.Agent == string(f.Agent)) &&
 		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, events.Status(s.Status)))
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -32,7 +33,7 @@ func (c Caller) Admin() bool {
 // Config wires a Service.
 type Config struct {
 	Store   *kvstate.Store
-	Views   *kvstate.Views
+	Views   *views.Views
 	Checker *deciders.Checker
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
@@ -57,7 +58,7 @@ const DefaultMaxLongPolls = 100_000
 // Service runs the use cases. It is safe for concurrent use.
 type Service struct {
 	store   *kvstate.Store
-	views   *kvstate.Views
+	views   *views.Views
 	checker *deciders.Checker
 	now     func() time.Time
 	log     *slog.Logger
@@ -95,7 +96,7 @@ func New(cfg Config) *Service {
 func (s *Service) Hub() *Hub { return s.hub }
 
 // Views returns the read side.
-func (s *Service) Views() *kvstate.Views { return s.views }
+func (s *Service) Views() *views.Views { return s.views }
 
 // Now is the time the use cases go by (Config.Now): deadlines, and the
 // surfaces' own windows (a Slack click's timestamp).

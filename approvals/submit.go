@@ -229,15 +229,16 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 	} else {
 		s.decide(ctx, c.Tenant, r)
 	}
-	defer s.views.Requests().Expect(kvstate.RequestKey(c.Tenant.ID, id))()
-	rec, err := s.store.CreateRequest(ctx, r)
-	if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
-		rec, err = s.store.GetRequestAfter(ctx, c.Tenant.ID, id, 1)
-	}
+	rec, err := s.views.WriteRequest(c.Tenant.ID, id, func() (kvstate.Record, error) {
+		rec, err := s.store.CreateRequest(ctx, r)
+		if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
+			rec, err = s.store.GetRequestAfter(ctx, c.Tenant.ID, id, 1)
+		}
+		return rec, err
+	})
 	if err != nil {
 		return kvstate.Record{}, stateErr(err, ErrUnavailable)
 	}
-	s.views.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
 	return rec, nil
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // Backup returns the person r moves to when its approver, a person, has
@@ -13,7 +14,7 @@ import (
 // r has already moved away from that backup (a chain of backups never
 // loops back). ok is false when r does not wait on a person, or that
 // person has no backup to move to.
-func Backup(v *kvstate.Views, r *events.Request) (to events.Ref, within time.Duration, ok bool) {
+func Backup(v *views.Views, r *events.Request) (to events.Ref, within time.Duration, ok bool) {
 	if r.Approver == nil || r.Approver.Kind != events.KindPerson {
 		return events.Ref{}, 0, false
 	}
@@ -46,7 +47,7 @@ func waitingSince(r kvstate.Record) time.Time {
 // after r came to wait on them, that is after its stored write or, if
 // later, its last move (stamped by the deciders' clock, which the write's
 // server clock may trail).
-func backupDue(v *kvstate.Views, r kvstate.Record) (time.Time, bool) {
+func backupDue(v *views.Views, r kvstate.Record) (time.Time, bool) {
 	_, within, ok := Backup(v, &r.Request)
 	if !ok {
 		return time.Time{}, false

@@ -2,12 +2,12 @@ package deciders
 
 import (
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // Chain returns an agent's ancestry, top first, the agent last. A broken
 // parent link (which config validation prevents) ends the chain.
-func Chain(v *kvstate.Views, tenant events.TenantID, agent events.AgentID) []events.AgentID {
+func Chain(v *views.Views, tenant events.TenantID, agent events.AgentID) []events.AgentID {
 	var rev []events.AgentID
 	seen := map[events.AgentID]bool{}
 	for id := agent; id != "" && !seen[id]; {
@@ -28,7 +28,7 @@ func Chain(v *kvstate.Views, tenant events.TenantID, agent events.AgentID) []eve
 
 // Above returns the decider above agent: its parent agent or, at the top,
 // its member.
-func Above(v *kvstate.Views, tenant events.TenantID, agent events.AgentID) events.Ref {
+func Above(v *views.Views, tenant events.TenantID, agent events.AgentID) events.Ref {
 	a, ok := v.Agent(tenant, agent)
 	if !ok {
 		return events.Ref{}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // Verdict is what steps 1–4 of the check order concluded about a request.
@@ -37,7 +37,7 @@ type JudgeResult struct {
 
 // Checker runs the check order against the views.
 type Checker struct {
-	Views *kvstate.Views
+	Views *views.Views
 	// Judge, if set, is consulted at step 4 for tenants that have a judge.
 	Judge RulesJudge
 	// Rules returns an agent's rules (configured and kept); nil: none.

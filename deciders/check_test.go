@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/shell"
+	"github.com/countersign/countersign/views"
 )
 
 const tenantYAML = `tenants:
@@ -27,7 +28,7 @@ const tenantYAML = `tenants:
 type fixture struct {
 	t       *events.Tenant
 	store   *kvstate.Store
-	views   *kvstate.Views
+	views   *views.Views
 	checker *deciders.Checker
 }
 

@@ -2,13 +2,13 @@ package deciders
 
 import (
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // ChainFor returns the chain of a new request of agent in session (SPEC
 // §3): in delegated work, the delegator's chain and then agent; otherwise
 // agent's own ancestry (Chain).
-func ChainFor(v *kvstate.Views, tenant events.TenantID, agent events.AgentID, session string) []events.AgentID {
+func ChainFor(v *views.Views, tenant events.TenantID, agent events.AgentID, session string) []events.AgentID {
 	if d, ok := ActiveDelegation(v, tenant, agent, session); ok {
 		return append(Chain(v, tenant, d.Delegator), agent)
 	}
@@ -17,7 +17,7 @@ func ChainFor(v *kvstate.Views, tenant events.TenantID, agent events.AgentID, se
 
 // ActiveDelegation returns agent's delegated work in session, if it is in
 // force: not ended, and neither agent nor its delegator retired.
-func ActiveDelegation(v *kvstate.Views, tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
+func ActiveDelegation(v *views.Views, tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
 	if session == "" {
 		return events.Delegation{}, false
 	}
@@ -35,7 +35,7 @@ func ActiveDelegation(v *kvstate.Views, tenant events.TenantID, agent events.Age
 // The chain's last link (the requester) is passed over when looking from
 // above, so that an agent in the chain twice decides at its higher place.
 // A from not in chain (or no chain) falls back to Above.
-func Next(v *kvstate.Views, tenant events.TenantID, chain []events.AgentID, from events.AgentID) events.Ref {
+func Next(v *views.Views, tenant events.TenantID, chain []events.AgentID, from events.AgentID) events.Ref {
 	i := len(chain) - 1
 	if i < 0 || chain[i] != from {
 		for i = len(chain) - 2; i >= 0 && chain[i] != from; i-- {
@@ -58,7 +58,7 @@ func Next(v *kvstate.Views, tenant events.TenantID, chain []events.AgentID, from
 // was given: a requester in delegated work was given its delegator's brief
 // (SPEC §3: what A gave B, kept on the delegation even after it ended);
 // any other agent, its own brief.
-func BriefOf(v *kvstate.Views, r *events.Request) func(events.AgentID) string {
+func BriefOf(v *views.Views, r *events.Request) func(events.AgentID) string {
 	return func(id events.AgentID) string {
 		if d, ok := v.Delegation(r.Tenant, id, r.Session); ok && id == r.Agent && r.Session != "" &&
 			len(r.Chain) > 1 && d.Delegator == r.Chain[len(r.Chain)-2] && !d.ApprovedAt.After(r.CreatedAt) {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -42,7 +42,7 @@ type Group struct {
 	self   string
 	ttl    time.Duration
 	log    *slog.Logger
-	mirror *kvstate.Mirror[member]
+	mirror *views.Mirror[member]
 
 	refreshing sync.Mutex // one refresh at a time, so an older view never overwrites a newer
 	mu         sync.RWMutex
@@ -99,7 +99,7 @@ func NewGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("deciders: bucket %s: %w", BucketDeciders, err)
 	}
-	g := &Group{kv: kv, nc: cfg.JS.Conn(), self: nuid.Next(), ttl: cfg.TTL, log: cfg.Logger, mirror: kvstate.NewMirror[member](kv, nil)}
+	g := &Group{kv: kv, nc: cfg.JS.Conn(), self: nuid.Next(), ttl: cfg.TTL, log: cfg.Logger, mirror: views.NewMirror[member](kv, nil)}
 	g.members = []string{g.self}
 	g.mirror.OnChange(func(string, member, bool) { g.refresh() })
 	return g, nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go"
 )
 
@@ -18,7 +19,7 @@ type OffersConfig struct {
 	// Conn sends the offers (core NATS requests). Required.
 	Conn *nats.Conn
 	// Views resolve deciders and tell whether a request moved on. Required.
-	Views *kvstate.Views
+	Views *views.Views
 	// TakeWait is how long an offer waits for a runtime to take it.
 	// Default 5s (SPEC §9).
 	TakeWait time.Duration

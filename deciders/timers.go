@@ -9,6 +9,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // TimeActions are what the timer worker does when time runs out. Each is
@@ -44,7 +45,7 @@ const DefaultReviewTimeout = 2 * time.Minute
 // and stops what it no longer does. Its timers run on Clock and stop when
 // Run returns.
 type Timers struct {
-	views *kvstate.Views
+	views *views.Views
 	acts  TimeActions
 	log   *slog.Logger
 	clock Clock
@@ -65,7 +66,7 @@ type job struct {
 
 // TimersConfig wires Timers.
 type TimersConfig struct {
-	Views *kvstate.Views
+	Views *views.Views
 	Act   TimeActions
 	// Group, if set, shares the timers out among the deciders processes:
 	// this process arms only the requests it owns. Without it, every

@@ -14,6 +14,7 @@ import (
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 const typePrefix = "dev.countersign."
@@ -108,7 +109,25 @@ func TestRequestPathDiagramMatchesTransitions(t *testing.T) {
 			t.Errorf("the path diagram does not name %q", name)
 		}
 	}
+	// The watcher is drawn under the package that owns the mirrors, and
+	// the layout lists the state and its read model where they live.
+	store, read := pkgName(reflect.TypeFor[kvstate.Store]()), pkgName(reflect.TypeFor[views.Views]())
+	if !strings.Contains(diagram, `mirror["`+read+": KV watcher") {
+		t.Errorf("the path diagram's watcher is not named by its package %q", read)
+	}
+	b, err := os.ReadFile("architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{store, read} {
+		if !strings.Contains(string(b), "\n"+name+"/ ") {
+			t.Errorf("architecture.md's layout does not list %s/", name)
+		}
+	}
 }
+
+// pkgName is the last element of the import path of t's package.
+func pkgName(t reflect.Type) string { return filepath.Base(t.PkgPath()) }
 
 // link matches a Markdown link's target.
 var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)

@@ -20,6 +20,9 @@ const (
 	BucketDelegations = "delegations"
 	// BucketConfig holds the config file's revisions (config.go).
 	BucketConfig = "config"
+	// SnapshotBucket is the object store bucket of mirror snapshots (see
+	// package views).
+	SnapshotBucket = "snapshots"
 )
 
 // requestHistory keeps every revision of a request (a request changes a
@@ -115,6 +118,16 @@ func (s *Store) Agents() jetstream.KeyValue { return s.agents }
 
 // Rules returns the rules bucket.
 func (s *Store) Rules() jetstream.KeyValue { return s.rules }
+
+// Delegations returns the delegated-work bucket.
+func (s *Store) Delegations() jetstream.KeyValue { return s.delegations }
+
+// Snapshots returns the object store bucket of mirror snapshots.
+func (s *Store) Snapshots() jetstream.ObjectStore { return s.snaps }
+
+// RequestStream returns the requests bucket's stream, which its mirror's
+// snapshots are checked against.
+func (s *Store) RequestStream() jetstream.Stream { return s.requestStream }
 
 // JetStream returns the JetStream context the store writes through.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }

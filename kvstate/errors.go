@@ -24,6 +24,10 @@ var (
 	ErrUnavailable = errors.New("kvstate: NATS unavailable")
 )
 
+// MapErr turns jetstream errors into this package's sentinels, for the
+// read model (package views) that watches the buckets.
+func MapErr(err error) error { return mapErr(err) }
+
 // mapErr turns jetstream errors into this package's sentinels.
 func mapErr(err error) error {
 	var apiErr *jetstream.APIError

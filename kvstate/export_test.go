@@ -1,11 +1,6 @@
 package kvstate
 
 import (
-	"context"
-	"crypto/sha256"
-	"fmt"
-	"slices"
-	"testing"
 	"time"
 )
 
@@ -45,112 +40,6 @@ const (
 // Choose and Observe expose the chooser's methods.
 func (c *Chooser) Choose(n int) int                        { return c.choose(n) }
 func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }
-
-// Resumed is the sequence v's request watcher resumed from after loading a
-// snapshot (0: none was used).
-func Resumed(v *Views) uint64 { return v.snaps.Resumed() }
-
-// NoSnapshots makes v replay every stored request at start.
-func NoSnapshots(v *Views) { v.requests.resume = nil }
-
-// Dump lists what m holds, a line per key in key order: the revision,
-// whether the value is held in full, the summary, the index keys and a
-// digest of the packed value.
-func Dump[T any](m *Mirror[T]) []string {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	var out []string
-	for k, it := range m.items {
-		ix := slices.Clone(m.ixOf(it))
-		slices.Sort(ix)
-		out = append(out, fmt.Sprintf("%s rev=%d full=%v sum=%+v ix=%v z=%x", k, it.rev, it.v != nil, m.summary(it), ix, sha256.Sum256(unpacked(m, it.z))))
-	}
-	slices.Sort(out)
-	return out
-}
-
-// EncodeSnapshot and LoadSnapshot expose a mirror's snapshot codec.
-// EncodeSnapshot writes it in parts of partSize bytes and joins them.
-func EncodeSnapshot[T any](m *Mirror[T], created time.Time, partSize int) []byte {
-	var data []byte
-	_, _ = m.encodeSnapshot(created, partSize, func(part []byte) error {
-		data = append(data, part...)
-		return nil
-	})
-	return data
-}
-
-func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq uint64, now time.Time) (uint64, error) {
-	return m.loadSnapshot(context.Background(), data, streamState{created: created, lastSeq: lastSeq}, now)
-}
-
-// SnapshotMaxAge is the age past which a snapshot is not trusted.
-const SnapshotMaxAge = snapshotMaxAge
-
-// SnapshotParts makes v's snapshots be written in parts of n bytes.
-func SnapshotParts(v *Views, n int) { v.snaps.partSize = n }
-
-// DefaultSnapshotPart makes n the part size of views that set none (a
-// version that writes smaller parts), until the test ends.
-func DefaultSnapshotPart(t testing.TB, n int) {
-	old := snapshotPart
-	snapshotPart = n
-	t.Cleanup(func() { snapshotPart = old })
-}
-
-// SnapshotObjects lists the names of the objects in s's snapshot bucket.
-func SnapshotObjects(s *Store) []string {
-	objs, _ := s.snaps.List(context.Background())
-	var names []string
-	for _, o := range objs {
-		names = append(names, o.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func unpacked[T any](m *Mirror[T], z []byte) []byte {
-	if z == nil {
-		return nil
-	}
-	raw, err := m.packer.unpack(z)
-	if err != nil {
-		return []byte("unpack: " + err.Error())
-	}
-	return raw
-}
-
-// PutSnapshotObject writes an object to s's snapshot bucket.
-func PutSnapshotObject(s *Store, name string, data []byte) error {
-	_, err := s.snaps.PutBytes(context.Background(), name, data)
-	return err
-}
-
-// ReadSnapshotObject reads an object of s's snapshot bucket.
-func ReadSnapshotObject(s *Store, name string) []byte {
-	data, _ := s.snaps.GetBytes(context.Background(), name)
-	return data
-}
-
-// StoredBytes is the stored bytes r's writer kept (nil: none).
-func StoredBytes(r Record) []byte { return r.raw }
-
-// PackedKept is how many packed bytes v's request mirror has kept, in all.
-func PackedKept(v *Views) uint64 {
-	p := v.requests.packer
-	p.amu.Lock()
-	defer p.amu.Unlock()
-	return p.kept
-}
-
-// SnapshotHasSample reports whether snapshot data carries a packing sample.
-func SnapshotHasSample(data []byte) bool {
-	h, _, err := decodeHead(data)
-	return err == nil && len(h.sample) > 0
-}
-
-// Claimable is the revision a snapshot of m may claim now.
-func Claimable[T any](m *Mirror[T]) uint64 { return m.claimable() }
 
 // WithStored is r as its writer has it: with its stored bytes.
 func WithStored(r Record, raw []byte) Record { r.raw = raw; return r }

@@ -217,3 +217,20 @@ func TestRequestAt(t *testing.T) {
 		t.Fatalf("a removed request: %v, want ErrNotFound", err)
 	}
 }
+
+func deny(person string) kvstate.Mutation {
+	return func(q *events.Request) (string, error) {
+		q.Status = events.StatusDenied
+		q.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: person}, DecidedAt: time.Now()}
+		return events.TypeRequestDecided, nil
+	}
+}
+
+func transition(t *testing.T, s *kvstate.Store, rec kvstate.Record, fn kvstate.Mutation) kvstate.Record {
+	t.Helper()
+	rec, err := s.TransitionFrom(context.Background(), rec, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

@@ -37,9 +37,22 @@ func (r Record) MayLag() Record {
 	return r
 }
 
-func (r *Record) setMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
+// SetMeta sets where r was read: its KV revision and when it was written.
+func (r *Record) SetMeta(rev uint64, at time.Time) { r.KVRevision, r.Written = rev, at }
 
-func (r *Record) dropStored() { r.raw = nil }
+// DropStored forgets the stored bytes r's writer kept (a mirror that holds
+// r in full does not need them).
+func (r *Record) DropStored() { r.raw = nil }
+
+// Encoded is r's stored bytes: those its writer kept, or r encoded as it
+// is stored.
+func (r *Record) Encoded() []byte {
+	if r.raw != nil {
+		return r.raw
+	}
+	raw, _ := encode(&r.Request)
+	return raw
+}
 
 // Stored is the JSON this process stored for r when it wrote it (nil when r
 // was read): the record encoded as encoding/json encodes r.Request, without

@@ -21,6 +21,7 @@ import (
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
+	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/errgroup"
@@ -56,7 +57,7 @@ type App struct {
 	ln       net.Listener
 	checks   []func() error // readiness beyond NATS answering; no I/O
 	writable *kvstate.WriteProbe
-	views    *kvstate.Views
+	views    *views.Views
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
 	served   chan error
@@ -135,23 +136,23 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
-	views := kvstate.NewViews(watchStore, tenants)
-	dropRetired(b, views)
+	vw := views.NewViews(watchStore, tenants)
+	dropRetired(b, vw)
 	reg := prometheus.NewRegistry()
-	checker := &deciders.Checker{Views: views}
+	checker := &deciders.Checker{Views: vw}
 	// The watched sessions (protected writes) are shared on a connection of their own.
 	watchNC, err := b.Connect("rpc-watchers")
 	if err != nil {
 		return nil, err
 	}
 	watch := rpc.NewWatchers(watchNC.Conn(), 0, o.Logger)
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
+	svc := approvals.New(approvals.Config{Store: store, Views: vw, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
 		Watchers: watch})
 	checker.Rules = svc.RulesFor
 	judges := wireJudges(checker, tenants, reg, o.Logger)
-	views.Snapshots().SetLogger(o.Logger)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{views.Current}, views: views,
-		live: newLive(o.ConfigFile, store, views, b, judges, reg, o.Logger)}
+	vw.Snapshots().SetLogger(o.Logger)
+	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
+		live: newLive(o.ConfigFile, store, vw, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
@@ -162,7 +163,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		if err != nil {
 			return nil, err
 		}
-		if err := a.startDeciders(wctx, workJS, views, svc, judges, o.Clock); err != nil { // registers its mirror hooks first
+		if err := a.startDeciders(wctx, workJS, vw, svc, judges, o.Clock); err != nil { // registers its mirror hooks first
 			a.stopWorkers()
 			return nil, err
 		}
@@ -171,9 +172,9 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 			return nil, err
 		}
 	}
-	a.workers.Go(func() error { return views.Run(wctx) })
-	a.workers.Go(func() error { views.Snapshots().Keep(wctx, kvstate.SnapshotEvery); return nil })
-	if err := views.WaitReady(ctx); err != nil {
+	a.workers.Go(func() error { return vw.Run(wctx) })
+	a.workers.Go(func() error { vw.Snapshots().Keep(wctx, views.SnapshotEvery); return nil })
+	if err := vw.WaitReady(ctx); err != nil {
 		a.stopWorkers()
 		return nil, err
 	}
@@ -181,7 +182,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		a.stopWorkers()
 		return nil, err
 	}
-	if err := b.SetAuthenticator(views); err != nil { // tenant tokens on the bus, checked like HTTP's
+	if err := b.SetAuthenticator(vw); err != nil { // tenant tokens on the bus, checked like HTTP's
 		a.stopWorkers()
 		return nil, err
 	}
@@ -203,7 +204,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 // dropRetired closes the bus connections of agents retired (or removed)
 // after they connected: their tokens are refused from then on, on the bus
 // as over HTTP.
-func dropRetired(b *broker.Broker, views *kvstate.Views) {
+func dropRetired(b *broker.Broker, views *views.Views) {
 	mirror := views.AgentMirror()
 	gone := agentGone(views)
 	mirror.OnChange(func(_ string, a events.Agent, deleted bool) {
@@ -220,7 +221,7 @@ func dropRetired(b *broker.Broker, views *kvstate.Views) {
 
 // agentGone names the agents whose tokens no longer authenticate: gone,
 // or retired (with an agent above them).
-func agentGone(views *kvstate.Views) func(events.TenantID, events.Ref) bool {
+func agentGone(views *views.Views) func(events.TenantID, events.Ref) bool {
 	return func(t events.TenantID, p events.Ref) bool {
 		if p.Kind != events.KindAgent {
 			return false
@@ -230,7 +231,7 @@ func agentGone(views *kvstate.Views) func(events.TenantID, events.Ref) bool {
 	}
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *kvstate.Views, svc *approvals.Service, judges *rulesJudge, clock deciders.Clock) error {
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *views.Views, svc *approvals.Service, judges *rulesJudge, clock deciders.Clock) error {
 	group, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: js, Replicas: a.Broker.Replicas, Logger: a.log})
 	if err != nil {
 		return err

@@ -16,6 +16,7 @@ import (
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -29,7 +30,7 @@ import (
 type live struct {
 	file     string // the config file; "" (the demo): live config is off
 	store    *kvstate.Store
-	views    *kvstate.Views
+	views    *views.Views
 	broker   *broker.Broker
 	judges   *rulesJudge
 	log      *slog.Logger
@@ -44,7 +45,7 @@ type live struct {
 // fileEvery is how often the config file is looked at for a change.
 const fileEvery = 500 * time.Millisecond
 
-func newLive(file string, store *kvstate.Store, views *kvstate.Views, b *broker.Broker, judges *rulesJudge,
+func newLive(file string, store *kvstate.Store, views *views.Views, b *broker.Broker, judges *rulesJudge,
 	reg prometheus.Registerer, log *slog.Logger) *live {
 	l := &live{file: file, store: store, views: views, broker: b, judges: judges, log: log, first: make(chan struct{}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "countersign_config_reload_failures_total",

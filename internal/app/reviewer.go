@@ -11,6 +11,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/judge"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // modelReviewerQueue is the queue group of the built-in model reviewer in
@@ -31,14 +32,14 @@ const modelReviewerQueue = "countersign-model-reviewer"
 // model thinks.
 type modelReviewer struct {
 	svc    *approvals.Service
-	views  *kvstate.Views
+	views  *views.Views
 	judges *rulesJudge
 }
 
 // newModelReviewer returns the model reviewer's runtime, or nil when no
 // tenant has a judge at start. It reviews with the judges of the running
 // config revision (judges).
-func newModelReviewer(svc *approvals.Service, views *kvstate.Views, judges *rulesJudge, log *slog.Logger) *review.Runtime {
+func newModelReviewer(svc *approvals.Service, views *views.Views, judges *rulesJudge, log *slog.Logger) *review.Runtime {
 	if len(*judges.judges.Load()) == 0 {
 		return nil
 	}

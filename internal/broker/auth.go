@@ -12,7 +12,7 @@ import (
 )
 
 // Authenticator maps a client's token to its tenant and token entry, the
-// same lookup the HTTP API makes (kvstate.Views satisfies it). It is
+// same lookup the HTTP API makes (views.Views satisfies it). It is
 // consulted on every connect, so a token registered or removed since start
 // counts at once.
 type Authenticator interface {

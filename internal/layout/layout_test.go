@@ -25,20 +25,21 @@ var rank = map[string]int{
 	"internal/broker":     1,
 	"internal/layout":     1,
 	"internal/cli":        1,
-	"deciders":            2,
-	"notify":              2,
-	"internal/testutil":   2,
-	"approvals":           3,
-	"adapter":             3,
-	"httpapi":             4,
-	"busapi":              4,
-	"internal/app":        5,
-	"internal/servertest": 6,
-	"internal/bench":      6,
-	"internal/cluster":    6,
-	"cmd/countersign":     7,
-	"examples":            7, // mains a reader copies
-	"docs":                8, // tests only: the diagrams and links of the reference
+	"views":               2,
+	"deciders":            3,
+	"notify":              3,
+	"internal/testutil":   3,
+	"approvals":           4,
+	"adapter":             4,
+	"httpapi":             5,
+	"busapi":              5,
+	"internal/app":        6,
+	"internal/servertest": 7,
+	"internal/bench":      7,
+	"internal/cluster":    7,
+	"cmd/countersign":     8,
+	"examples":            8, // mains a reader copies
+	"docs":                9, // tests only: the diagrams and links of the reference
 }
 
 type pkg struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // NewJetStream starts an embedded nats-server with JetStream (the
@@ -42,7 +43,7 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, msg strin
 // NewState opens the KV state on a fresh JetStream and runs its views for
 // the tenants of the config yaml, until the test ends. It returns the
 // store, the ready views and the tenants.
-func NewState(t testing.TB, yaml string) (*kvstate.Store, *kvstate.Views, []*events.Tenant) {
+func NewState(t testing.TB, yaml string) (*kvstate.Store, *views.Views, []*events.Tenant) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {
@@ -58,7 +59,7 @@ func NewState(t testing.TB, yaml string) (*kvstate.Store, *kvstate.Views, []*eve
 	if err != nil {
 		t.Fatalf("testutil: open the state: %v", err)
 	}
-	views := kvstate.NewViews(store, tenants)
+	views := views.NewViews(store, tenants)
 	go func() { _ = views.Run(ctx) }()
 	if err := views.WaitReady(ctx); err != nil {
 		t.Fatalf("testutil: views: %v", err)

@@ -1,4 +1,4 @@
-package kvstate_test
+package views_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // A retirement written by one process reaches another through its agent
@@ -19,7 +20,7 @@ func TestRetiredAgentStopsAuthenticatingInAnotherProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tenant := &events.Tenant{ID: "acme", Agents: map[events.AgentID]*events.Agent{"agt_top": {ID: "agt_top", Tenant: "acme", Member: "u-1"}}}
-	other := kvstate.NewViews(s, []*events.Tenant{tenant})
+	other := views.NewViews(s, []*events.Tenant{tenant})
 	done := make(chan error, 1)
 	go func() { done <- other.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })

@@ -1,4 +1,4 @@
-package kvstate
+package views
 
 import (
 	"bytes"

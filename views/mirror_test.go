@@ -1,4 +1,4 @@
-package kvstate_test
+package views_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/testutil"
-	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -25,7 +25,7 @@ func (c *counted) UnmarshalJSON(b []byte) error {
 
 // countedMirror makes the bucket and a mirror of counted over it (not yet
 // running), on a fresh JetStream; ctx ends with the test.
-func countedMirror(t *testing.T, bucket string) (context.Context, jetstream.KeyValue, *kvstate.Mirror[counted]) {
+func countedMirror(t *testing.T, bucket string) (context.Context, jetstream.KeyValue, *views.Mirror[counted]) {
 	t.Helper()
 	b := testutil.NewJetStream(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -34,7 +34,7 @@ func countedMirror(t *testing.T, bucket string) (context.Context, jetstream.KeyV
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ctx, kv, kvstate.NewMirror[counted](kv, nil)
+	return ctx, kv, views.NewMirror[counted](kv, nil)
 }
 
 // A process's own write, applied to its mirror, is not decoded again when
@@ -74,7 +74,7 @@ func TestMirrorRestartResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := kvstate.NewMirror[int](kv, nil)
+	m := views.NewMirror[int](kv, nil)
 	if m.Current() {
 		t.Fatal("current before its watcher ran")
 	}
@@ -167,14 +167,14 @@ func TestMirrorExpectedWrites(t *testing.T) {
 	if _, ok := m.Get("lost"); ok {
 		t.Fatal("a write its writer is making was applied by the watcher")
 	}
-	if got := kvstate.Claimable(m); got != lost-1 {
+	if got := views.Claimable(m); got != lost-1 {
 		t.Fatalf("a snapshot may claim %d with %d stashed (last %d), want %d", got, lost, last, lost-1)
 	}
 	done() // the writer failed: no Apply
 	if v, ok := m.Get("lost"); !ok || v.N != 7 {
 		t.Fatalf("after done: lost = %v, %v, want 7", v, ok)
 	}
-	if got := kvstate.Claimable(m); got != last {
+	if got := views.Claimable(m); got != last {
 		t.Fatalf("a snapshot may claim %d once applied, want %d", got, last)
 	}
 }

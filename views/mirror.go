@@ -1,4 +1,4 @@
-package kvstate
+package views
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -177,7 +178,7 @@ func (m *Mirror[T]) claimable() uint64 {
 }
 
 // errRestart ends a watch that Restart replaces.
-var errRestart = errors.New("kvstate: watcher restart")
+var errRestart = errors.New("views: watcher restart")
 
 // watchRetry bounds the wait between attempts to start a watcher again.
 const watchRetry = time.Second
@@ -237,7 +238,7 @@ func (m *Mirror[T]) Run(ctx context.Context) (err error) {
 	readyOnce := sync.OnceFunc(func() { caughtUp = true; close(m.ready) })
 	defer func() {
 		if !caughtUp { // Ready closes, and Err says why the mirror is not
-			m.failed = cmp.Or(err, ctx.Err(), errors.New("kvstate: mirror stopped"))
+			m.failed = cmp.Or(err, ctx.Err(), errors.New("views: mirror stopped"))
 			close(m.ready)
 		}
 	}()
@@ -279,7 +280,7 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 	}
 	w, err := m.kv.WatchAll(ctx, opts...)
 	if err != nil {
-		return fmt.Errorf("kvstate: watch %s: %w", m.kv.Bucket(), mapErr(err))
+		return fmt.Errorf("views: watch %s: %w", m.kv.Bucket(), kvstate.MapErr(err))
 	}
 	defer func() { go func() { _ = w.Stop() }() }() // may wait on a server that is gone
 	replay := *next == 0                            // the first watch, delivering the values stored at start
@@ -291,7 +292,7 @@ func (m *Mirror[T]) watch(ctx context.Context, next *uint64, ready func()) error
 			return errRestart
 		case e, ok := <-w.Updates():
 			if !ok {
-				return fmt.Errorf("kvstate: watch %s ended", m.kv.Bucket())
+				return fmt.Errorf("views: watch %s ended", m.kv.Bucket())
 			}
 			if e == nil {
 				m.current.Store(true)
@@ -336,8 +337,8 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	if err := json.Unmarshal(e.Value(), &v); err != nil {
 		return // not ours to judge; readers of the key itself will fail closed
 	}
-	if s, ok := any(&v).(interface{ setMeta(uint64, time.Time) }); ok {
-		s.setMeta(rev, e.Created())
+	if s, ok := any(&v).(interface{ SetMeta(uint64, time.Time) }); ok {
+		s.SetMeta(rev, e.Created())
 	}
 	m.apply(key, v, rev, e.Value())
 }
@@ -372,8 +373,8 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 		it.z, release = m.packer.pack(raw)
 		defer release()
 	} else {
-		if d, ok := any(&v).(interface{ dropStored() }); ok {
-			d.dropStored() // held in full: its bytes are not needed
+		if d, ok := any(&v).(interface{ DropStored() }); ok {
+			d.DropStored() // held in full: its bytes are not needed
 		}
 		it.v = &v
 	}

@@ -1,4 +1,4 @@
-package kvstate
+package views
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 )
@@ -26,41 +27,56 @@ type Views struct {
 	grants   *Mirror[events.Grant]
 	rules    *Mirror[events.Rule]
 	delegs   *Mirror[events.Delegation]
-	requests *Mirror[Record]
-	snaps    *Snapshots[Record]
+	requests *Mirror[kvstate.Record]
+	snaps    *Snapshots[kvstate.Record]
 }
 
 // NewViews builds the views over store for the configured tenants.
-func NewViews(store *Store, tenants []*events.Tenant) *Views {
-	v := &Views{conn: store.js.Conn()}
+func NewViews(store *kvstate.Store, tenants []*events.Tenant) *Views {
+	v := &Views{conn: store.JetStream().Conn()}
 	v.SetTenants(tenants)
-	v.agents = NewMirror(store.agents, func(a events.Agent) []string {
+	v.agents = NewMirror(store.Agents(), func(a events.Agent) []string {
 		return []string{"tok:" + a.TokenSHA256, childKey(a.Tenant, a.Parent)}
 	})
-	v.grants = NewMirror(store.grants, func(g events.Grant) []string {
+	v.grants = NewMirror(store.Grants(), func(g events.Grant) []string {
 		return []string{string(g.Tenant) + "/" + string(g.Agent), "t:" + string(g.Tenant)}
 	})
-	v.rules = NewMirror(store.rules, func(r events.Rule) []string {
+	v.rules = NewMirror(store.Rules(), func(r events.Rule) []string {
 		return []string{string(r.Tenant) + "/" + string(r.Agent)}
 	})
-	v.delegs = NewMirror(store.delegations, func(d events.Delegation) []string {
+	v.delegs = NewMirror(store.Delegations(), func(d events.Delegation) []string {
 		return []string{"a:" + string(d.Tenant) + "/" + string(d.Agent)}
 	})
-	v.requests = NewMirror(store.requests, v.requestIndex)
+	v.requests = NewMirror(store.Requests(), v.requestIndex)
 	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
 	v.requests.packer, v.requests.stored, v.requests.packID = &packer{}, storedRecord, requestDictID
-	v.snaps = &Snapshots[Record]{mirror: v.requests, obs: store.snaps, stream: store.requestStream, name: BucketRequests,
+	v.snaps = &Snapshots[kvstate.Record]{mirror: v.requests, obs: store.Snapshots(), stream: store.RequestStream(), name: kvstate.BucketRequests,
 		now: time.Now, log: slog.Default().Warn}
 	v.requests.resume = v.snaps.Resume
 	return v
 }
 
+// WriteRequest runs write, this process's write of request id in tenant,
+// and puts the record it returns in the request mirror at once, so that
+// the writer's next read sees it. While write runs the watcher leaves the
+// key to it (Mirror.Expect): a write that fails puts nothing in the
+// mirror, and what the watcher delivered for the key meanwhile is applied
+// when WriteRequest returns. The record and error are write's.
+func (v *Views) WriteRequest(tenant events.TenantID, id events.RequestID, write func() (kvstate.Record, error)) (kvstate.Record, error) {
+	defer v.requests.Expect(kvstate.RequestKey(tenant, id))()
+	rec, err := write()
+	if err == nil {
+		v.requests.Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+	}
+	return rec, err
+}
+
 // Snapshots keeps the request mirror's snapshots (snapshot.go).
-func (v *Views) Snapshots() *Snapshots[Record] { return v.snaps }
+func (v *Views) Snapshots() *Snapshots[kvstate.Record] { return v.snaps }
 
 // Requests is the mirror of request records (the inbox, deadlines, waits
 // are fed from its one watcher).
-func (v *Views) Requests() *Mirror[Record] { return v.requests }
+func (v *Views) Requests() *Mirror[kvstate.Record] { return v.requests }
 
 // GrantMirror is the mirror of grants.
 func (v *Views) GrantMirror() *Mirror[events.Grant] { return v.grants }
@@ -101,7 +117,7 @@ type namedMirror struct {
 }
 
 func (v *Views) mirrors() []namedMirror {
-	return []namedMirror{{BucketAgents, v.agents}, {BucketGrants, v.grants}, {BucketRules, v.rules}, {BucketDelegations, v.delegs}, {BucketRequests, v.requests}}
+	return []namedMirror{{kvstate.BucketAgents, v.agents}, {kvstate.BucketGrants, v.grants}, {kvstate.BucketRules, v.rules}, {kvstate.BucketDelegations, v.delegs}, {kvstate.BucketRequests, v.requests}}
 }
 
 // followConnection restarts the watchers on every reconnect.
@@ -129,7 +145,7 @@ func (v *Views) followConnection(ctx context.Context) {
 func (v *Views) Current() error {
 	for _, m := range v.mirrors() {
 		if !m.Current() {
-			return fmt.Errorf("%w: %s", ErrStale, m.bucket)
+			return fmt.Errorf("%w: %s", kvstate.ErrStale, m.bucket)
 		}
 	}
 	return nil
@@ -191,7 +207,7 @@ func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent,
 	if a, ok := t.Agents[id]; ok {
 		return a, true
 	}
-	a, ok := v.agents.Get(AgentKey(tenant, id))
+	a, ok := v.agents.Get(kvstate.AgentKey(tenant, id))
 	if !ok {
 		return nil, false
 	}
@@ -267,7 +283,7 @@ func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.R
 
 // Delegation returns agent's delegated work in session, active or ended.
 func (v *Views) Delegation(tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
-	return v.delegs.Get(DelegationKey(tenant, agent, session))
+	return v.delegs.Get(kvstate.DelegationKey(tenant, agent, session))
 }
 
 // DelegationsOf returns agent's delegations, active and ended.
@@ -286,14 +302,14 @@ func (v *Views) ScanGrants(tenant events.TenantID, after string, fn func(g *even
 // Summary and index keys, and read from the bucket when it is shown.
 
 // Pending returns a tenant's pending requests, oldest first.
-func (v *Views) Pending(tenant events.TenantID) []Record {
+func (v *Views) Pending(tenant events.TenantID) []kvstate.Record {
 	return v.requests.ByIndex(pendingKey(tenant))
 }
 
 // PendingInbox returns the pending requests in which principal p takes
 // part in tenant: those waiting for p and those p endorsed or abstained on.
-func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []Record {
-	var out []Record
+func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []kvstate.Record {
+	var out []kvstate.Record
 	for _, r := range v.Pending(tenant) {
 		if v.InInbox(&r, p) {
 			out = append(out, r)
@@ -303,14 +319,14 @@ func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []Record {
 }
 
 // InInbox reports whether principal p takes part in r (see InboxScope).
-func (v *Views) InInbox(r *Record, p events.Ref) bool {
+func (v *Views) InInbox(r *kvstate.Record, p events.Ref) bool {
 	return slices.Contains(v.requestIndex(*r), participantKey(r.Tenant, p))
 }
 
 // requestIndex is requestIndex with a pending request that waits on a
 // group also under each person of the group (SPEC §12), as the tenant
 // stands it when the change is indexed.
-func (v *Views) requestIndex(r Record) []string {
+func (v *Views) requestIndex(r kvstate.Record) []string {
 	ix := requestIndex(r)
 	if r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindGroup {
 		return ix
@@ -343,9 +359,9 @@ func PendingScope(tenant events.TenantID) RequestScope { return RequestScope(pen
 // false: each with its summary and KV revision, and the record when it is
 // held in full (pending), else nil. fn must not call back into the request
 // mirror, nor keep r.
-func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after string, fn func(id events.RequestID, s Summary, kvRev uint64, r *Record) bool) {
+func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after string, fn func(id events.RequestID, s Summary, kvRev uint64, r *kvstate.Record) bool) {
 	skip := len(tenant) + 1
-	v.requests.Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *Record) bool {
+	v.requests.Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *kvstate.Record) bool {
 		return fn(events.RequestID(key[skip:]), s, rev, r)
 	})
 }
@@ -354,7 +370,7 @@ func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after s
 // kvRev (a terminal request), without reading KV; false when it holds it
 // at another revision, in full, or not at all.
 func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev uint64) (events.Request, bool) {
-	z, rev, ok := v.requests.Packed(RequestKey(tenant, id))
+	z, rev, ok := v.requests.Packed(kvstate.RequestKey(tenant, id))
 	if !ok || rev != kvRev {
 		return events.Request{}, false
 	}
@@ -393,7 +409,7 @@ func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
 
 // PendingOfAgent returns the pending requests agent made in tenant, oldest
 // first, as this process's mirror holds them.
-func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []Record {
+func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []kvstate.Record {
 	return v.requests.ByIndex(agentPendingKey(tenant, agent))
 }
 
@@ -404,7 +420,7 @@ func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []R
 // person stays in that person's history), and under everyone who
 // answered it. A cancel is no answer: the requester's own cancelled
 // requests stay out of its inbox.
-func requestIndex(r Record) []string {
+func requestIndex(r kvstate.Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
 	if r.Status == events.StatusPending {
 		ix = append(ix, pendingKey(r.Tenant), agentPendingKey(r.Tenant, r.Agent))
@@ -429,17 +445,11 @@ func requestIndex(r Record) []string {
 
 // storedRecord is r's stored bytes: those its writer kept, or r encoded
 // as it is stored.
-func storedRecord(r *Record) []byte {
-	if r.raw != nil {
-		return r.raw
-	}
-	raw, _ := encode(&r.Request)
-	return raw
-}
+func storedRecord(r *kvstate.Record) []byte { return r.Encoded() }
 
 // summarizeRequest is the request mirror's summary: a pending request is
 // held in full, a terminal one as its summary.
-func summarizeRequest(r *Record) (Summary, bool) {
+func summarizeRequest(r *kvstate.Record) (Summary, bool) {
 	return Summary{Agent: intern(string(r.Agent)), Status: intern(string(r.Status)), Revision: r.Revision}, !r.Status.Terminal()
 }
 
@@ -481,7 +491,7 @@ func peekRequest(data []byte) (Summary, []string, bool) {
 	if !p.Status.Terminal() {
 		return Summary{}, nil, false
 	}
-	r := Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision, Approver: p.Approver}}
+	r := kvstate.Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision, Approver: p.Approver}}
 	if p.Decision != nil {
 		r.Decision = &events.Decision{Status: p.Decision.Status, By: p.Decision.By}
 	}

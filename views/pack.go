@@ -1,4 +1,4 @@
-package kvstate
+package views
 
 import (
 	"bytes"
@@ -234,7 +234,7 @@ func (p *packer) unpackInto(dst, z []byte) ([]byte, error) {
 	d := baseDict()
 	if z[0]&packBase == 0 {
 		if d = p.cur.Load(); d == nil {
-			return nil, errors.New("kvstate: a value packed with a sample this packer does not have")
+			return nil, errors.New("views: a value packed with a sample this packer does not have")
 		}
 	}
 	switch z[0] &^ packBase {
@@ -273,4 +273,4 @@ func (p *packer) unpackInto(dst, z []byte) ([]byte, error) {
 // packed value's index keys.
 var unpackScratch = sync.Pool{New: func() any { return new([]byte) }}
 
-var errUnpack = errors.New("kvstate: a packed value that is not one")
+var errUnpack = errors.New("views: a packed value that is not one")

@@ -1,4 +1,4 @@
-package kvstate
+package views
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
 )
@@ -28,7 +29,7 @@ import (
 // 1000000).
 //
 // A snapshot is a cache. It is written to the object store bucket
-// SnapshotBucket when a process stops and every SnapshotEvery, and a
+// kvstate.SnapshotBucket when a process stops and every SnapshotEvery, and a
 // process that finds none, or one it cannot trust, replays the bucket as
 // before. It is trusted only when it was taken from the same stream (its
 // creation time), the stream has not gone back behind S, and, when the
@@ -41,23 +42,20 @@ import (
 // re-delivered writes after S are then either already held (skipped by
 // revision) or newer.
 
-// SnapshotBucket is the object store bucket of mirror snapshots.
-const SnapshotBucket = "snapshots"
-
 // SnapshotEvery is how often a running process writes its snapshot (when
 // its mirror moved since the last one).
 const SnapshotEvery = 10 * time.Minute
 
 // snapshotMaxAge bounds the age of the last write a snapshot holds: the
 // purge markers of removals after it must not have expired yet.
-const snapshotMaxAge = PurgeMarkerTTL - time.Hour
+const snapshotMaxAge = kvstate.PurgeMarkerTTL - time.Hour
 
 // snapshotMagic names the snapshot's format and what its index keys mean:
 // 4 indexes a terminal request under the approver it ended with, so a
 // snapshot of 3 is not used (its history would miss those).
 const snapshotMagic = "countersign mirror snapshot 4\n"
 
-var errSnapshot = errors.New("kvstate: unreadable snapshot")
+var errSnapshot = errors.New("views: unreadable snapshot")
 
 // snapshotHead identifies what a snapshot was taken of.
 type snapshotHead struct {
@@ -146,7 +144,7 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 	// with it that this snapshot, which does not carry it, could not
 	// unpack: save again later.
 	if m.packer != nil && len(sample) == 0 && len(m.packer.sample()) > 0 {
-		return 0, errors.New("kvstate: the packer's sample was completed during the snapshot; saving again later")
+		return 0, errors.New("views: the packer's sample was completed during the snapshot; saving again later")
 	}
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, count)
 	return seq, emit(e.buf)
@@ -519,7 +517,7 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 	for i := range mf.parts {
 		info, err := s.obs.GetInfo(ctx, s.partName(mf.gen, i))
 		if err != nil {
-			return nil, fmt.Errorf("kvstate: snapshot part %d of %d: %w", i, mf.parts, err)
+			return nil, fmt.Errorf("views: snapshot part %d of %d: %w", i, mf.parts, err)
 		}
 		if info.Size > maxSnapshotPart {
 			return nil, fmt.Errorf("%w: part %s is %d bytes", errSnapshot, info.Name, info.Size)
@@ -547,7 +545,7 @@ func (s *Snapshots[T]) read(ctx context.Context) ([]byte, error) {
 func (s *Snapshots[T]) readPart(ctx context.Context, name string, data []byte) ([]byte, error) {
 	r, err := s.obs.Get(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("kvstate: snapshot part %s: %w", name, err)
+		return nil, fmt.Errorf("views: snapshot part %s: %w", name, err)
 	}
 	defer r.Close()
 	info, err := r.Info()
@@ -565,7 +563,7 @@ func (s *Snapshots[T]) readPart(ctx context.Context, name string, data []byte) (
 	}
 	// Read to the end, where the reader checks the object's digest.
 	if n, err := r.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("kvstate: snapshot part %s: not at its end after %d bytes: %w", name, info.Size, errors.Join(err, errSnapshot))
+		return nil, fmt.Errorf("views: snapshot part %s: not at its end after %d bytes: %w", name, info.Size, errors.Join(err, errSnapshot))
 	}
 	return data, nil
 }

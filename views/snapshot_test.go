@@ -1,4 +1,4 @@
-package kvstate_test
+package views_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // snapshotFixture writes requests of every shape: pending, decided by a
@@ -65,11 +66,11 @@ func transition(t *testing.T, s *kvstate.Store, rec kvstate.Record, fn kvstate.M
 
 // runViews starts views over s (snapshots off unless useSnapshot) and
 // returns them once ready, with the keys OnChange saw held in full.
-func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*kvstate.Views, func() []string, context.CancelFunc) {
+func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*views.Views, func() []string, context.CancelFunc) {
 	t.Helper()
-	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
 	if !useSnapshot {
-		kvstate.NoSnapshots(v)
+		views.NoSnapshots(v)
 	}
 	var mu sync.Mutex
 	changed := map[string]bool{}
@@ -102,7 +103,7 @@ func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*kvstate.Views,
 }
 
 // waitHeld waits until v's mirror holds rec.
-func waitHeld(t *testing.T, v *kvstate.Views, rec kvstate.Record) {
+func waitHeld(t *testing.T, v *views.Views, rec kvstate.Record) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if _, rev, ok := v.Requests().Held(kvstate.RequestKey(rec.Tenant, rec.ID)); ok && rev >= rec.KVRevision {
@@ -113,14 +114,14 @@ func waitHeld(t *testing.T, v *kvstate.Views, rec kvstate.Record) {
 }
 
 // scans lists what each inbox scope walks, as a list page would.
-func scans(v *kvstate.Views) []string {
+func scans(v *views.Views) []string {
 	var out []string
-	for _, scope := range []kvstate.RequestScope{kvstate.TenantScope("acme"), kvstate.PendingScope("acme"),
-		kvstate.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}),
-		kvstate.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-2"}),
-		kvstate.InboxScope("acme", events.Ref{Kind: events.KindAgent, ID: "agt_1"})} {
+	for _, scope := range []views.RequestScope{views.TenantScope("acme"), views.PendingScope("acme"),
+		views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}),
+		views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-2"}),
+		views.InboxScope("acme", events.Ref{Kind: events.KindAgent, ID: "agt_1"})} {
 		var ids []string
-		v.ScanRequests("acme", scope, "", func(id events.RequestID, s kvstate.Summary, rev uint64, r *kvstate.Record) bool {
+		v.ScanRequests("acme", scope, "", func(id events.RequestID, s views.Summary, rev uint64, r *kvstate.Record) bool {
 			ids = append(ids, fmt.Sprintf("%s@%d/%v", id, rev, r != nil))
 			return true
 		})
@@ -137,22 +138,22 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	recs := snapshotFixture(t, s, 40)
 	v1, _, stop1 := runViews(t, s, true)
-	if kvstate.Resumed(v1) != 0 {
+	if views.Resumed(v1) != 0 {
 		t.Fatal("resumed from a snapshot before any was saved")
 	}
 	// Saved twice, in parts of 512 bytes: the second generation's parts
 	// and its manifest are all that is left.
-	kvstate.SnapshotParts(v1, 512)
+	views.SnapshotParts(v1, 512)
 	if err := v1.Snapshots().Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	first := kvstate.SnapshotObjects(s)
+	first := views.SnapshotObjects(s)
 	recs = append(recs, snapshotFixture(t, s, 2)...)
 	waitHeld(t, v1, recs[len(recs)-1])
 	if err := v1.Snapshots().Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	objs := kvstate.SnapshotObjects(s)
+	objs := views.SnapshotObjects(s)
 	if len(objs) < 3 || len(objs) > len(first)+1 || slices.ContainsFunc(objs, func(o string) bool { return slices.Contains(first, o) && o != kvstate.BucketRequests }) {
 		t.Fatalf("after two saves the bucket holds %v (after the first, %v)", objs, first)
 	}
@@ -168,14 +169,14 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 	}
 
 	v2, pending2, _ := runViews(t, s, true)
-	if kvstate.Resumed(v2) == 0 {
+	if views.Resumed(v2) == 0 {
 		t.Fatal("the snapshot was not used")
 	}
 	v3, pending3, _ := runViews(t, s, false)
-	if kvstate.Resumed(v3) != 0 {
+	if views.Resumed(v3) != 0 {
 		t.Fatal("a replay resumed from a snapshot")
 	}
-	got, want := kvstate.Dump(v2.Requests()), kvstate.Dump(v3.Requests())
+	got, want := views.Dump(v2.Requests()), views.Dump(v3.Requests())
 	if !slices.Equal(got, want) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -199,19 +200,19 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	snapshotFixture(t, s, 40) // records enough to complete a packing sample
 	v, _, _ := runViews(t, s, false)
 	created := time.Unix(1_700_000_000, 0)
-	data := kvstate.EncodeSnapshot(v.Requests(), created, 100) // in many parts
-	if data == nil || !kvstate.SnapshotHasSample(data) {
+	data := views.EncodeSnapshot(v.Requests(), created, 100) // in many parts
+	if data == nil || !views.SnapshotHasSample(data) {
 		t.Fatalf("no snapshot (%d bytes), or one without a packing sample, of a mirror that holds requests", len(data))
 	}
 	seq := uint64(0) // the last revision the watcher delivered: the highest held
-	for _, line := range kvstate.Dump(v.Requests()) {
+	for _, line := range views.Dump(v.Requests()) {
 		var rev uint64
 		fmt.Sscanf(line[strings.Index(line, "rev="):], "rev=%d", &rev)
 		seq = max(seq, rev)
 	}
 	now := time.Now()
-	fresh := func() *kvstate.Mirror[kvstate.Record] {
-		return kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests()
+	fresh := func() *views.Mirror[kvstate.Record] {
+		return views.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests()
 	}
 	for _, c := range []struct {
 		name    string
@@ -222,7 +223,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	}{
 		{"another stream", data, created.Add(time.Second), seq, now},
 		{"the stream behind it", data, created, seq - 1, now},
-		{"too old", data, created, seq + 1, now.Add(kvstate.SnapshotMaxAge + time.Minute)},
+		{"too old", data, created, seq + 1, now.Add(views.SnapshotMaxAge + time.Minute)},
 		{"truncated", data[:len(data)-3], created, seq, now},
 		{"a byte more", append(slices.Clone(data), 0), created, seq, now},
 		{"not a snapshot", []byte("{}"), created, seq, now},
@@ -233,7 +234,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 		m := fresh()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		if next, err := kvstate.LoadSnapshot(m, c.data, c.created, c.lastSeq, c.now); err == nil || next != 0 {
+		if next, err := views.LoadSnapshot(m, c.data, c.created, c.lastSeq, c.now); err == nil || next != 0 {
 			t.Errorf("%s: loaded (resume at %d, %v)", c.name, next, err)
 		}
 		runtime.ReadMemStats(&after)
@@ -253,19 +254,19 @@ func TestSnapshotNotTrusted(t *testing.T) {
 		r.Request.Tool = "a tool no other record has"
 		other.Apply(fmt.Sprintf("acme.other-%02d", i), r, uint64(i+1))
 	}
-	if next, err := kvstate.LoadSnapshot(other, data, created, seq, now); err == nil || next != 0 {
+	if next, err := views.LoadSnapshot(other, data, created, seq, now); err == nil || next != 0 {
 		t.Errorf("loaded by a mirror with another packing sample (resume at %d, %v)", next, err)
 	}
 	// Old, but nothing was written since: no removal marker can be missed.
-	if next, err := kvstate.LoadSnapshot(fresh(), data, created, seq, now.Add(kvstate.SnapshotMaxAge+time.Minute)); err != nil || next != seq+1 {
+	if next, err := views.LoadSnapshot(fresh(), data, created, seq, now.Add(views.SnapshotMaxAge+time.Minute)); err != nil || next != seq+1 {
 		t.Errorf("an old snapshot of a stream written no more since: resume at %d, %v", next, err)
 	}
 	m := fresh()
-	next, err := kvstate.LoadSnapshot(m, data, created, seq, now)
+	next, err := views.LoadSnapshot(m, data, created, seq, now)
 	if err != nil || next != seq+1 {
 		t.Fatalf("a good snapshot: resume at %d, %v; want %d", next, err, seq+1)
 	}
-	if got, want := kvstate.Dump(m), kvstate.Dump(v.Requests()); !slices.Equal(got, want) {
+	if got, want := views.Dump(m), views.Dump(v.Requests()); !slices.Equal(got, want) {
 		t.Fatalf("loaded:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
@@ -305,12 +306,12 @@ func TestSnapshotManifestNotTrusted(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	snapshotFixture(t, s, 12)
 	v, _, stop := runViews(t, s, true)
-	kvstate.SnapshotParts(v, 512)
+	views.SnapshotParts(v, 512)
 	if err := v.Snapshots().Save(ctx); err != nil {
 		t.Fatal(err)
 	}
 	stop()
-	good := kvstate.ReadSnapshotObject(s, kvstate.BucketRequests)
+	good := views.ReadSnapshotObject(s, kvstate.BucketRequests)
 	var gen string
 	var parts, size int
 	if n, _ := fmt.Sscanf(string(good), "countersign snapshot manifest 1\n%s %d %d\n", &gen, &parts, &size); n != 3 || parts < 2 {
@@ -324,11 +325,11 @@ func TestSnapshotManifestNotTrusted(t *testing.T) {
 		{"a huge size", fmt.Sprintf("countersign snapshot manifest 1\n%s %d %d\n", gen, parts, int64(1)<<50)},
 		{"an older version's snapshot", strings.Repeat("x", 4096)},
 	} {
-		if err := kvstate.PutSnapshotObject(s, kvstate.BucketRequests, []byte(c.manifest)); err != nil {
+		if err := views.PutSnapshotObject(s, kvstate.BucketRequests, []byte(c.manifest)); err != nil {
 			t.Fatal(err)
 		}
 		v, _, stop := runViews(t, s, true)
-		if kvstate.Resumed(v) != 0 {
+		if views.Resumed(v) != 0 {
 			t.Errorf("%s: resumed from the snapshot", c.name)
 		}
 		if v.Requests().Len() != 12 {
@@ -336,11 +337,11 @@ func TestSnapshotManifestNotTrusted(t *testing.T) {
 		}
 		stop()
 	}
-	if err := kvstate.PutSnapshotObject(s, kvstate.BucketRequests, good); err != nil {
+	if err := views.PutSnapshotObject(s, kvstate.BucketRequests, good); err != nil {
 		t.Fatal(err)
 	}
 	v, _, _ = runViews(t, s, true)
-	if kvstate.Resumed(v) == 0 {
+	if views.Resumed(v) == 0 {
 		t.Error("the good manifest, put back, is not used")
 	}
 }
@@ -353,21 +354,21 @@ func TestSnapshotOfLargerPartsResumes(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	snapshotFixture(t, s, 40)
 	v1, _, stop1 := runViews(t, s, true)
-	kvstate.SnapshotParts(v1, 1<<20)
+	views.SnapshotParts(v1, 1<<20)
 	if err := v1.Snapshots().Save(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if objs := kvstate.SnapshotObjects(s); len(objs) != 2 {
+	if objs := views.SnapshotObjects(s); len(objs) != 2 {
 		t.Fatalf("the snapshot is %v, want one part and its manifest", objs)
 	}
 	stop1()
-	kvstate.DefaultSnapshotPart(t, 1<<10)
+	views.DefaultSnapshotPart(t, 1<<10)
 	v2, _, _ := runViews(t, s, true)
-	if kvstate.Resumed(v2) == 0 {
+	if views.Resumed(v2) == 0 {
 		t.Fatal("a snapshot of larger parts was not used")
 	}
 	v3, _, _ := runViews(t, s, false)
-	if got, want := kvstate.Dump(v2.Requests()), kvstate.Dump(v3.Requests()); !slices.Equal(got, want) {
+	if got, want := views.Dump(v2.Requests()), views.Dump(v3.Requests()); !slices.Equal(got, want) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

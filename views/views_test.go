@@ -1,4 +1,4 @@
-package kvstate_test
+package views_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // The request mirror holds a pending request in full and a terminal one
@@ -29,7 +30,7 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = v.Run(rctx) }()
@@ -50,7 +51,7 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 			t.Errorf("%s: pending %v", when, p)
 		}
 		var walked []events.RequestID
-		v.ScanRequests("acme", kvstate.TenantScope("acme"), string(ids[0]), func(id events.RequestID, sum kvstate.Summary, _ uint64, r *kvstate.Record) bool {
+		v.ScanRequests("acme", views.TenantScope("acme"), string(ids[0]), func(id events.RequestID, sum views.Summary, _ uint64, r *kvstate.Record) bool {
 			if (r == nil) != (sum.Status == string(events.StatusDenied)) {
 				t.Errorf("%s: %s held wrongly: %+v, %v", when, id, sum, r != nil)
 			}
@@ -61,7 +62,7 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 			t.Errorf("%s: walked %v after %s, want %v", when, walked, ids[0], ids[1:])
 		}
 		var inbox []events.RequestID
-		v.ScanRequests("acme", kvstate.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}), "", func(id events.RequestID, _ kvstate.Summary, _ uint64, _ *kvstate.Record) bool {
+		v.ScanRequests("acme", views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}), "", func(id events.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
 			inbox = append(inbox, id)
 			return true
 		})
@@ -120,13 +121,13 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Held in full, a record does not keep the bytes its writer kept.
-	if kvstate.StoredBytes(created) == nil {
+	if created.Stored() == nil {
 		t.Fatal("a record just written does not carry its stored bytes")
 	}
-	hot := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	hot := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
 	hot.Requests().Apply(kvstate.RequestKey("acme", open.ID), created, created.KVRevision)
-	if got, ok := hot.Requests().Get(kvstate.RequestKey("acme", open.ID)); !ok || kvstate.StoredBytes(got) != nil {
-		t.Errorf("a pending record held in full (%v) keeps %d stored bytes", ok, len(kvstate.StoredBytes(got)))
+	if got, ok := hot.Requests().Get(kvstate.RequestKey("acme", open.ID)); !ok || got.Stored() != nil {
+		t.Errorf("a pending record held in full (%v) keeps %d stored bytes", ok, len(got.Stored()))
 	}
 	v, _, _ := runViews(t, s, false)
 	rec, err := s.Transition(ctx, "acme", open.ID, func(r *events.Request) (string, error) {
@@ -137,16 +138,16 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A mirror with no watcher learns of it only from Apply.
-	own := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	own := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
 	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
 	if got, ok := own.HeldRequest("acme", open.ID, rec.KVRevision); !ok || got.Revision != rec.Revision || string(got.Arguments) != string(rec.Arguments) {
 		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
 	}
 	// The same revision again (the watcher bringing this process's own
 	// write) keeps nothing more.
-	kept := kvstate.PackedKept(own)
+	kept := views.PackedKept(own)
 	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
-	if again := kvstate.PackedKept(own); kept == 0 || again != kept {
+	if again := views.PackedKept(own); kept == 0 || again != kept {
 		t.Errorf("packed bytes kept: %d, then %d after the same revision again", kept, again)
 	}
 	ids = append(ids, open.ID)
@@ -176,7 +177,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 // says why, instead of letting a process serve an empty mirror.
 func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
 	s := newStore(t)
-	v := kvstate.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error, 1)
@@ -238,7 +239,7 @@ func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
 	}
 	inbox := func(p events.Ref) []events.RequestID {
 		var out []events.RequestID
-		v.ScanRequests("acme", kvstate.InboxScope("acme", p), "", func(id events.RequestID, _ kvstate.Summary, _ uint64, _ *kvstate.Record) bool {
+		v.ScanRequests("acme", views.InboxScope("acme", p), "", func(id events.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
 			out = append(out, id)
 			return true
 		})

@@ -1,0 +1,35 @@
+package views_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+)
+
+func newStore(t testing.TB) *kvstate.Store {
+	t.Helper()
+	b := testutil.NewJetStream(t)
+	s, err := kvstate.Open(context.Background(), b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func pending(id events.RequestID) *events.Request {
+	now := time.Now().UTC()
+	return &events.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: events.StatusPending,
+		Capability: events.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
+		Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
+}
+
+func endorse(agent events.AgentID) kvstate.Mutation {
+	return func(q *events.Request) (string, error) {
+		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
+		return events.TypeRequestEscalated, nil
+	}
+}
