@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 )
 
 // MaxBody is the largest request body accepted on any surface (SPEC §5);
@@ -26,9 +26,9 @@ func Decode(raw []byte, v any) (string, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return "", invalid("body", "%s", "the body must be a JSON object")
 	}
-	canon, err := events.Canonicalize(raw)
+	canon, err := jcs.Canonicalize(raw)
 	if err != nil {
-		return "", invalid("body", "%s", strings.TrimPrefix(err.Error(), "events: "))
+		return "", invalid("body", "%s", strings.TrimPrefix(err.Error(), "jcs: "))
 	}
 	if err := ExactNames(canon, v); err != nil {
 		return "", err

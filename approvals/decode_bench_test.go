@@ -7,6 +7,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 )
 
 // BenchmarkDecode decodes submit bodies whose arguments are about 200 B,
@@ -40,7 +41,7 @@ func BenchmarkDecode(b *testing.B) {
 				}
 			}
 		})
-		canon, err := events.Canonicalize(raw)
+		canon, err := jcs.Canonicalize(raw)
 		if err != nil {
 			b.Fatal(err)
 		}

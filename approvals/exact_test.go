@@ -6,6 +6,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -74,7 +75,7 @@ func TestNoFoldedNames(t *testing.T) {
 		{`{"TYPE":"a"}`, "TYPE"},
 		{`{"type":"a","items":[{"kind":"k"},{"\u212aind":"x"}]}`, "items.\u212aind"},
 	} {
-		canon, err := events.Canonicalize([]byte(tc.body))
+		canon, err := jcs.Canonicalize([]byte(tc.body))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,5 +87,15 @@ func TestNoFoldedNames(t *testing.T) {
 		if got != tc.field || err != nil && p == nil {
 			t.Errorf("NoFoldedNames(%s) = %v, want field %q", tc.body, err, tc.field)
 		}
+	}
+}
+
+// A body the canonicalizer refuses is an InvalidRequest about body whose
+// detail names the fault for people, without the Go package's prefix.
+func TestDecodeRefusalDetail(t *testing.T) {
+	_, err := approvals.Decode([]byte(`{"tool":"x","tool":"y"}`), new(events.Submission))
+	var p *problem.Error
+	if !errors.As(err, &p) || p.Field != "body" || p.Detail != `duplicate object key: "tool"` {
+		t.Fatalf("Decode = %#v, want field body, detail duplicate object key: \"tool\"", err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"path"
 	"strings"
+
+	"github.com/countersign/countersign/jcs"
 )
 
 // ShellCommand reads the command of a shell tool's arguments: the
@@ -62,7 +64,7 @@ func ShellArgumentsDigest(arguments json.RawMessage) (string, bool) {
 	if err != nil {
 		return "", false
 	}
-	canon, err := Canonicalize(raw)
+	canon, err := jcs.Canonicalize(raw)
 	if err != nil {
 		return "", false
 	}

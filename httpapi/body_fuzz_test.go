@@ -12,6 +12,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -41,7 +42,7 @@ var bodySeeds = []string{
 // the SHA-256 of the canonical form, which is deterministic and its own
 // canonical form.
 func checkBody(t *testing.T, raw []byte, sum string) {
-	canon, err := events.Canonicalize(raw)
+	canon, err := jcs.Canonicalize(raw)
 	if err != nil {
 		t.Fatalf("parseBody accepted %q, which does not canonicalize: %v", raw, err)
 	}
@@ -49,7 +50,7 @@ func checkBody(t *testing.T, raw []byte, sum string) {
 	if sum != hex.EncodeToString(h[:]) {
 		t.Fatalf("parseBody(%q) hash %s is not the canonical form's", raw, sum)
 	}
-	if re, err := events.Canonicalize(canon); err != nil || !bytes.Equal(re, canon) {
+	if re, err := jcs.Canonicalize(canon); err != nil || !bytes.Equal(re, canon) {
 		t.Fatalf("canonical form %q re-canonicalizes to %q, %v", canon, re, err)
 	}
 }
@@ -71,7 +72,7 @@ func FuzzSubmitBody(f *testing.F) {
 		checkBody(t, raw, sum)
 		checkExactNames(t, raw, reflect.TypeFor[events.Submission]())
 		if len(sub.Arguments) > 0 {
-			if _, err := events.Canonicalize(sub.Arguments); err != nil {
+			if _, err := jcs.Canonicalize(sub.Arguments); err != nil {
 				t.Fatalf("accepted arguments %q do not canonicalize: %v", sub.Arguments, err)
 			}
 		}
@@ -119,7 +120,7 @@ func FuzzAnswerBody(f *testing.F) {
 // key turned into a name encoding/json folds onto it (upper case, 'ſ' for
 // 's', U+212A for 'k') makes the body a 400 naming that key.
 func checkExactNames(t *testing.T, raw []byte, typ reflect.Type) {
-	canon, _ := events.Canonicalize(raw)
+	canon, _ := jcs.Canonicalize(raw)
 	var doc any
 	if err := json.Unmarshal(canon, &doc); err != nil {
 		t.Fatalf("canonical form %q: %v", canon, err)

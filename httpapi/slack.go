@@ -11,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/notify"
 	"github.com/countersign/countersign/problem"
 	"github.com/prometheus/client_golang/prometheus"
@@ -122,7 +123,7 @@ func parseClick(tenant events.TenantID, body []byte) (slackClick, events.Request
 // exactPayload reports whether payload is strict JSON with no name that
 // encoding/json would fold onto one of v's (a "TYPE" beside "type").
 func exactPayload(payload []byte, v any) bool {
-	canon, err := events.Canonicalize(payload)
+	canon, err := jcs.Canonicalize(payload)
 	return err == nil && approvals.NoFoldedNames(canon, v) == nil
 }
 

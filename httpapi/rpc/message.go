@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -59,7 +59,7 @@ func Decode(msg []byte) ([]Call, bool) {
 // an id that is a string, a number or null, params an object if present.
 func decodeCall(raw json.RawMessage) Call {
 	var w wireCall
-	canon, err := events.Canonicalize(raw)
+	canon, err := jcs.Canonicalize(raw)
 	if err != nil || bytes.TrimSpace(raw)[0] != '{' {
 		return Call{Err: newError(CodeInvalidRequest, "invalid request: not a strict JSON object")}
 	}

@@ -13,6 +13,7 @@ const module = "github.com/countersign/countersign"
 // rank orders the packages: a package may import only packages of a
 // strictly lower rank.
 var rank = map[string]int{
+	"jcs":                 -1, // RFC 8785, beneath the domain nouns
 	"events":              0,
 	"display":             0,
 	"shell":               0,

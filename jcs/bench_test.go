@@ -1,4 +1,4 @@
-package events
+package jcs
 
 import (
 	"fmt"
@@ -45,26 +45,5 @@ func BenchmarkCanonicalize(b *testing.B) {
 	}{{"300B", []byte(benchBody)}, {"64KiB", benchBigBody}} {
 		b.Run("old/"+body.name, func(b *testing.B) { benchCanonicalize(b, oldCanonicalize, body.raw) })
 		b.Run("new/"+body.name, func(b *testing.B) { benchCanonicalize(b, Canonicalize, body.raw) })
-	}
-}
-
-// BenchmarkCallDigest compares CallDigest with the hand-written writer it
-// replaced.
-func BenchmarkCallDigest(b *testing.B) {
-	bind := CallBinding{Tenant: "acme", Agent: "agt_programmer", Session: "ses-01", Turn: "t-7", ToolCallID: "call_abc123",
-		Capability: Capability{Action: "tools.call", Target: "issue_refund"},
-		Arguments:  []byte(`{"payment_id":"payment_123","amount":4900,"currency":"GBP","note":"Duplicate charge"}`)}
-	for _, f := range []struct {
-		name   string
-		digest func(CallBinding) (string, error)
-	}{{"old", oldCallDigest}, {"new", CallDigest}} {
-		b.Run(f.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if _, err := f.digest(bind); err != nil {
-					b.Fatal(err)
-				}
-			}
-		})
 	}
 }

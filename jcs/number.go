@@ -1,4 +1,4 @@
-package events
+package jcs
 
 import (
 	"bytes"
@@ -93,7 +93,7 @@ func appendNumber(dst []byte, n jsonNumber) ([]byte, error) {
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || !n.exactly(f) {
 		return nil, fmt.Errorf("%w: %s", ErrNumber, n.text)
 	}
-	return appendES6(dst, f), nil
+	return AppendES6(dst, f), nil
 }
 
 // smallInteger reports whether n is an integer of at most 15 digits:

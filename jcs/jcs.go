@@ -1,4 +1,4 @@
-package events
+package jcs
 
 import (
 	"errors"
@@ -9,12 +9,12 @@ import (
 
 // Errors from strict JSON parsing.
 var (
-	ErrDuplicateKey = errors.New("events: duplicate object key")
-	ErrInvalidUTF8  = errors.New("events: invalid UTF-8")
-	ErrNumber       = errors.New("events: number does not round-trip through an IEEE double")
-	ErrSurrogate    = errors.New("events: lone surrogate escape (RFC 8785 and I-JSON forbid it)")
-	ErrSyntax       = errors.New("events: malformed JSON")
-	ErrDepth        = errors.New("events: JSON nested deeper than 10000 levels")
+	ErrDuplicateKey = errors.New("jcs: duplicate object key")
+	ErrInvalidUTF8  = errors.New("jcs: invalid UTF-8")
+	ErrNumber       = errors.New("jcs: number does not round-trip through an IEEE double")
+	ErrSurrogate    = errors.New("jcs: lone surrogate escape (RFC 8785 and I-JSON forbid it)")
+	ErrSyntax       = errors.New("jcs: malformed JSON")
+	ErrDepth        = errors.New("jcs: JSON nested deeper than 10000 levels")
 )
 
 // maxDepth is the deepest nesting Canonicalize accepts: encoding/json's
@@ -33,11 +33,12 @@ const maxDepth = 10000
 // this order: invalid UTF-8, then a lone surrogate escape anywhere, then
 // whatever comes first in the text.
 func Canonicalize(raw []byte) ([]byte, error) {
-	return appendCanonical(make([]byte, 0, len(raw)+16), raw)
+	return Append(make([]byte, 0, len(raw)+16), raw)
 }
 
-// appendCanonical appends the canonical form of raw to dst.
-func appendCanonical(dst, raw []byte) ([]byte, error) {
+// Append appends the canonical form of raw to dst, with the errors of
+// Canonicalize; on error it returns nil.
+func Append(dst, raw []byte) ([]byte, error) {
 	if !utf8.Valid(raw) {
 		return nil, ErrInvalidUTF8
 	}

@@ -1,4 +1,4 @@
-package events
+package jcs
 
 import (
 	"cmp"
@@ -8,7 +8,7 @@ import (
 )
 
 // The canonical writer: strings, numbers and key order as RFC 8785 §3.2
-// writes them. Canonicalize and CallDigest both write through it.
+// writes them. Canonicalize and events.CallDigest both write through it.
 
 // appendString appends s, valid UTF-8, as a canonical JSON string: '"',
 // '\' and control characters escaped (\b \t \n \f \r, else \u00xx in
@@ -38,9 +38,9 @@ func appendEscape(dst []byte, c byte) []byte {
 	return append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
 }
 
-// appendText appends the Go string s as a canonical JSON string, each
+// AppendString appends the Go string s as a canonical JSON string, each
 // byte of invalid UTF-8 as U+FFFD, as ranging over s reads it.
-func appendText(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte {
 	if utf8.ValidString(s) {
 		return appendString(dst, s)
 	}
@@ -85,11 +85,11 @@ func utf16Rank(r rune) rune {
 // FormatES6 formats f the way ECMAScript's Number.prototype.toString does
 // (RFC 8785 §3.2.2.3). f must be finite: JSON holds no NaN or infinity.
 func FormatES6(f float64) string {
-	return string(appendES6(nil, f))
+	return string(AppendES6(nil, f))
 }
 
-// appendES6 appends f formatted as FormatES6 does.
-func appendES6(dst []byte, f float64) []byte {
+// AppendES6 appends f formatted as FormatES6 does.
+func AppendES6(dst []byte, f float64) []byte {
 	switch {
 	case f == 0:
 		return append(dst, '0')

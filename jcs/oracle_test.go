@@ -1,4 +1,4 @@
-package events
+package jcs
 
 // The canonicalizer and call digest as they were before the single-pass
 // writer: kept here only, as the oracle the differential tests and the
@@ -6,8 +6,6 @@ package events
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -40,7 +38,7 @@ func oldCanonicalize(raw []byte) ([]byte, error) {
 		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("events: trailing data after JSON value")
+		return nil, errors.New("jcs: trailing data after JSON value")
 	}
 	return buf.Bytes(), nil
 }
@@ -249,61 +247,4 @@ func oldFormatES6(f float64) string {
 		return mant + "e" + string(sign) + exp
 	}
 	return strconv.FormatFloat(f, 'f', -1, 64)
-}
-
-// oldCallDigest returns "sha256:" and the lowercase hex SHA-256 of the JCS
-// canonical JSON of b. It fails only if b.Arguments is not strict JSON.
-//
-// The canonical form is written directly: the members in RFC 8785 order
-// (agent, arguments, capability{action, target}, connection{id, revision}
-// or null, session, tenant, tool_call_id, turn), the arguments
-// canonicalized on their own.
-func oldCallDigest(b CallBinding) (string, error) {
-	args := []byte(b.Arguments)
-	if len(args) == 0 {
-		args = []byte("null")
-	}
-	canonArgs, err := oldCanonicalize(args)
-	if err != nil {
-		return "", err
-	}
-	var buf bytes.Buffer
-	buf.Grow(len(canonArgs) + 256)
-	member := func(first bool, key string) {
-		if !first {
-			buf.WriteByte(',')
-		}
-		oldWriteJCSString(&buf, key)
-		buf.WriteByte(':')
-	}
-	buf.WriteByte('{')
-	member(true, "agent")
-	oldWriteJCSString(&buf, b.Agent)
-	member(false, "arguments")
-	buf.Write(canonArgs)
-	member(false, "capability")
-	buf.WriteByte('{')
-	member(true, "action")
-	oldWriteJCSString(&buf, b.Capability.Action)
-	member(false, "target")
-	oldWriteJCSString(&buf, b.Capability.Target)
-	buf.WriteByte('}')
-	member(false, "connection")
-	if c := b.Connection; c != nil {
-		buf.WriteByte('{')
-		member(true, "id")
-		oldWriteJCSString(&buf, c.ID)
-		member(false, "revision")
-		buf.WriteString(oldFormatES6(float64(c.Revision)))
-		buf.WriteByte('}')
-	} else {
-		buf.WriteString("null")
-	}
-	for _, kv := range [][2]string{{"session", b.Session}, {"tenant", b.Tenant}, {"tool_call_id", b.ToolCallID}, {"turn", b.Turn}} {
-		member(false, kv[0])
-		oldWriteJCSString(&buf, kv[1])
-	}
-	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return "sha256:" + hex.EncodeToString(sum[:]), nil
 }

@@ -1,10 +1,8 @@
-package events
+package jcs
 
 import (
-	"encoding/json"
 	"errors"
 	"math"
-	"strings"
 	"testing"
 )
 
@@ -85,62 +83,6 @@ func TestFormatES6(t *testing.T) {
 	for in, want := range tests {
 		if got := FormatES6(in); got != want {
 			t.Errorf("FormatES6(%v) = %s, want %s", in, got, want)
-		}
-	}
-}
-
-func TestCallDigestIsStableAcrossFormatting(t *testing.T) {
-	b := CallBinding{Tenant: "acme", Agent: "agt_p", Capability: Capability{Action: "tools.call", Target: "issue_refund"}}
-	b.Arguments = []byte(`{"amount": 4900, "currency":"GBP"}`)
-	d1, err := CallDigest(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b.Arguments = []byte(`{"currency":"GBP","amount":4900.0}`)
-	d2, _ := CallDigest(b)
-	if d1 != d2 || !strings.HasPrefix(d1, "sha256:") || len(d1) != len("sha256:")+64 {
-		t.Fatalf("digests %s and %s: want equal sha256:<64 hex>", d1, d2)
-	}
-	b.Connection = &Connection{ID: "conn-7", Revision: 2}
-	if d3, _ := CallDigest(b); d3 == d1 {
-		t.Fatal("a connection revision must change the digest")
-	}
-	b.Connection, b.Session = nil, "ses-1"
-	if d4, _ := CallDigest(b); d4 == d1 {
-		t.Fatal("the session must change the digest")
-	}
-}
-
-// The digest is over exactly the SPEC §4 object, absent strings as "".
-func TestCallDigestKnownValue(t *testing.T) {
-	b := CallBinding{Tenant: "acme", Agent: "agt_programmer", Capability: Capability{Action: "tools.call", Target: "issue_refund"},
-		Arguments: []byte(`{"payment_id":"payment_123","amount":4900,"currency":"GBP"}`)}
-	raw, _ := Canonicalize([]byte(`{"tenant":"acme","agent":"agt_programmer","session":"","turn":"","tool_call_id":"",
-		"capability":{"action":"tools.call","target":"issue_refund"},
-		"arguments":{"payment_id":"payment_123","amount":4900,"currency":"GBP"},"connection":null}`))
-	want := "sha256:" + sha256Hex(raw)
-	if got, _ := CallDigest(b); got != want {
-		t.Fatalf("CallDigest = %s, want %s", got, want)
-	}
-}
-
-// The hand-written canonical form equals canonicalizing the marshalled
-// binding, for awkward strings and every optional part.
-func TestCallDigestMatchesGenericJCS(t *testing.T) {
-	bindings := []CallBinding{
-		{Tenant: "acme", Agent: "agt_p", Capability: Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{"b":[1,2.50,{"z":null}],"a":"\u00e9\n"}`)},
-		{Tenant: "t", Agent: "a", Session: "ses \"1\"", Turn: "t-77", ToolCallID: "call\t9", Capability: Capability{Action: "apps.call", Target: "conn-7/send"},
-			Arguments: []byte(`{}`), Connection: &Connection{ID: "conn-7", Revision: 12}},
-	}
-	for _, b := range bindings {
-		raw, _ := json.Marshal(b)
-		canon, err := Canonicalize(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := "sha256:" + sha256Hex(canon)
-		if got, err := CallDigest(b); err != nil || got != want {
-			t.Errorf("CallDigest(%+v) = %s, %v; want %s", b, got, err, want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package events
+package jcs
 
 import "unicode/utf8"
 
