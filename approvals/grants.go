@@ -112,6 +112,14 @@ func newGrant(r *events.Request, id events.GrantID, agent events.AgentID, effect
 	return g
 }
 
+// RepairGrants writes the grants (and the delegated work) a decided
+// request r leaves, if a crash stopped its answer before it wrote them; a
+// no-op otherwise, safe to repeat. The outbox calls it for each write
+// that carries events.HeaderGrants (outbox.Grants).
+func (s *Service) RepairGrants(ctx context.Context, r *events.Request) error {
+	return s.ensureGrants(ctx, r)
+}
+
 // ensureGrants writes the grants (and the delegated work, delegation.go) a
 // decided request leaves and puts them in force in this process at once.
 // Safe to repeat.

@@ -162,14 +162,6 @@ func TestRemoveRequestAfterRetention(t *testing.T) {
 	}
 }
 
-// NewOutbox refuses a config it cannot run with.
-func TestNewOutboxValidates(t *testing.T) {
-	f := newFixture(t)
-	if _, err := approvals.NewOutbox(approvals.OutboxConfig{Service: f.svc}); !errors.Is(err, approvals.ErrConfig) {
-		t.Errorf("outbox without JetStream or streams: %v, want ErrConfig", err)
-	}
-}
-
 // A revoked grant is removed only once request_retention has passed since
 // its revocation, only at the revision it was read at, and a grant in
 // force never.

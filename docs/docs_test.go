@@ -223,3 +223,32 @@ func yamlKeys(t reflect.Type, seen map[reflect.Type]bool) []string {
 	}
 	return out
 }
+
+// TestLayoutNamesEveryPackage: the layout in architecture.md names each
+// top-level directory that holds Go code, and every path it names exists,
+// so that a package that moves moves there too.
+func TestLayoutNamesEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, _ := strings.Cut(string(b), "## Layout\n\n```\n")
+	block, _, _ := strings.Cut(after, "```")
+	named := map[string]bool{}
+	for _, line := range strings.Split(block, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && strings.HasSuffix(f[0], "/") && line[0] != ' ' {
+			named[strings.TrimSuffix(f[0], "/")] = true
+			if _, err := os.Stat(filepath.Join("..", f[0])); err != nil {
+				t.Errorf("architecture.md's layout names %s, which does not exist", f[0])
+			}
+		}
+	}
+	dirs, _ := filepath.Glob("../*/*.go")
+	for _, f := range dirs {
+		dir := filepath.Base(filepath.Dir(f))
+		if !named[dir] {
+			t.Errorf("architecture.md's layout does not name %s/", dir)
+			named[dir] = true
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
+	"github.com/countersign/countersign/outbox"
 	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
@@ -246,7 +247,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 		return err
 	}
 	views.Requests().OnChange(offers.Observe)
-	outbox, err := approvals.NewOutbox(approvals.OutboxConfig{JS: js, Service: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)})
+	ob, err := outbox.New(outbox.Config{JS: js, Store: svc.Store(), Views: views, Grants: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)})
 	if err != nil {
 		return err
 	}
@@ -254,7 +255,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	if err != nil {
 		return err
 	}
-	a.checks = append(a.checks, outbox.Healthy, worker.Healthy)
+	a.checks = append(a.checks, ob.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return group.Run(ctx) })
 	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants(), Act: svc, Logger: a.log, Clock: clock})
@@ -262,7 +263,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 		return err
 	}
 	a.workers.Go(func() error { return sweeper.Run(ctx) })
-	a.workers.Go(func() error { return outbox.Run(ctx) })
+	a.workers.Go(func() error { return ob.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })
 	if mr := newModelReviewer(svc, views, judges, a.log); mr != nil {
 		a.workers.Go(func() error { return mr.Run(ctx, js.Conn()) })
@@ -272,7 +273,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 
 // declareStreams creates the derived streams idempotently, retrying while
 // a cluster that has just started elects its leaders. They live in memory:
-// after a NATS restart the outbox re-creates them (approvals.Outbox).
+// after a NATS restart the outbox re-creates them (package outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range events.StreamConfigs(b.Replicas) {
 		var err error

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/outbox"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -78,14 +78,14 @@ func TestOutboxRedeliversWhatAnotherOutboxTookAndDropped(t *testing.T) {
 	dir := t.TempDir()
 	a := startApp(t, dir, "api", "deciders")
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		_, err := a.Broker.JS.Consumer(context.Background(), requestsStream, approvals.OutboxConsumer)
+		_, err := a.Broker.JS.Consumer(context.Background(), requestsStream, outbox.Consumer)
 		return err == nil
 	}, "the outbox consumer exists")
 	stopApp(t, a)
 
 	a = startApp(t, dir, "api") // no outbox runs
 	taken := submitN(t, a, 1, 3)
-	cons, err := a.Broker.JS.Consumer(context.Background(), requestsStream, approvals.OutboxConsumer)
+	cons, err := a.Broker.JS.Consumer(context.Background(), requestsStream, outbox.Consumer)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,7 +118,7 @@ func TestOutboxReplacesTheCumulativeAckConsumer(t *testing.T) {
 	a := startApp(t, dir, "api")
 	ctx := context.Background()
 	legacy, err := a.Broker.JS.CreateConsumer(ctx, requestsStream, jetstream.ConsumerConfig{
-		Durable: approvals.LegacyOutboxConsumer, AckPolicy: jetstream.AckAllPolicy, DeliverPolicy: jetstream.DeliverAllPolicy})
+		Durable: outbox.LegacyConsumer, AckPolicy: jetstream.AckAllPolicy, DeliverPolicy: jetstream.DeliverAllPolicy})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,10 +138,10 @@ func TestOutboxReplacesTheCumulativeAckConsumer(t *testing.T) {
 	js := a.Broker.JS
 	got := watchCreated(t, js)
 	testutil.Eventually(t, 10*time.Second, func() bool { return got.has(ids[1]) }, "the write after the ack floor derived")
-	if _, err := js.Consumer(ctx, requestsStream, approvals.LegacyOutboxConsumer); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+	if _, err := js.Consumer(ctx, requestsStream, outbox.LegacyConsumer); !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		t.Errorf("legacy consumer after the upgrade: %v, want it deleted", err)
 	}
-	cons, err := js.Consumer(ctx, requestsStream, approvals.OutboxConsumer)
+	cons, err := js.Consumer(ctx, requestsStream, outbox.Consumer)
 	if err != nil {
 		t.Fatal(err)
 	}

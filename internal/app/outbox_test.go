@@ -8,13 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/outbox"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -175,7 +175,7 @@ func TestRestartRederivesPendingWork(t *testing.T) {
 	}
 	// The outbox derived (and acked) all three before the restart.
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		cons, err := srv.App.Broker.JS.Consumer(context.Background(), kvstate.StreamOf(kvstate.BucketRequests), approvals.OutboxConsumer)
+		cons, err := srv.App.Broker.JS.Consumer(context.Background(), kvstate.StreamOf(kvstate.BucketRequests), outbox.Consumer)
 		if err != nil {
 			return false
 		}

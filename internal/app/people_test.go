@@ -8,11 +8,11 @@ import (
 
 	natsjs "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
-	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/outbox"
 	"github.com/nats-io/nats.go"
 )
 
@@ -227,7 +227,7 @@ func TestPeopleToldAtMostOnceWhenAChangeComesAgain(t *testing.T) {
 	url := startExternalNATS(t)
 	first := startRole(t, url, "deciders")
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		_, err := first.Broker.JS.Consumer(context.Background(), requestsStream, approvals.OutboxConsumer)
+		_, err := first.Broker.JS.Consumer(context.Background(), requestsStream, outbox.Consumer)
 		return err == nil
 	}, "the outbox consumer exists")
 	stopApp(t, first)

@@ -29,6 +29,7 @@ var rank = map[string]int{
 	"views":               2,
 	"deciders":            3,
 	"notify":              3,
+	"outbox":              3,
 	"internal/testutil":   3,
 	"approvals":           4,
 	"adapter":             4,

@@ -1,4 +1,4 @@
-package approvals
+package outbox
 
 import (
 	"context"
@@ -19,26 +19,26 @@ const ackWait = 5 * time.Second
 const maxRetryWait = 500 * time.Millisecond
 
 var (
-	errDisconnected = errors.New("approvals: outbox: NATS disconnected")
-	errAckTimeout   = errors.New("approvals: outbox: publish not acknowledged in time")
+	errDisconnected = errors.New("outbox: NATS disconnected")
+	errAckTimeout   = errors.New("outbox: publish not acknowledged in time")
 )
 
 // Healthy returns nil while the outbox works, or the failure it is
 // recovering from. It costs no I/O (for /readyz).
-func (o *Outbox) Healthy() error {
+func (o *Worker) Healthy() error {
 	if p := o.trouble.Load(); p != nil {
 		return *p
 	}
 	return nil
 }
 
-func (o *Outbox) fail(err error) {
+func (o *Worker) fail(err error) {
 	if o.trouble.Swap(&err) == nil {
 		o.log.Warn("outbox: failing; retrying", "err", err)
 	}
 }
 
-func (o *Outbox) recovered() {
+func (o *Worker) recovered() {
 	if o.trouble.Swap(nil) != nil {
 		o.log.Info("outbox: healed")
 	}
@@ -46,7 +46,7 @@ func (o *Outbox) recovered() {
 
 // followConnection heals the derived streams each time the connection
 // comes back (a restarted NATS server has lost the in-memory ones).
-func (o *Outbox) followConnection(ctx context.Context) {
+func (o *Worker) followConnection(ctx context.Context) {
 	nc := o.js.Conn()
 	status := nc.StatusChanged(nats.CONNECTED, nats.DISCONNECTED, nats.RECONNECTING)
 	defer nc.RemoveStatusListener(status)
@@ -70,7 +70,7 @@ func (o *Outbox) followConnection(ctx context.Context) {
 // and re-derives the pending requests' work when one had to be re-created
 // (by this process or another) since it last looked, or always with force.
 // Safe for concurrent use.
-func (o *Outbox) heal(ctx context.Context, force bool) error {
+func (o *Worker) heal(ctx context.Context, force bool) error {
 	o.healMu.Lock()
 	defer o.healMu.Unlock()
 	seen := make(map[string]time.Time, len(o.streams))
@@ -86,8 +86,8 @@ func (o *Outbox) heal(ctx context.Context, force bool) error {
 		seen[sc.Name] = created
 	}
 	if rederive {
-		if !o.svc.views.Requests().Current() {
-			return fmt.Errorf("approvals: outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
+		if !o.views.Requests().Current() {
+			return fmt.Errorf("outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
 		}
 		if err := o.rederiveWork(ctx); err != nil {
 			return err
@@ -97,7 +97,7 @@ func (o *Outbox) heal(ctx context.Context, force bool) error {
 	return nil
 }
 
-func (o *Outbox) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (time.Time, error) {
+func (o *Worker) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (time.Time, error) {
 	ctx, cancel := context.WithTimeout(ctx, ackWait)
 	defer cancel()
 	s, err := o.js.Stream(ctx, sc.Name)
@@ -106,13 +106,13 @@ func (o *Outbox) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (t
 		s, err = o.js.CreateOrUpdateStream(ctx, sc)
 	}
 	if err != nil {
-		return time.Time{}, fmt.Errorf("approvals: stream %s: %w", sc.Name, err)
+		return time.Time{}, fmt.Errorf("outbox: stream %s: %w", sc.Name, err)
 	}
 	return s.CachedInfo().Created, nil
 }
 
 // retry runs op until it succeeds; it returns an error only when ctx ends.
-func (o *Outbox) retry(ctx context.Context, op func() error) error {
+func (o *Worker) retry(ctx context.Context, op func() error) error {
 	wait := 100 * time.Millisecond
 	for {
 		err := op()
@@ -132,7 +132,7 @@ func (o *Outbox) retry(ctx context.Context, op func() error) error {
 
 // publishAsync starts a republish, retrying (and healing the streams)
 // until NATS takes it; it returns an error only when ctx ends.
-func (o *Outbox) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error) {
+func (o *Worker) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error) {
 	var f jetstream.PubAckFuture
 	err := o.retry(ctx, func() (err error) {
 		if f, err = o.js.PublishMsgAsync(m); err != nil {
@@ -148,7 +148,7 @@ func (o *Outbox) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAc
 // attempts) until one is acknowledged. It returns an error only when ctx
 // ends, and reports whether the message was stored for the first time (not
 // a duplicate of one stored before).
-func (o *Outbox) confirm(ctx context.Context, a jetstream.PubAckFuture) (bool, error) {
+func (o *Worker) confirm(ctx context.Context, a jetstream.PubAckFuture) (bool, error) {
 	ack, err := awaitPubAck(ctx, a)
 	if err == nil || ctx.Err() != nil {
 		return err == nil && !ack.Duplicate, ctx.Err()
@@ -179,7 +179,7 @@ func awaitPubAck(ctx context.Context, a jetstream.PubAckFuture) (*jetstream.PubA
 	case ack := <-a.Ok():
 		return ack, nil
 	case err := <-a.Err():
-		return nil, fmt.Errorf("approvals: outbox: publish not acknowledged: %w", err)
+		return nil, fmt.Errorf("outbox: publish not acknowledged: %w", err)
 	case <-t.C:
 		return nil, errAckTimeout
 	case <-ctx.Done():

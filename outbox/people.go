@@ -1,4 +1,4 @@
-package approvals
+package outbox
 
 import (
 	"bytes"
@@ -27,10 +27,10 @@ import (
 // an approver stands for, and those a request still waits on, are the
 // tenant's (events.Tenant.People, Awaiting: a group's members less those
 // whose allow is counted).
-func (o *Outbox) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats.Msg {
+func (o *Worker) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats.Msg {
 	was, _ := events.ParseWorkTo(h.Get(events.HeaderWasTo))
 	_, toOK := events.ParseWorkTo(h.Get(events.HeaderWorkTo))
-	t, ok := o.svc.views.Tenant(c.Tenant)
+	t, ok := o.views.Tenant(c.Tenant)
 	if (was.Kind == "" && !toOK) || !ok {
 		return nil // a grant's change, or one that waits on nobody
 	}
@@ -73,8 +73,8 @@ func countedBefore(r *events.Request, typ string) events.Approvals {
 
 // superseded reports whether this process's mirror already holds a later
 // revision of r (a change redelivered late): its review is stale.
-func (o *Outbox) superseded(r *events.Request) bool {
-	m, _, ok := o.svc.views.Requests().Held(kvstate.RequestKey(r.Tenant, r.ID))
+func (o *Worker) superseded(r *events.Request) bool {
+	m, _, ok := o.views.Requests().Held(kvstate.RequestKey(r.Tenant, r.ID))
 	return ok && m.Revision > r.Revision
 }
 
@@ -97,7 +97,7 @@ func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ,
 
 // people are the messages the change of state message m sends to people's
 // subjects.
-func (o *Outbox) people(m jetstream.Msg) []*nats.Msg {
+func (o *Worker) people(m jetstream.Msg) []*nats.Msg {
 	c, ok := events.PeekChange(m.Headers())
 	if !ok {
 		return nil

@@ -1,4 +1,4 @@
-package approvals
+package outbox
 
 import (
 	"context"
@@ -12,23 +12,24 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// OutboxConsumer is the durable consumer name on each state stream. Its
-// acks are explicit: each state message is acked on its own, once its
-// republishes are acknowledged. (LegacyOutboxConsumer, the consumer of
-// earlier versions, acked cumulatively, which let one process's ack cover
+// Consumer is the durable consumer name on each state stream. Its acks
+// are explicit: each state message is acked on its own, once its
+// republishes are acknowledged. (LegacyConsumer, the consumer of earlier
+// versions, acked cumulatively, which let one process's ack cover
 // another's messages not yet republished; a consumer cannot change its ack
 // policy, hence the new name.)
-const OutboxConsumer = "outbox-explicit"
+const Consumer = "outbox-explicit"
 
-// LegacyOutboxConsumer is the cumulative-ack consumer of earlier versions;
-// the outbox replaces it (see consumer).
-const LegacyOutboxConsumer = "outbox"
+// LegacyConsumer is the cumulative-ack consumer of earlier versions; the
+// outbox replaces it (see consumer).
+const LegacyConsumer = "outbox"
 
-// Outbox derives the events and work messages from the state streams
+// Worker derives the events and work messages from the state streams
 // (SPEC §9): every request or grant write carries its CloudEvent in its
 // headers; the outbox republishes it on countersign.<tenant>.events.<type>
 // and, for created and escalated, on the decider's work subject, with
@@ -47,8 +48,9 @@ const LegacyOutboxConsumer = "outbox"
 // reach the events stream out of revision order (never lost, never
 // doubled: Nats-Msg-Id dedup). Readers that need order use ce-revision,
 // or read the state streams themselves, as the event feed does
-// (events.go). Work messages go to one decider per revision, and an
-// answer names the revision it answers, so their order does not matter.
+// (approvals/events.go). Work messages go to one decider per revision,
+// and an answer names the revision it answers, so their order does not
+// matter.
 //
 // The derived streams
 // live in memory, so a NATS restart loses them: on every reconnect and
@@ -56,9 +58,11 @@ const LegacyOutboxConsumer = "outbox"
 // (Streams) and, when one had to be re-created, re-derives the work
 // messages of every pending request. Healthy reports its state for
 // readiness.
-type Outbox struct {
+type Worker struct {
 	js      jetstream.JetStream
-	svc     *Service
+	store   *kvstate.Store
+	views   *views.Views
+	grants  Grants
 	log     *slog.Logger
 	streams []jetstream.StreamConfig
 
@@ -67,33 +71,52 @@ type Outbox struct {
 	trouble atomic.Pointer[error]
 }
 
-// OutboxConfig wires an Outbox.
-type OutboxConfig struct {
-	JS      jetstream.JetStream
-	Service *Service
+// Grants writes the grants a decided request leaves. RepairGrants is
+// called for each request write that carries events.HeaderGrants, in
+// case a crash stopped the answer before it wrote them; it is a no-op
+// otherwise, safe to repeat, and its error is retried.
+// (*approvals.Service).RepairGrants is the one implementation.
+type Grants interface {
+	RepairGrants(ctx context.Context, r *events.Request) error
+}
+
+// Config wires a Worker.
+type Config struct {
+	JS     jetstream.JetStream
+	Store  *kvstate.Store
+	Views  *views.Views
+	Grants Grants
 	// Streams are the derived streams to keep (events.StreamConfigs).
 	Streams []jetstream.StreamConfig
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
 
-// NewOutbox validates cfg and returns an Outbox. Errors: ErrConfig.
-func NewOutbox(cfg OutboxConfig) (*Outbox, error) {
-	if cfg.JS == nil || cfg.Service == nil || len(cfg.Streams) == 0 {
-		return nil, fmt.Errorf("%w: an outbox needs JetStream, the service and the derived streams", ErrConfig)
+// Validate reports a config New cannot run with: ErrConfig.
+func (c Config) Validate() error {
+	if c.JS == nil || c.Store == nil || c.Views == nil || c.Grants == nil || len(c.Streams) == 0 {
+		return fmt.Errorf("%w: an outbox needs JetStream, the store, the views, the grants and the derived streams", ErrConfig)
+	}
+	return nil
+}
+
+// New validates cfg and returns a Worker. Errors: ErrConfig.
+func New(cfg Config) (*Worker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Outbox{js: cfg.JS, svc: cfg.Service, log: cfg.Logger, streams: cfg.Streams}, nil
+	return &Worker{js: cfg.JS, store: cfg.Store, views: cfg.Views, grants: cfg.Grants, log: cfg.Logger, streams: cfg.Streams}, nil
 }
 
 // Run republishes until ctx ends. Any number of processes may run it; they
 // share the durable consumers. It first re-derives the work messages of
 // every pending request (the work stream lives in memory).
-func (o *Outbox) Run(ctx context.Context) error {
+func (o *Worker) Run(ctx context.Context) error {
 	select {
-	case <-o.svc.views.Requests().Ready():
+	case <-o.views.Requests().Ready():
 	case <-ctx.Done():
 		return nil
 	}
@@ -121,36 +144,36 @@ func (o *Outbox) Run(ctx context.Context) error {
 // exists (which it then deletes; the overlap, messages delivered but not
 // acked, is republished again and deduplicated), else from the start.
 // Concurrent processes converge on one consumer.
-func (o *Outbox) consumer(ctx context.Context, bucket string) (jetstream.Consumer, error) {
+func (o *Worker) consumer(ctx context.Context, bucket string) (jetstream.Consumer, error) {
 	stream := kvstate.StreamOf(bucket)
-	cons, err := o.js.Consumer(ctx, stream, OutboxConsumer)
+	cons, err := o.js.Consumer(ctx, stream, Consumer)
 	if err == nil {
 		return cons, nil
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: outbox consumer on %s: %w", bucket, err)
 	}
 	cfg := jetstream.ConsumerConfig{
-		Durable: OutboxConsumer, AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
+		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
 		MaxAckPending: 8192, AckWait: outboxAckWait, Description: "republishes state changes as CloudEvents",
 	}
-	legacy, err := o.js.Consumer(ctx, stream, LegacyOutboxConsumer)
+	legacy, err := o.js.Consumer(ctx, stream, LegacyConsumer)
 	migrate := err == nil
 	switch {
 	case migrate:
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, legacy.CachedInfo().AckFloor.Stream+1
 	case !errors.Is(err, jetstream.ErrConsumerNotFound):
-		return nil, fmt.Errorf("approvals: outbox legacy consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: outbox legacy consumer on %s: %w", bucket, err)
 	}
 	cons, err = o.js.CreateConsumer(ctx, stream, cfg)
 	if errors.Is(err, jetstream.ErrConsumerExists) { // another process created it first
-		cons, err = o.js.Consumer(ctx, stream, OutboxConsumer)
+		cons, err = o.js.Consumer(ctx, stream, Consumer)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("approvals: outbox consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: outbox consumer on %s: %w", bucket, err)
 	}
 	if migrate {
-		if err := o.js.DeleteConsumer(ctx, stream, LegacyOutboxConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		if err := o.js.DeleteConsumer(ctx, stream, LegacyConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
 			o.log.Warn("outbox: deleting the legacy consumer", "stream", stream, "err", err)
 		} else {
 			o.log.Info("outbox: replaced the cumulative-ack consumer", "stream", stream, "from", cfg.OptStartSeq)
@@ -175,7 +198,7 @@ type inflight struct {
 // keep runs loop again after its iterator failed, binding the consumer
 // again first: the messages it had not read are redelivered once their
 // ack wait passes, and republished (deduplicated).
-func (o *Outbox) keep(ctx context.Context, bucket string, cons jetstream.Consumer) error {
+func (o *Worker) keep(ctx context.Context, bucket string, cons jetstream.Consumer) error {
 	for ctx.Err() == nil {
 		err := o.loop(ctx, cons)
 		if ctx.Err() != nil {
@@ -197,7 +220,7 @@ func (o *Outbox) keep(ctx context.Context, bucket string, cons jetstream.Consume
 // are per message, so no other message's ack covers it. loop returns when
 // the iterator fails or ctx ends, after the acker has settled everything
 // handed to it.
-func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
+func (o *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
 	it, err := cons.Messages(jetstream.PullMaxMessages(1024))
 	if err != nil {
 		return err
@@ -232,7 +255,7 @@ func (o *Outbox) loop(ctx context.Context, cons jetstream.Consumer) error {
 // acker acks each state message once its republishes are acknowledged,
 // publishing again any that failed. It returns when pending closes or ctx
 // ends; what it has not acked then is delivered again later.
-func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
+func (o *Worker) acker(ctx context.Context, pending <-chan inflight) {
 	for f := range pending {
 		fresh := false // the change's event (its first republish) stored for the first time
 		for i, a := range f.acks {
@@ -252,7 +275,7 @@ func (o *Outbox) acker(ctx context.Context, pending <-chan inflight) {
 // first time (fresh) and the ack is confirmed, tells the people it
 // concerns: a change delivered again (to this or another process) finds
 // its event a duplicate, so no message to a person goes out twice.
-func (o *Outbox) ack(ctx context.Context, f inflight, fresh bool) {
+func (o *Worker) ack(ctx context.Context, f inflight, fresh bool) {
 	if len(f.people) == 0 || !fresh {
 		_ = f.src.Ack()
 		return
@@ -268,7 +291,7 @@ func (o *Outbox) ack(ctx context.Context, f inflight, fresh bool) {
 
 // republish publishes the event (and the work message) a state message
 // carries; it returns an error only when ctx ends.
-func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
+func (o *Worker) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
 	h := m.Headers()
 	c, ok := events.PeekChange(h)
 	if !ok {
@@ -299,28 +322,28 @@ func (o *Outbox) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 
 // repairGrants writes the grants a decision leaves, if a crash stopped the
 // answer before it wrote them (a no-op otherwise).
-func (o *Outbox) repairGrants(ctx context.Context, data []byte) error {
+func (o *Worker) repairGrants(ctx context.Context, data []byte) error {
 	var r events.Request
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil
 	}
-	return o.svc.ensureGrants(ctx, &r)
+	return o.grants.RepairGrants(ctx, &r)
 }
 
 // rederiveWork republishes the work message of every pending request from
 // the stored write of its latest change (the same headers, the same
 // Nats-Msg-Id), so work survives a restart of an in-memory work stream.
 // It returns once every one is acknowledged, or the first failure.
-func (o *Outbox) rederiveWork(ctx context.Context) error {
+func (o *Worker) rederiveWork(ctx context.Context) error {
 	var pending []kvstate.Record
-	o.svc.views.Requests().Each(func(_ string, r kvstate.Record) {
+	o.views.Requests().Each(func(_ string, r kvstate.Record) {
 		if r.Status == events.StatusPending && r.Approver != nil {
 			pending = append(pending, r)
 		}
 	})
 	acks := make([]jetstream.PubAckFuture, 0, len(pending))
 	for _, r := range pending {
-		m, err := o.svc.store.LastWrite(ctx, r.Tenant, r.ID)
+		m, err := o.store.LastWrite(ctx, r.Tenant, r.ID)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package approvals
+package outbox
 
 import (
 	"encoding/json"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
@@ -23,7 +22,7 @@ func TestPeopleMsgs(t *testing.T) {
     groups: [{id: finance, members: [u-1, u-2]}]
     agents: [{id: agt_a, member: u-1}]
 `)
-	o := &Outbox{svc: New(Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})}
+	o := &Worker{store: store, views: views}
 	u1, u2 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}
 	agent := events.Ref{Kind: events.KindAgent, ID: "agt_a"}
 	finance := events.Ref{Kind: events.KindGroup, ID: "finance"}
