@@ -21,10 +21,8 @@
 //   - the binding's writer and reader do not percent-encode or decode
 //     header values (the NATS binding follows the HTTP binding's §3.1.3.2,
 //     which requires it), and its writer sets no Content-Type;
-//   - the writer costs more on the hot path, every state change
-//     (BenchmarkEncodeHeaders, go test -run X -bench Headers ./events, on
-//     the 2-core CI machine: by hand 5–6 µs, 1.7 KB in 34 allocations; the
-//     binding's WriteMsg 7–12 µs, 2.5 KB in 59), and decoding is even
-//     (BenchmarkDecodeHeaders: 2.4–3.3 µs, 16 allocations, against
-//     3.0–3.5 µs, 21).
+//   - the writer costs more on the hot path, every state change, and
+//     decoding costs no less (BenchmarkEncodeHeaders,
+//     BenchmarkDecodeHeaders; the figures are in docs/performance.md,
+//     "Measurements behind the design").
 package events

@@ -28,22 +28,18 @@ import (
 // lost it.
 //
 // A batch is not free: the server builds a store for every atomic batch
-// (staged in memory on the embedded server, internal/broker's staging.go:
-// there a batch of 32 costs about 1.7 ms, against 4.3 ms staged on disk).
+// (staged in memory on the embedded server, internal/broker's staging.go).
 // Where syncs are slow, one sync for many writes pays for it many times
 // over; where syncs are nearly free (fast NVMe, tmpfs), pipelining the same
 // writes singly costs less. So each group of queued writes goes the way
 // that has cost less lately (chooser), and the other way is tried now and
-// then, so the choice follows the disk it meets. Measured on 2 cores,
-// grant c64, with batches still staged on disk: on a disk syncing 2.5k/s
-// batches win 1.6-2x; on tmpfs singles win about 10%.
+// then, so the choice follows the disk it meets (BenchmarkCommitWays).
 //
 // nats-server's other batched write, the fast batch (2.14+), is no third
 // way: it is not atomic, and on a stream that syncs every write it stores
-// and syncs each message on its own, as singles do. On a virtio disk
-// syncing ~3.4k/s it cost ~260 µs a message at every size, against an
-// atomic batch's ~450 µs a message at 8 and ~110 µs at 32
-// (BenchmarkFastBatchSize, BenchmarkAtomicBatchSize).
+// and syncs each message on its own, as singles do (BenchmarkFastBatchSize
+// against BenchmarkAtomicBatchSize). The figures behind both choices are
+// in docs/performance.md, "Measurements behind the design".
 
 // maxBatch bounds one atomic batch (the server's default limit is 1000).
 const maxBatch = 256

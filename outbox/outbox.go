@@ -19,14 +19,14 @@ import (
 
 // Consumer is the durable consumer name on each state stream. Its acks
 // are explicit: each state message is acked on its own, once its
-// republishes are acknowledged. (LegacyConsumer, the consumer of earlier
-// versions, acked cumulatively, which let one process's ack cover
-// another's messages not yet republished; a consumer cannot change its ack
-// policy, hence the new name.)
+// republishes are acknowledged, so no process's ack covers another's
+// messages not yet republished.
 const Consumer = "outbox-explicit"
 
-// LegacyConsumer is the cumulative-ack consumer of earlier versions; the
-// outbox replaces it (see consumer).
+// LegacyConsumer names a cumulative-ack consumer a state stream may hold.
+// When the outbox binds Consumer and finds this one, it starts Consumer
+// after its ack floor and deletes it (see consumer); a consumer cannot
+// change its ack policy, hence two names.
 const LegacyConsumer = "outbox"
 
 // Worker derives the events and work messages from the state streams
@@ -151,7 +151,7 @@ func (o *Worker) consumer(ctx context.Context, bucket string) (jetstream.Consume
 		return cons, nil
 	}
 	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return nil, fmt.Errorf("outbox: outbox consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: consumer on %s: %w", bucket, err)
 	}
 	cfg := jetstream.ConsumerConfig{
 		Durable: Consumer, AckPolicy: jetstream.AckExplicitPolicy, DeliverPolicy: jetstream.DeliverAllPolicy,
@@ -163,14 +163,14 @@ func (o *Worker) consumer(ctx context.Context, bucket string) (jetstream.Consume
 	case migrate:
 		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, legacy.CachedInfo().AckFloor.Stream+1
 	case !errors.Is(err, jetstream.ErrConsumerNotFound):
-		return nil, fmt.Errorf("outbox: outbox legacy consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: legacy consumer on %s: %w", bucket, err)
 	}
 	cons, err = o.js.CreateConsumer(ctx, stream, cfg)
 	if errors.Is(err, jetstream.ErrConsumerExists) { // another process created it first
 		cons, err = o.js.Consumer(ctx, stream, Consumer)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("outbox: outbox consumer on %s: %w", bucket, err)
+		return nil, fmt.Errorf("outbox: consumer on %s: %w", bucket, err)
 	}
 	if migrate {
 		if err := o.js.DeleteConsumer(ctx, stream, LegacyConsumer); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {

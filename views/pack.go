@@ -16,10 +16,10 @@ import (
 // The request mirror holds each terminal request as its stored JSON,
 // compressed with S2 against a dictionary: typical records (the field
 // names and the values that repeat from one request to the next) and a
-// sample of the deployment's own. A 900-byte record packs to 150-270
-// bytes in about 1.5 µs and unpacks in about 0.3 µs, so a page of old requests is read from memory instead
-// of from KV, where each cold 4 MB message block costs about 10 ms to
-// load (measured on a million requests of bench --scenario fill).
+// sample of the deployment's own, so that a page of old requests is read
+// from memory instead of from KV's cold message blocks. What a record
+// packs to and what packing costs: docs/performance.md, "Measurements
+// behind the design".
 
 // requestDictText begins every packing dictionary. Changing it changes
 // requestDictID, and snapshots packed with the old one are replayed

@@ -17,10 +17,9 @@ import (
 // directory made, two metadata files written with O_SYNC, two directory
 // syncs, a block sync and a directory removed, for every batch; the
 // stream's own sync, after the batch is applied and before it is
-// acknowledged, comes on top. Measured on 2 cores and a virtio disk, the
-// staging took an eighth of all CPU under bench --scenario grant c64
-// (server and load together), and a batch of 32 cost 4.3 ms staged on
-// disk against 1.7 ms staged in memory (kvstate's BenchmarkAtomicBatchSize).
+// acknowledged, comes on top (what that costs, measured with kvstate's
+// BenchmarkAtomicBatchSize: docs/performance.md, "Measurements behind the
+// design").
 //
 // The staged copy serves one purpose: after a crash that stopped the
 // server half-way through applying a batch to its stream, it lets the next
