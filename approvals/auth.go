@@ -1,23 +1,17 @@
 package approvals
 
-import (
-	"strings"
-
-	"github.com/countersign/countersign/events"
-)
+import "strings"
 
 // Refusals of Authenticate, with the detail a caller sees.
-var (
-	errNoToken  = ErrUnauthenticated.With("a valid bearer token is required")
-	errNotAgent = forbid("only agent principals may do this")
-)
+var errNoToken = ErrUnauthenticated.With("a valid bearer token is required")
 
 const bearerPrefix = "Bearer"
 
 // Authenticate turns an Authorization header value ("Bearer <token>") into
-// the caller, for every surface alike (HTTP, the bus): an absent, malformed
-// or unknown token is ErrUnauthenticated (401), a token without scope is
-// ErrForbidden (403); an empty scope accepts any valid token.
+// the caller, for every surface alike (HTTP, the bus, JSON-RPC): an absent,
+// malformed or unknown token is ErrUnauthenticated (401), a token without
+// scope is ErrForbidden (403); an empty scope accepts any valid token. An
+// operation's own scope and principal kind are Permit's (policy.go).
 func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
 	tok, ok := bearerToken(authorization)
 	if !ok {
@@ -31,15 +25,6 @@ func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
 		return Caller{}, forbid("this token lacks the " + scope + " scope")
 	}
 	return Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
-}
-
-// AuthenticateAgent is Authenticate for operations only agents use.
-func (s *Service) AuthenticateAgent(authorization, scope string) (Caller, error) {
-	c, err := s.Authenticate(authorization, scope)
-	if err == nil && c.Principal.Kind != events.KindAgent {
-		return c, errNotAgent
-	}
-	return c, err
 }
 
 // bearerToken extracts the token of a "Bearer <token>" header value; the

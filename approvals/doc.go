@@ -15,9 +15,14 @@
 // retirement) are plain compare-and-set writes with no CloudEvent: SPEC §9
 // names no agent event type; the requests a retirement cancels emit theirs.
 //
-// What every surface (HTTP, the bus) shares also lives here, so that no
-// rule has a second copy: Authenticate (bearer token, scope), Decode (the
-// strict JSON body and its JCS digest), ParseWait and the list filters,
-// and the sentinel refusals (errors.go): *problem.Error values with their
-// status and code, copied with a detail where each rule lives.
+// What every surface (HTTP, the bus, JSON-RPC) shares also lives here, so
+// that no rule has a second copy and the surfaces only translate: each
+// operation's policy (policy.go: Permit and Admit, the scope and principal
+// kind of every Op; WithTraceparent, the trace context a submit carries),
+// Authenticate (bearer token), Decode (the strict JSON body and its JCS
+// digest), ParseWait and the list filters, the page bound (RequestPage,
+// GrantPage: MaxPageBytes), and the sentinel refusals (errors.go):
+// *problem.Error values with their status and code, copied with a detail
+// where each rule lives. internal/conformance runs one table of cases
+// through all three surfaces and demands the same outcome.
 package approvals

@@ -5,8 +5,10 @@
 // The bus is another surface of the same use cases, not a second copy of
 // them: every message is authenticated by its Authorization header with
 // approvals.Service.Authenticate (NATS does not tell a responder who sent
-// a message), its body is decoded strictly with approvals.Decode, each
-// operation calls the one approvals method its HTTP endpoint calls, and
+// a message) and admitted by approvals.Permit (the operation's scope and
+// principal kind), its body is decoded strictly with approvals.Decode, each
+// operation calls the one approvals method its HTTP endpoint calls (with
+// approvals.WithTraceparent and RequestPage as over HTTP), and
 // every refusal is problem.From's problem, the same status, error,
 // field and reason as over HTTP.
 //

@@ -8,7 +8,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 	"github.com/nats-io/nats.go/micro"
 )
@@ -19,13 +18,12 @@ type message struct {
 	headers micro.Headers
 }
 
-// op is one endpoint: the scope it needs (agent: agent principals only)
+// op is one endpoint: the operation whose policy approvals.Permit checks
 // and its run, which decodes, makes the one use-case call its HTTP
 // endpoint makes, and returns the HTTP status and body.
 type op struct {
-	scope string
-	agent bool
-	run   func(ctx context.Context, c approvals.Caller, m message) (int, any, error)
+	op  approvals.Op
+	run func(ctx context.Context, c approvals.Caller, m message) (int, any, error)
 }
 
 // header is the first value of a header, its name matched in any case as
@@ -44,14 +42,14 @@ func header(h micro.Headers, name string) string {
 
 func (s *Server) table() map[string]op {
 	return map[string]op{
-		events.OpSubmit: {events.ScopeRequestsWrite, true, s.submit},
-		events.OpGet:    {"", false, s.get},
-		events.OpList:   {events.ScopeApprovalsRead, false, s.list},
-		events.OpAnswer: {events.ScopeApprovalsWrite, false, s.answer},
-		events.OpCancel: {events.ScopeRequestsWrite, true, s.cancel},
-		events.OpClaim:  {events.ScopeRequestsWrite, true, s.claim},
-		events.OpGrants: {events.ScopeApprovalsRead, false, s.grants},
-		events.OpRevoke: {events.ScopeApprovalsWrite, false, s.revoke},
+		events.OpSubmit: {approvals.OpSubmit, s.submit},
+		events.OpGet:    {approvals.OpGet, s.get},
+		events.OpList:   {approvals.OpList, s.list},
+		events.OpAnswer: {approvals.OpAnswer, s.answer},
+		events.OpCancel: {approvals.OpCancel, s.cancel},
+		events.OpClaim:  {approvals.OpClaim, s.claim},
+		events.OpGrants: {approvals.OpGrants, s.grants},
+		events.OpRevoke: {approvals.OpRevoke, s.revoke},
 	}
 }
 
@@ -82,9 +80,7 @@ func (s *Server) submit(ctx context.Context, c approvals.Caller, m message) (int
 	if err != nil {
 		return 0, nil, err
 	}
-	if tp := header(m.headers, "traceparent"); tp != "" {
-		ctx = kvstate.WithTraceparent(ctx, tp)
-	}
+	ctx = approvals.WithTraceparent(ctx, header(m.headers, "traceparent"))
 	rec, created, err := s.svc.Submit(ctx, c, in, header(m.headers, "Idempotency-Key"), digest)
 	if err != nil {
 		return 0, nil, err
@@ -143,7 +139,8 @@ func (s *Server) list(ctx context.Context, c approvals.Caller, m message) (int, 
 	if err != nil {
 		return 0, nil, err
 	}
-	return http.StatusOK, approvals.Page[events.Request]{Items: items, NextCursor: next}, nil
+	p, err := approvals.RequestPage(items, next)
+	return http.StatusOK, p, err
 }
 
 // limitString gives a JSON limit to the query parser ("" when absent).
@@ -229,7 +226,8 @@ func (s *Server) grants(ctx context.Context, c approvals.Caller, m message) (int
 		return 0, nil, err
 	}
 	items, next := s.svc.ListGrants(ctx, c, f)
-	return http.StatusOK, approvals.Page[events.Grant]{Items: items, NextCursor: next}, nil
+	p, err := approvals.GrantPage(items, next)
+	return http.StatusOK, p, err
 }
 
 func (s *Server) revoke(ctx context.Context, c approvals.Caller, m message) (int, any, error) {

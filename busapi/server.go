@@ -197,7 +197,8 @@ func (s *Server) enter() bool {
 // admit runs the checks that need no I/O, in this order: the token
 // (errNoCaller: nothing is published), the reply subject (the caller's own
 // inbox, else errForeignReply: nothing is published), 403 (scope, tenant
-// of the subject), 413, then the token's in-flight bound (429). On success
+// of the subject), 413, then the token's in-flight bound (429). The
+// scope and principal kind are approvals.Permit's, as on every surface. On success
 // the caller holds a slot that must be released.
 func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	auth := header(req.Headers(), "Authorization")
@@ -208,11 +209,7 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
 		return c, errForeignReply
 	}
-	authenticate := s.svc.Authenticate
-	if o.agent {
-		authenticate = s.svc.AuthenticateAgent
-	}
-	if c, err = authenticate(auth, o.scope); err != nil {
+	if err := approvals.Permit(c, o.op); err != nil {
 		return c, err
 	}
 	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {

@@ -14,7 +14,7 @@ type registered struct {
 }
 
 func (a *API) registerAgent(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpRegisterAgent)
 	if err != nil {
 		return err
 	}
@@ -32,7 +32,7 @@ func (a *API) registerAgent(w http.ResponseWriter, r *http.Request) error {
 
 // retireAgent serves DELETE /v1/agents/{id}: 200 with the retired agent.
 func (a *API) retireAgent(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	c, err := a.admit(r, approvals.OpRetireAgent)
 	if err != nil {
 		return err
 	}
@@ -45,7 +45,7 @@ func (a *API) retireAgent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) listRules(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsRead)
+	c, err := a.admit(r, approvals.OpRules)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func (a *API) listRules(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) addRule(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	c, err := a.admit(r, approvals.OpWriteRules)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (a *API) addRule(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) deleteRule(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	c, err := a.admit(r, approvals.OpWriteRules)
 	if err != nil {
 		return err
 	}

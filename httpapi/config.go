@@ -4,8 +4,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
 )
 
 // ConfigStatus is the running config revision (SPEC §10 "Changing the
@@ -26,7 +26,7 @@ type configView struct {
 }
 
 func (a *API) runningConfig(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeAdmin)
+	c, err := a.admit(r, approvals.OpConfig)
 	if err != nil {
 		return err
 	}

@@ -3,13 +3,14 @@ package httpapi
 import (
 	"net/http"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 )
 
 // endDelegation serves DELETE /v1/agents/{id}/delegations/{session} (the
 // session path-escaped): 200 with the ended delegation.
 func (a *API) endDelegation(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpEndDelegation)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 // Package httpapi serves the HTTP API of SPEC §5 on net/http's ServeMux:
 // bearer authentication, scopes, strict JSON bodies, problem+json errors
-// (approvals.Authenticate and Decode, and problem.From, shared with the
-// bus API), X-Request-ID on every
+// (approvals.Admit, Decode, WithTraceparent and RequestPage, and
+// problem.From, shared with the bus API: no rule of its own), X-Request-ID on every
 // response, long-polls woken by the approvals hub, and /healthz, /readyz,
 // /metrics. Handlers return errors; one wrapper writes them. The checks run
 // in the order 401 → 403 (scope) → 400 → 404 → 409, and bad input never

@@ -8,7 +8,7 @@ import (
 )
 
 func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsRead)
+	c, err := a.admit(r, approvals.OpGrants)
 	if err != nil {
 		return err
 	}
@@ -21,11 +21,15 @@ func (a *API) listGrants(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	items, next := a.svc.ListGrants(r.Context(), c, f)
-	return writePage(w, items, next, MaxPageBytes, func(g *events.Grant) string { return approvals.CursorAfter(string(g.ID)) })
+	p, err := approvals.GrantPage(items, next)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, p)
 }
 
 func (a *API) revokeGrant(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	c, err := a.admit(r, approvals.OpRevoke)
 	if err != nil {
 		return err
 	}

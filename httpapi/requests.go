@@ -9,7 +9,7 @@ import (
 )
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpSubmit)
 	if err != nil {
 		return err
 	}
@@ -19,7 +19,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rec, created, err := a.svc.Submit(withTrace(r.Context(), r), c, in, key, digest)
+	rec, created, err := a.svc.Submit(approvals.WithTraceparent(r.Context(), r.Header.Get("traceparent")), c, in, key, digest)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, "")
+	c, err := a.admit(r, approvals.OpGet)
 	if err != nil {
 		return err
 	}
@@ -67,7 +67,7 @@ func (a *API) wait(w http.ResponseWriter, r *http.Request, c approvals.Caller, i
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsRead)
+	c, err := a.admit(r, approvals.OpList)
 	if err != nil {
 		return err
 	}
@@ -83,11 +83,15 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return writePage(w, items, next, MaxPageBytes, func(r *events.Request) string { return approvals.CursorAfter(string(r.ID)) })
+	p, err := approvals.RequestPage(items, next)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, p)
 }
 
 func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsWrite)
+	c, err := a.admit(r, approvals.OpAnswer)
 	if err != nil {
 		return err
 	}
@@ -103,7 +107,7 @@ func (a *API) answer(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpCancel)
 	if err != nil {
 		return err
 	}
@@ -121,7 +125,7 @@ func (a *API) cancel(w http.ResponseWriter, r *http.Request) error {
 // cancelTurn is POST /v1/turns/{turn}/cancel: the harness interrupted the
 // caller's turn, so none of its requests may wait on (SPEC §5).
 func (a *API) cancelTurn(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpCancel)
 	if err != nil {
 		return err
 	}
@@ -142,7 +146,7 @@ type claimInput struct {
 }
 
 func (a *API) claim(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.agentCaller(r, events.ScopeRequestsWrite)
+	c, err := a.admit(r, approvals.OpClaim)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 )
 
 // sseHeartbeat keeps idle event streams open through proxies.
@@ -22,7 +21,7 @@ const sseHeartbeat = 15 * time.Second
 // names no change the caller may see starts the stream from now, and the
 // stream says so in a comment line first.
 func (a *API) events(w http.ResponseWriter, r *http.Request) error {
-	c, err := a.caller(r, events.ScopeApprovalsRead)
+	c, err := a.admit(r, approvals.OpEvents)
 	if err != nil {
 		return err
 	}

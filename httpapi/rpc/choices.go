@@ -32,11 +32,11 @@ func knownChoice(id string) (Choice, bool) {
 }
 
 // choices returns what caller c may answer r's current requirement with:
-// nothing unless c is its current approver with approvals:write; allow
+// nothing unless c is its current approver and may answer (Permit); allow
 // once and reject on a protected write; otherwise the allows up to the
 // largest scope c may give (maxAllow), then deny and deny with reason.
 func choices(svc *approvals.Service, c approvals.Caller, r *events.Request) []Choice {
-	if r.Status.Terminal() || !c.Tenant.MayAnswer(r, c.Principal) || !c.Token.Has(events.ScopeApprovalsWrite) {
+	if r.Status.Terminal() || !c.Tenant.MayAnswer(r, c.Principal) || approvals.Permit(c, approvals.OpAnswer) != nil {
 		return []Choice{}
 	}
 	if protectedWrite(r) {

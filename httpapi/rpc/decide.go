@@ -55,8 +55,8 @@ type DecideResult struct {
 // missing reason (400); then Answer's own rules (a protected write
 // nobody watches: 409, on every surface).
 func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
-	if !c.caller.Token.Has(events.ScopeApprovalsWrite) {
-		return nil, nil, errNoWrite
+	if err := approvals.Permit(c.caller, approvals.OpAnswer); err != nil {
+		return nil, nil, err
 	}
 	var p decideParams
 	if err := decodeParams(raw, &p); err != nil {

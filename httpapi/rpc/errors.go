@@ -65,7 +65,6 @@ func (e *Error) Error() string { return e.Message }
 
 // Refusals this surface makes itself.
 var (
-	errNoWrite      = problem.New(http.StatusForbidden, "Forbidden", "this token lacks the approvals:write scope")
 	errStale        = problem.New(http.StatusConflict, "RequestConflict", "requirementId is not the request's current requirement")
 	errNotOffered   = problem.Invalid("choiceId", "this choice is not offered to you for the current requirement")
 	errNeedsReason  = problem.Invalid("reason", "this choice requires a reason")

@@ -9,7 +9,6 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -89,7 +88,7 @@ func New(cfg Config) *Handler {
 // ServeHTTP authenticates (401, 403 as problem+json, before upgrading),
 // upgrades to a WebSocket and serves the connection until it closes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, err := h.svc.Authenticate(authorization(r), events.ScopeApprovalsRead)
+	c, err := h.svc.Admit(authorization(r), approvals.OpWatch)
 	if err == nil && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		err = errNotWebSocket
 	}

@@ -1,0 +1,59 @@
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/countersign/countersign/events"
+)
+
+// MaxPageBytes bounds the encoded items of one list page on every surface
+// (GET /v1/requests and /v1/grants, api.list and api.grants), besides the
+// page's limit, so that a page fits in one bus message (8 MiB) with room
+// to spare; a page always holds at least one item.
+const MaxPageBytes = 4 << 20
+
+// RequestPage is a page of requests as every surface sends it: the items
+// encoded, cut at MaxPageBytes. When the bound cuts the page, NextCursor
+// is the cursor after the last item kept; otherwise it is next, the
+// list's own cursor.
+func RequestPage(items []events.Request, next string) (Page[json.RawMessage], error) {
+	return boundPage(items, next, MaxPageBytes, func(r *events.Request) string { return CursorAfter(string(r.ID)) })
+}
+
+// GrantPage is RequestPage for grants.
+func GrantPage(items []events.Grant, next string) (Page[json.RawMessage], error) {
+	return boundPage(items, next, MaxPageBytes, func(g *events.Grant) string { return CursorAfter(string(g.ID)) })
+}
+
+// boundPage encodes items into a page of at most maxBytes of items (and
+// at least one).
+func boundPage[T any](items []T, next string, maxBytes int, cursorOf func(*T) string) (Page[json.RawMessage], error) {
+	p := Page[json.RawMessage]{Items: make([]json.RawMessage, 0, len(items)), NextCursor: next}
+	size := 0
+	for i := range items {
+		b, err := encodeJSON(&items[i])
+		if err != nil {
+			return Page[json.RawMessage]{}, err
+		}
+		if i > 0 && size+len(b) > maxBytes {
+			p.NextCursor = cursorOf(&items[i-1])
+			break
+		}
+		size += len(b)
+		p.Items = append(p.Items, b)
+	}
+	return p, nil
+}
+
+// encodeJSON encodes v without HTML escaping: API JSON is read by
+// programs, and escaping "<" as \u003c makes it six bytes.
+func encodeJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
