@@ -13,35 +13,36 @@ const module = "github.com/countersign/countersign"
 // rank orders the packages: a package may import only packages of a
 // strictly lower rank.
 var rank = map[string]int{
-	"jcs":                 -1, // RFC 8785, beneath the domain nouns
-	"events":              0,
-	"display":             0,
-	"shell":               0,
-	"problem":             0,
-	"internal/gcpace":     0,
-	"config":              1,
-	"judge":               1,
-	"links":               1,
-	"kvstate":             1,
-	"internal/broker":     1,
-	"internal/layout":     1,
-	"internal/cli":        1,
-	"views":               2,
-	"deciders":            3,
-	"notify":              3,
-	"outbox":              3,
-	"internal/testutil":   3,
-	"approvals":           4,
-	"adapter":             4,
-	"httpapi":             5,
-	"busapi":              5,
-	"internal/app":        6,
-	"internal/servertest": 7,
-	"internal/bench":      7,
-	"internal/cluster":    7,
-	"cmd/countersign":     8,
-	"examples":            8, // mains a reader copies
-	"docs":                9, // tests only: the diagrams and links of the reference
+	"jcs":                  -1, // RFC 8785, beneath the domain nouns
+	"events":               0,
+	"display":              0,
+	"shell":                0,
+	"problem":              0,
+	"internal/gcpace":      0,
+	"config":               1,
+	"judge":                1,
+	"links":                1,
+	"kvstate":              1,
+	"internal/broker":      1,
+	"internal/layout":      1,
+	"internal/cli":         1,
+	"views":                2,
+	"deciders":             3,
+	"notify":               3,
+	"outbox":               3,
+	"internal/testutil":    3,
+	"approvals":            4,
+	"adapter":              4,
+	"httpapi":              5,
+	"busapi":               5,
+	"internal/app":         6,
+	"internal/servertest":  7,
+	"internal/bench":       7,
+	"internal/cluster":     7,
+	"internal/conformance": 7,
+	"cmd/countersign":      8,
+	"examples":             8, // mains a reader copies
+	"docs":                 9, // tests only: the diagrams and links of the reference
 }
 
 type pkg struct {
