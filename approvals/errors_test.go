@@ -24,7 +24,7 @@ func TestRefusals(t *testing.T) {
 		detail   string
 	}{
 		{"unauthenticated", errNoToken, ErrUnauthenticated, 401, "Unauthenticated", "", "", "a valid bearer token is required"},
-		{"forbidden", errNotAgent, ErrForbidden, 403, "Forbidden", "", "", "only agent principals may do this"},
+		{"forbidden", errNoPolicy, ErrForbidden, 403, "Forbidden", "", "", "this operation is not offered"},
 		{"invalid names its field", invalid("expected", "required"), nil, 400, "InvalidRequest", "expected", "", "required"},
 		{"claim carries its reason", refuseClaim("digest_mismatch"), ErrConflict, 409, "RequestConflict", "", "digest_mismatch", "the approval cannot be claimed: digest_mismatch"},
 		{"wrapped conflict", fmt.Errorf("answer: %w", conflict("stale")), ErrConflict, 409, "RequestConflict", "", "", "request conflict: stale"},

@@ -61,11 +61,8 @@ var policies = map[Op]policy{
 	OpConfig:        {events.ScopeAdmin, ""},
 }
 
-// Refusals of Permit, with the detail a caller sees.
-var (
-	errNoPolicy = forbid("this operation is not offered")
-	errNotAgent = forbid("only agent principals may do this")
-)
+// errNoPolicy refuses an operation missing from policies.
+var errNoPolicy = forbid("this operation is not offered")
 
 // Permit reports whether c may run op: nil, or ErrForbidden (403) when its
 // token lacks op's scope (checked first) or its principal is not of op's
@@ -78,8 +75,6 @@ func Permit(c Caller, op Op) error {
 		return errNoPolicy
 	case p.scope != "" && !c.Token.Has(p.scope):
 		return forbid("this token lacks the " + p.scope + " scope")
-	case p.kind == events.KindAgent && c.Principal.Kind != events.KindAgent:
-		return errNotAgent
 	case p.kind != "" && c.Principal.Kind != p.kind:
 		return forbid("only " + p.kind + " principals may do this")
 	}

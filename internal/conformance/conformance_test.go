@@ -67,7 +67,7 @@ type tcase struct {
 func TestSurfacesConform(t *testing.T) {
 	s := servertest.Start(t, servertest.WithConfig(conformanceYAML))
 	f := &fixtures{t: t, api: s.API(t), traces: watchTraces(t, s)}
-	f.bigPage(5)
+	f.bigPage(10)
 	surfaces := []surface{httpSurface(s), busSurface(t, s, principals), rpcSurface(s)}
 	for _, tc := range table(f) {
 		t.Run(tc.name, func(t *testing.T) {
