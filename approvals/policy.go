@@ -31,6 +31,7 @@ const (
 	OpEvents        Op = "events"         // GET /v1/events
 	OpWatch         Op = "watch"          // GET /v1/rpc: a live approver's connection
 	OpConfig        Op = "config"         // GET /v1/config
+	OpDiscover      Op = "discover"       // $SRV.> on the bus (nats micro ls, stats)
 )
 
 // policy is what an operation asks of its caller before anything else:
@@ -59,6 +60,7 @@ var policies = map[Op]policy{
 	OpEvents:        {events.ScopeApprovalsRead, ""},
 	OpWatch:         {events.ScopeApprovalsRead, ""},
 	OpConfig:        {events.ScopeAdmin, ""},
+	OpDiscover:      {events.ScopeAdmin, ""},
 }
 
 // errNoPolicy refuses an operation missing from policies.

@@ -3,6 +3,7 @@ package busapi
 import (
 	"errors"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -56,7 +57,7 @@ func (s *Server) discovery(verb micro.Verb) nats.MsgHandler {
 			s.drop(m.Subject, m.Reply, op, c, err)
 			return
 		}
-		if _, err := s.svc.Authenticate(auth, events.ScopeAdmin); err != nil {
+		if err := approvals.Permit(c, approvals.OpDiscover); err != nil {
 			s.failTo(m.Reply, op, err)
 			return
 		}
