@@ -44,12 +44,13 @@ func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput)
 	if err != nil {
 		return events.Agent{}, "", err
 	}
-	if err := s.spawnAllowed(ctx, c, in.RequestID); err != nil {
+	session, err := s.spawnAllowed(ctx, c, in.RequestID)
+	if err != nil {
 		return events.Agent{}, "", err
 	}
 	token := newToken()
 	a := events.Agent{ID: events.NewAgentID(), Tenant: c.Tenant.ID, Member: parent.Member, Parent: parent.ID,
-		Role: in.Role, Brief: in.Brief, Memory: in.Memory, ReviewTimeout: reviewTimeout, Registered: true,
+		Role: in.Role, Brief: in.Brief, Memory: in.Memory, ReviewTimeout: reviewTimeout, Registered: true, Session: session,
 		TokenSHA256: events.HashToken(token), Scopes: events.SubagentScopes(c.Token), CreatedAt: s.now().UTC()}
 	if err := s.store.PutAgent(ctx, &a); err != nil {
 		return a, "", stateErr(err, ErrUnavailable)
@@ -70,18 +71,19 @@ func parseReviewTimeout(s string) (time.Duration, error) {
 }
 
 // spawnAllowed runs steps 1–3 for agents.spawn:*, or claims the named
-// approved spawn request.
-func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.RequestID) error {
+// approved spawn request, and returns that request's session (the
+// parent's, which the subagent's approvals are shown on).
+func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.RequestID) (string, error) {
 	if reqID != "" {
 		rec, err := s.requesterRecord(ctx, c, reqID)
 		if err != nil {
-			return err
+			return "", err
 		}
 		if rec.Capability != spawnCapability {
-			return invalid("request_id", "not an agents.spawn:* request")
+			return "", invalid("request_id", "not an agents.spawn:* request")
 		}
 		_, err = s.Claim(ctx, c, reqID, rec.CallDigest)
-		return err
+		return rec.Session, err
 	}
 	probe := &events.Request{Tenant: c.Tenant.ID, Agent: events.AgentID(c.Principal.ID), Capability: spawnCapability,
 		Subject: events.Subject{Kind: events.SubjectTool}}
@@ -89,9 +91,9 @@ func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.Reque
 	checker.Judge = nil // steps 1–3 only
 	v := checker.Check(ctx, c.Tenant, probe)
 	if v.Decided && v.Status == events.StatusApproved && tokenPermits(c, probe) {
-		return nil
+		return "", nil
 	}
-	return forbid("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved")
+	return "", forbid("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved")
 }
 
 func newToken() string {

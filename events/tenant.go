@@ -94,6 +94,10 @@ type Agent struct {
 	Reviewer      string        `json:"reviewer,omitempty"`       // none | model
 	Registered    bool          `json:"registered,omitempty"`     // a subagent registered via POST /v1/agents
 	TokenSHA256   string        `json:"token_sha256,omitempty"`   // registered subagents only
+	// Session is the session of the spawn request that registered this
+	// subagent, its parent's: the subagent's approvals are projected onto
+	// it (SPEC §8). "" when it was registered without a request.
+	Session string `json:"session,omitempty"`
 	// Scopes of a registered subagent's token: those of the agent scopes
 	// (requests:write, approvals:read, approvals:write) that the token
 	// which registered it held. A record without them (registered before

@@ -8,6 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/events"
 )
 
 // conn is one client connection. Its read loop runs the calls in order;
@@ -23,13 +24,21 @@ type conn struct {
 	wg     sync.WaitGroup
 	drop   sync.Once
 
-	mu     sync.Mutex // guards subs and nextID
-	subs   map[string]*subscription
-	nextID int
+	mu      sync.Mutex // guards subs, resumed and nextID
+	subs    map[string]*subscription
+	resumed map[string]*subscription // by session: session/resume's
+	nextID  int
+
+	showMu  sync.Mutex // guards shown, asking, asks and nextAsk; held while a change is sent
+	shown   map[events.RequestID]*shown
+	asking  bool           // session/resume was called: show as approval/request
+	asks    map[string]ask // approval/request sent, by JSON-RPC id, awaiting the result
+	nextAsk int
 }
 
 func newConn(h *Handler, ws *websocket.Conn, c approvals.Caller) *conn {
-	return &conn{h: h, ws: ws, caller: c, out: make(chan []byte, h.cfg.SendQueue), subs: map[string]*subscription{}}
+	return &conn{h: h, ws: ws, caller: c, out: make(chan []byte, h.cfg.SendQueue), subs: map[string]*subscription{},
+		resumed: map[string]*subscription{}, shown: map[events.RequestID]*shown{}, asks: map[string]ask{}}
 }
 
 // serve runs the connection until the client or the server closes it.

@@ -62,6 +62,12 @@ func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
 	if err := decodeParams(raw, &p); err != nil {
 		return nil, nil, err
 	}
+	return c.apply(&p)
+}
+
+// apply runs a decision whose params were read (approval/decide's, or
+// the result of an approval/request).
+func (c *conn) apply(p *decideParams) (any, func(), error) {
 	if err := p.validate(); err != nil {
 		return nil, nil, err
 	}
@@ -70,7 +76,7 @@ func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := c.decidable(&rec, &p); err != nil {
+	if err := c.decidable(&rec, p); err != nil {
 		return nil, nil, err
 	}
 	in := approvals.AnswerInput{Expected: p.RequirementID.Revision, Decision: p.choice.Decision,

@@ -11,7 +11,13 @@ const (
 	MethodSubscribe   = "approval/subscribe"
 	MethodUnsubscribe = "approval/unsubscribe"
 	MethodDecide      = "approval/decide"
+	MethodResume      = "session/resume"
+	MethodPage        = "view/page"
 )
+
+// MethodRequest is the server's request form of approval/requested,
+// answered by the client's result (AskResult).
+const MethodRequest = "approval/request"
 
 // Notifications.
 const (
@@ -29,6 +35,8 @@ var methods = map[string]method{
 	MethodSubscribe:   (*conn).subscribe,
 	MethodUnsubscribe: (*conn).unsubscribe,
 	MethodDecide:      (*conn).decide,
+	MethodResume:      (*conn).resume,
+	MethodPage:        (*conn).page,
 }
 
 // handle answers one message: each call in order, a batch with one array
@@ -64,6 +72,10 @@ func (c *conn) reply(out []Response, batch bool) {
 
 // call runs one call and builds its response.
 func (c *conn) call(call Call) (Response, func()) {
+	if call.Response != nil {
+		c.answered(call.Response)
+		return Response{}, nil
+	}
 	if call.Err != nil {
 		return respond(call.ID, nil, call.Err), nil
 	}

@@ -26,6 +26,7 @@ var codeOfStatus = map[int]int{
 	http.StatusForbidden:             -32003,
 	http.StatusNotFound:              -32004,
 	http.StatusConflict:              -32009,
+	http.StatusGone:                  -32010,
 	http.StatusRequestEntityTooLarge: -32013,
 	http.StatusUnprocessableEntity:   -32022,
 	http.StatusTooManyRequests:       -32029,

@@ -1,62 +1,140 @@
 package rpc
 
 import (
+	"sort"
+
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
 )
 
-// onEvent turns one change into at most one notification. A change at or
-// below the revision already sent for its request (the snapshot and the
-// feed overlap) is skipped, so nothing repeats; grant events and claims
-// send nothing.
+// shown is what one connection has been sent of one request. It is kept
+// per connection, not per subscription, so that however many of its
+// subscriptions cover a request, each change is sent once.
+type shown struct {
+	rev   uint64 // the last revision sent
+	open  bool   // shown (approval/requested or request) and not resolved
+	judge bool   // judgeEscalated as it was opened; stage re-sends keep it
+}
+
+// onEvent turns one change into at most one notification on the
+// connection. A change at or below the revision the connection was
+// already sent for its request (by this subscription, another one, or a
+// snapshot) is skipped, so nothing repeats; grant events and claims send
+// nothing.
 func (s *subscription) onEvent(ev approvals.Event) error {
 	r, ok := recordOf(ev)
 	if !ok || ev.Type == events.TypeRequestClaimed {
 		return nil
 	}
-	_, opened := s.opened[r.ID]
-	if !opened && !s.inScope(r) {
+	c := s.c
+	c.showMu.Lock()
+	defer c.showMu.Unlock()
+	st := c.shown[r.ID]
+	if (st == nil || !st.open) && !s.inScope(r) {
 		return nil
 	}
-	if last, ok := s.sent[r.ID]; ok && r.Revision <= last {
+	if st == nil {
+		st = &shown{}
+		c.shown[r.ID] = st
+	} else if r.Revision <= st.rev {
 		return nil
 	}
-	s.sent[r.ID] = r.Revision
-	s.notify(r, ev, opened)
+	st.rev = r.Revision
+	c.change(st, r, ev)
 	return nil
 }
 
-// notify sends what change ev of r means to this subscription.
-func (s *subscription) notify(r *events.Request, ev approvals.Event, opened bool) {
+// change sends what change ev of r means to the connection (showMu held).
+func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
 	switch {
 	case r.Status.Terminal():
-		delete(s.opened, r.ID)
-		delete(s.sent, r.ID)
-		if opened || r.Revision > 0 { // decided in its submit: never pending, nothing to close
-			s.c.notify(NotifyResolved, resolvedParams(r, ev.ID))
+		wasOpen := st.open
+		st.open = false
+		c.forgetAsks(r.ID)
+		if wasOpen || r.Revision > 0 { // decided in its submit: never pending, nothing to close
+			c.notify(NotifyResolved, resolvedParams(r, ev.ID))
 		}
-	case !opened:
-		s.open(r, r.JudgeEscalated, ev.ID)
+	case !st.open:
+		c.open(st, r, r.JudgeEscalated, ev.ID)
 	case ev.Type == events.TypeRequestUpdated && len(r.Approvals) == 0: // the next stage: a re-send keeps judgeEscalated (an approval counted is an update)
-		s.c.notify(NotifyRequested, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))
+		c.show(r, st.judge, ev.ID)
 	default:
-		s.c.notify(NotifyUpdated, requestParams(s.c.h.svc, s.c.caller, r, s.opened[r.ID], ev.ID))
+		c.notify(NotifyUpdated, requestParams(c.h.svc, c.caller, r, st.judge, ev.ID))
 	}
 }
 
-// open sends approval/requested for a request this subscription has not
-// shown yet, and remembers the judgeEscalated it was shown with.
-func (s *subscription) open(r *events.Request, judgeEscalated bool, cursor string) {
-	s.opened[r.ID] = judgeEscalated
-	s.c.notify(NotifyRequested, requestParams(s.c.h.svc, s.c.caller, r, judgeEscalated, cursor))
+// open shows a request the connection has no open showing of, and
+// remembers the judgeEscalated it was shown with (showMu held).
+func (c *conn) open(st *shown, r *events.Request, judgeEscalated bool, cursor string) {
+	st.open, st.judge = true, judgeEscalated
+	c.show(r, judgeEscalated, cursor)
 }
 
-// inScope reports whether r belongs to this subscription: a request of
-// one of its sessions, or one in the caller's inbox (waiting on the
-// caller, or answered by the caller; admin: all).
+// show sends r's current requirement: as the request approval/request,
+// answered by the client's result, to a connection that followed a
+// session with session/resume and may decide (it is offered choices);
+// otherwise as the notification approval/requested (showMu held).
+func (c *conn) show(r *events.Request, judgeEscalated bool, cursor string) {
+	p := requestParams(c.h.svc, c.caller, r, judgeEscalated, cursor)
+	if c.asking && len(p.AvailableChoices) > 0 && len(c.asks) < maxAsks {
+		c.ask(p)
+		return
+	}
+	c.notify(NotifyRequested, p)
+}
+
+// reissue sends a snapshot of pending requests, each as approval/requested
+// (or approval/request), with judgeEscalated as given by judged: a
+// session/resume re-sends with false, as seed 001 says. A record older
+// than what the connection was already sent is skipped.
+func (c *conn) reissue(recs []kvstate.Record, judged func(*events.Request) bool) {
+	c.showMu.Lock()
+	defer c.showMu.Unlock()
+	for i := range recs {
+		r := &recs[i].Request
+		st := c.shown[r.ID]
+		if st == nil {
+			st = &shown{}
+			c.shown[r.ID] = st
+		} else if r.Revision < st.rev {
+			continue
+		}
+		st.rev = r.Revision
+		c.open(st, r, judged(r), events.MsgID(r.ID, r.Revision))
+	}
+}
+
+// recorded is the record's own judgeEscalated (a first showing).
+func recorded(r *events.Request) bool { return r.JudgeEscalated }
+
+// resent is false: the request is re-issued.
+func resent(*events.Request) bool { return false }
+
+// pendingIn returns the pending requests the caller may see: with
+// sessions, those shown on these sessions (viewOf: a subagent's projected
+// approvals on its parent's); without, the caller's inbox. Oldest write
+// first.
+func (c *conn) pendingIn(sessions map[string]bool) []kvstate.Record {
+	if sessions == nil {
+		return c.h.svc.PendingIn(c.caller, nil)
+	}
+	var out []kvstate.Record
+	for _, r := range c.h.svc.Views().Pending(c.caller.Tenant.ID) {
+		if r.Status == events.StatusPending && sessions[viewOf(c.h.svc, &r.Request).session] && c.h.svc.Visible(c.caller, &r.Request) {
+			out = append(out, r)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].KVRevision < out[j].KVRevision })
+	return out
+}
+
+// inScope reports whether r belongs to this subscription: a request shown
+// on one of its sessions (viewOf), or one in the caller's inbox (waiting
+// on the caller, or answered by the caller; admin: all).
 func (s *subscription) inScope(r *events.Request) bool {
 	if s.sessions != nil {
-		return s.sessions[r.Session]
+		return s.sessions[viewOf(s.c.h.svc, r).session]
 	}
 	c := s.c.caller
 	waiting := r.Status == events.StatusPending && c.Tenant.MayAnswer(r, c.Principal)

@@ -25,10 +25,11 @@ func escalatingJudge(t *testing.T) string {
 }
 
 // TestJudgeEscalatedAndReviewerReason: a live approval/requested carries
-// the record's judgeEscalated and reviewerReason; the same request
-// re-issued in a snapshot (a new connection, and after a server
-// restart) has judgeEscalated false, as seed 001 says, and so has the
-// re-send for its next stage.
+// the record's judgeEscalated and reviewerReason, and so does a new
+// connection's first showing of it (approval/subscribe's snapshot); the
+// same request re-sent by session/resume (after a server restart) has
+// judgeEscalated false, as seed 001 says, and so has the re-send for its
+// next stage.
 func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	t.Parallel()
 	s := servertest.Start(t, servertest.WithConfig(fmt.Sprintf(`tenants:
@@ -51,13 +52,15 @@ func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	}
 	again := dial(t, s.URL, tokPerson)
 	again.subscribe(map[string]any{"sessionIds": []string{"ses-j"}})
-	if n := again.expect("approval/requested", id); n.Params["judgeEscalated"] != false || n.Params["reviewerReason"] == nil {
-		t.Errorf("re-issued: judgeEscalated %v, reviewerReason %v", n.Params["judgeEscalated"], n.Params["reviewerReason"])
+	if n := again.expect("approval/requested", id); n.Params["judgeEscalated"] != true || n.Params["reviewerReason"] == nil {
+		t.Errorf("first showing: judgeEscalated %v, reviewerReason %v", n.Params["judgeEscalated"], n.Params["reviewerReason"])
 	}
 	s.Restart(t)
 	after := dial(t, s.URL, tokPerson)
-	after.subscribe(map[string]any{"sessionIds": []string{"ses-j"}})
-	n := after.expect("approval/requested", id)
+	if m := after.call("session/resume", map[string]any{"sessionId": "ses-j"}); m.Error != nil {
+		t.Fatalf("session/resume: %s", m.raw)
+	}
+	n := after.expect("approval/request", id)
 	if n.Params["judgeEscalated"] != false {
 		t.Errorf("after a restart: judgeEscalated %v", n.Params["judgeEscalated"])
 	}
@@ -65,7 +68,7 @@ func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	if d := after.decide(n, "allow_once"); d.Error != nil {
 		t.Fatalf("allow stage 0: %s", d.raw)
 	}
-	if n := after.expect("approval/requested", id); n.Params["judgeEscalated"] != false {
+	if n := after.expect("approval/request", id); n.Params["judgeEscalated"] != false {
 		t.Errorf("stage re-send after a re-issue: judgeEscalated %v", n.Params["judgeEscalated"])
 	}
 }

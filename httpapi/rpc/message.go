@@ -17,6 +17,18 @@ type Call struct {
 	Method string
 	Params json.RawMessage
 	Err    *Error
+	// Response is set when the member is the client's response to a
+	// request of the server (approval/request); it is never answered.
+	Response *ClientResponse
+}
+
+// ClientResponse is a client's JSON-RPC 2.0 response to a server's
+// request: Result or Error.
+type ClientResponse struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 // Notification reports whether c expects no answer.
@@ -63,6 +75,9 @@ func decodeCall(raw json.RawMessage) Call {
 	if err != nil || bytes.TrimSpace(raw)[0] != '{' {
 		return Call{Err: newError(CodeInvalidRequest, "invalid request: not a strict JSON object")}
 	}
+	if isResponse(canon) {
+		return decodeResponse(raw, canon)
+	}
 	if err := approvals.ExactNames(canon, &w); err != nil {
 		return Call{ID: exactID(canon), Err: newError(CodeInvalidRequest, "invalid request: "+problem.From(err).Detail)}
 	}
@@ -86,6 +101,38 @@ func decodeCall(raw json.RawMessage) Call {
 		return Call{ID: w.ID, Err: newError(CodeInvalidParams, `invalid params: "params" must be an object`)}
 	}
 	return Call{ID: w.ID, Method: w.Method, Params: w.Params}
+}
+
+// isResponse reports whether the object canon is a response (a "result"
+// or an "error", and no "method").
+func isResponse(canon []byte) bool {
+	var members map[string]json.RawMessage
+	if json.Unmarshal(canon, &members) != nil {
+		return false
+	}
+	_, result := members["result"]
+	_, failed := members["error"]
+	_, method := members["method"]
+	return (result || failed) && !method
+}
+
+// decodeResponse checks a response strictly: "jsonrpc": "2.0", a string
+// or number id, exactly one of result and error.
+func decodeResponse(raw json.RawMessage, canon []byte) Call {
+	var r ClientResponse
+	if err := approvals.ExactNames(canon, &r); err != nil {
+		return Call{Err: newError(CodeInvalidRequest, "invalid response: "+problem.From(err).Detail)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&r)
+	switch {
+	case err != nil:
+		return Call{Err: newError(CodeInvalidRequest, "invalid response: "+err.Error())}
+	case r.JSONRPC != "2.0" || r.ID == nil || !validID(r.ID) || (r.Result != nil) == (r.Error != nil):
+		return Call{Err: newError(CodeInvalidRequest, `invalid response: "jsonrpc": "2.0", an "id", and one of "result" and "error"`)}
+	}
+	return Call{Response: &r}
 }
 
 // exactID is the member named exactly "id" of the object canon, if it is

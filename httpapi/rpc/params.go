@@ -15,8 +15,8 @@ type RequirementID struct {
 	Revision    uint64 `json:"revision"`
 }
 
-// SubagentOrigin is present on a registered subagent's approval, which
-// shows on the session it shares with its parent.
+// SubagentOrigin is present only on a subagent's approval projected onto
+// its parent's session (see viewOf).
 type SubagentOrigin struct {
 	AgentID       string `json:"agentId"`
 	ParentAgentID string `json:"parentAgentId"`
@@ -37,12 +37,56 @@ type Stage struct {
 	Opaque    string      `json:"opaque,omitempty"`
 	AllowedBy *events.Ref `json:"allowedBy"`
 	Scope     string      `json:"scope,omitempty"`
+	AllowedAt *time.Time  `json:"allowedAt"`
+}
+
+// SourceRange is seed 001's sourceRange: the stored changes the params
+// were folded from, the request's first (From) to the one shown (To),
+// each a change id; opaque to clients.
+type SourceRange struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// CuaCardFacts are a computer_use approval's facts, in the host's words:
+// taken from the call's arguments "page" (or "url"), "window" and
+// "steps" (or "action", one step).
+type CuaCardFacts struct {
+	Page   string   `json:"page"`
+	Window string   `json:"window"`
+	Steps  []string `json:"steps"`
+}
+
+// subjectComputerUse is the subject kind that carries cuaCardFacts.
+const subjectComputerUse = "computer_use"
+
+// cuaCardFacts reads r's facts; nil for any other subject kind.
+func cuaCardFacts(r *events.Request) *CuaCardFacts {
+	if r.Subject.Kind != subjectComputerUse {
+		return nil
+	}
+	var a struct {
+		Page, URL, Window, Action string
+		Steps                     []string
+	}
+	_ = json.Unmarshal(r.Arguments, &a) // facts the arguments lack stay empty
+	f := &CuaCardFacts{Page: a.Page, Window: a.Window, Steps: a.Steps}
+	if f.Page == "" {
+		f.Page = a.URL
+	}
+	if f.Steps == nil && a.Action != "" {
+		f.Steps = []string{a.Action}
+	}
+	if f.Steps == nil {
+		f.Steps = []string{}
+	}
+	return f
 }
 
 func subjectOf(r *events.Request) Subject {
 	s := Subject{Kind: r.Subject.Kind, Command: r.Subject.Command}
 	for _, st := range r.Stages {
-		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, AllowedBy: st.AllowedBy, Scope: st.Scope})
+		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, AllowedBy: st.AllowedBy, Scope: st.Scope, AllowedAt: st.AllowedAt})
 	}
 	return s
 }
@@ -54,13 +98,14 @@ type RequestParams struct {
 	ApprovalID           string            `json:"approvalId"`
 	AvailableChoices     []Choice          `json:"availableChoices"`
 	CurrentRequirementID RequirementID     `json:"currentRequirementId"`
+	CuaCardFacts         *CuaCardFacts     `json:"cuaCardFacts,omitempty"`
 	ItemID               string            `json:"itemId"`
 	JudgeEscalated       bool              `json:"judgeEscalated"`
 	ProtectedWrite       bool              `json:"protectedWrite"`
 	RawArgs              string            `json:"rawArgs"`
 	ReviewerReason       string            `json:"reviewerReason,omitempty"`
 	SessionID            string            `json:"sessionId"`
-	SourceRange          string            `json:"sourceRange"`
+	SourceRange          SourceRange       `json:"sourceRange"`
 	SubagentOrigin       *SubagentOrigin   `json:"subagentOrigin,omitempty"`
 	Subject              Subject           `json:"subject"`
 	TaskID               string            `json:"taskId"`
@@ -102,19 +147,21 @@ type Decision struct {
 // caller c: judgeEscalated is given (see subscription.open), the choices
 // are c's own.
 func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request, judgeEscalated bool, cursor string) RequestParams {
+	v := viewOf(svc, r)
 	p := RequestParams{
 		ApprovalID:           string(r.ID),
 		AvailableChoices:     choices(svc, c, r),
 		CurrentRequirementID: RequirementID{SourceIndex: currentStage(r), Revision: r.Revision},
-		ItemID:               string(r.ID),
+		CuaCardFacts:         cuaCardFacts(r),
+		ItemID:               itemID(r),
 		JudgeEscalated:       judgeEscalated,
 		ProtectedWrite:       protectedWrite(r),
 		RawArgs:              string(r.Arguments),
-		SessionID:            r.Session,
-		SourceRange:          cursor,
-		SubagentOrigin:       subagentOrigin(svc, r),
+		SessionID:            v.session,
+		SourceRange:          SourceRange{From: events.MsgID(r.ID, 0), To: events.MsgID(r.ID, r.Revision)},
+		SubagentOrigin:       v.origin,
 		Subject:              subjectOf(r),
-		TaskID:               string(r.Agent),
+		TaskID:               taskID(r),
 		ToolCallID:           r.ToolCallID,
 		ToolName:             r.Tool,
 		TurnID:               r.Turn,
@@ -135,14 +182,45 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 	return p
 }
 
-// subagentOrigin names a registered subagent and its parent; nil for an
-// agent that is its session's owner.
-func subagentOrigin(svc *approvals.Service, r *events.Request) *SubagentOrigin {
+// view is where an approval is shown: its session, and the subagent it
+// comes from when it is projected onto its parent's session.
+type view struct {
+	session string
+	origin  *SubagentOrigin
+}
+
+// viewOf places r. A registered subagent spawned by a request in a
+// session (its parent's: events.Agent.Session) has its approvals
+// projected onto that session, with subagentOrigin, whatever session
+// its own request names; every other approval is shown on its own
+// session, without subagentOrigin.
+func viewOf(svc *approvals.Service, r *events.Request) view {
 	a, ok := svc.Views().Agent(r.Tenant, r.Agent)
-	if !ok || !a.Registered || a.Parent == "" {
-		return nil
+	if !ok || !a.Registered || a.Parent == "" || a.Session == "" {
+		return view{session: r.Session}
 	}
-	return &SubagentOrigin{AgentID: string(a.ID), ParentAgentID: string(a.Parent)}
+	return view{session: a.Session, origin: &SubagentOrigin{AgentID: string(a.ID), ParentAgentID: string(a.Parent)}}
+}
+
+// itemID is the toolCall view item: the adapter's tool_call_id, else the
+// request id.
+func itemID(r *events.Request) string {
+	if r.ToolCallID != "" {
+		return r.ToolCallID
+	}
+	return string(r.ID)
+}
+
+// taskID is the task running the call: the turn (one turn is one task of
+// the agent), else the agent's current work, its session, else the agent.
+func taskID(r *events.Request) string {
+	switch {
+	case r.Turn != "":
+		return r.Turn
+	case r.Session != "":
+		return r.Session
+	}
+	return string(r.Agent)
 }
 
 // resolvedParams builds approval/resolved for a terminal r.

@@ -32,7 +32,7 @@ func TestSubscribeDecideResolved(t *testing.T) {
 		}
 	}
 	for f, want := range map[string]any{"sessionId": "ses-1", "turnId": "t-1", "toolCallId": "call-1", "toolName": "deploy",
-		"rawArgs": `{"env":"prod"}`, "taskId": "agt_main", "judgeEscalated": false, "protectedWrite": false,
+		"rawArgs": `{"env":"prod"}`, "taskId": "t-1", "itemId": "call-1", "judgeEscalated": false, "protectedWrite": false,
 		"viewCursor": id + ":0", "eventCursor": id + ":0"} {
 		if got := n.Params[f]; got != want {
 			t.Errorf("%s = %v, want %v", f, got, want)
@@ -42,6 +42,9 @@ func TestSubscribeDecideResolved(t *testing.T) {
 		if _, ok := n.Params[f]; ok {
 			t.Errorf("%s present on a plain request: %s", f, n.raw)
 		}
+	}
+	if got := fmt.Sprint(n.Params["sourceRange"]); got != "map[from:"+id+":0 to:"+id+":0]" {
+		t.Errorf("sourceRange %s", got)
 	}
 	if got := fmt.Sprint(n.Params["currentRequirementId"]); got != "map[revision:0 sourceIndex:0]" {
 		t.Errorf("currentRequirementId %s", got)

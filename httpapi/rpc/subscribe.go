@@ -63,7 +63,7 @@ func (c *conn) subscribe(raw json.RawMessage) (any, func(), error) {
 	}
 	s := newSubscription(c, p.SessionIDs, from)
 	if !found {
-		s.snapshot = c.h.svc.PendingIn(c.caller, s.sessions)
+		s.snapshot = c.pendingIn(s.sessions)
 		p.ViewCursor = ""
 	}
 	if err := c.add(s); err != nil {
@@ -109,7 +109,7 @@ func (c *conn) unsubscribe(raw json.RawMessage) (any, func(), error) {
 }
 
 // subscription sends the notifications of one scope: sessions, or (nil)
-// the caller's inbox. Its maps are used by its own goroutine only.
+// the caller's inbox. What was sent is the connection's (conn.shown).
 type subscription struct {
 	id       string
 	c        *conn
@@ -118,12 +118,11 @@ type subscription struct {
 	sessions map[string]bool
 	from     approvals.EventsFrom
 	snapshot []kvstate.Record
-	opened   map[events.RequestID]bool   // opened here; the value is judgeEscalated as opened
-	sent     map[events.RequestID]uint64 // the last revision sent
+	judged   func(*events.Request) bool // judgeEscalated of a snapshot entry
 }
 
 func newSubscription(c *conn, sessionIDs []string, from approvals.EventsFrom) *subscription {
-	s := &subscription{c: c, from: from, opened: map[events.RequestID]bool{}, sent: map[events.RequestID]uint64{}}
+	s := &subscription{c: c, from: from, judged: recorded}
 	s.ctx, s.cancel = context.WithCancel(c.ctx)
 	if len(sessionIDs) > 0 {
 		s.sessions = map[string]bool{}
@@ -143,15 +142,12 @@ func (s *subscription) watched() []string {
 	return keys
 }
 
-// run sends the snapshot (a re-issue: judgeEscalated false, as seed 001
-// says of a re-send after a restart), then the live changes until the
-// subscription or the connection ends. A change feed that fails closes
-// the connection (1011): the client reconnects and resumes.
+// run sends the snapshot (judgeEscalated as judged gives it), then the
+// live changes until the subscription or the connection ends. A change
+// feed that fails closes the connection (1011): the client reconnects and
+// resumes.
 func (s *subscription) run() {
-	for _, rec := range s.snapshot {
-		s.sent[rec.ID] = rec.Revision
-		s.open(&rec.Request, false, events.MsgID(rec.ID, rec.Revision))
-	}
+	s.c.reissue(s.snapshot, s.judged)
 	s.snapshot = nil
 	err := s.c.h.svc.Events(s.ctx, s.c.caller, s.from, s.onEvent)
 	if err != nil && s.ctx.Err() == nil {
