@@ -33,7 +33,7 @@ func (c *conn) resume(raw json.RawMessage) (any, func(), error) {
 	c.showMu.Lock()
 	c.asking = true
 	c.showMu.Unlock()
-	res := ResumeResult{SessionID: p.SessionID}
+	res := ResumeResult(p)
 	c.mu.Lock()
 	followed := c.resumed[p.SessionID] != nil
 	c.mu.Unlock()
