@@ -38,7 +38,7 @@ func TestSubscribeDecideResolved(t *testing.T) {
 			t.Errorf("%s = %v, want %v", f, got, want)
 		}
 	}
-	for _, f := range []string{"reviewerReason", "subagentOrigin"} {
+	for _, f := range []string{"reviewerReason", "subagentOrigin", "cuaCardFacts"} {
 		if _, ok := n.Params[f]; ok {
 			t.Errorf("%s present on a plain request: %s", f, n.raw)
 		}

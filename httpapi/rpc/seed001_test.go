@@ -228,7 +228,8 @@ func TestSeed001Client(t *testing.T) {
 	if _, p := cl.approval("approval/request"); p.ApprovalID != b {
 		t.Fatalf("b: %s", p.ApprovalID)
 	}
-	_ = cl.c.CloseNow() // b is left unanswered
+	_ = cl.c.CloseNow()                                                                // b is left unanswered
+	submit(t, s, tokMain, map[string]any{"tool": "elsewhere", "session": "ses-other"}) // not in the session's log
 	c := submit(t, s, tokMain, map[string]any{"tool": "c", "session": "ses-seed"})["id"].(string)
 	s.Restart(t)
 

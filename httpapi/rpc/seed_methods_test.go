@@ -95,6 +95,7 @@ func TestSeedMethodsBadInput(t *testing.T) {
 	id := submit(t, s, tokMain, map[string]any{"tool": "a", "session": "ses-b"})["id"].(string)
 	w := dial(t, s.URL, tokPerson)
 	x := dial(t, s.URL, tokXPerson)
+	prog := dial(t, s.URL, tokProg) // agt_main's request is not agt_prog's to see
 	cases := []struct {
 		what, method string
 		c            *ws
@@ -106,11 +107,12 @@ func TestSeedMethodsBadInput(t *testing.T) {
 		{"resume, unknown field", "session/resume", w, map[string]any{"sessionId": "ses-b", "from": 1}, -32602, []string{"InvalidRequest", "from"}},
 		{"page without a cursor", "view/page", w, map[string]any{}, -32602, []string{"InvalidRequest", "cursor"}},
 		{"page, a cursor that does not parse", "view/page", w, map[string]any{"cursor": "yesterday"}, -32602, []string{"InvalidRequest", "cursor"}},
-		{"page, a grant's cursor", "view/page", w, map[string]any{"cursor": "grt_01JC000000000000000000000:created"}, -32602, []string{"InvalidRequest", "cursor"}},
+		{"page, a grant's cursor", "view/page", w, map[string]any{"cursor": "grt_01JC0000000000000000000000:created"}, -32602, []string{"InvalidRequest", "cursor"}},
 		{"page, limit too large", "view/page", w, map[string]any{"cursor": id + ":0", "limit": 201}, -32602, []string{"InvalidRequest", "limit"}},
 		{"page, a cursor not kept", "view/page", w, map[string]any{"cursor": "req_01JC0000000000000000000000:0"}, -32010, []string{"CursorExpired"}},
 		{"page, a revision not stored", "view/page", w, map[string]any{"cursor": id + ":7"}, -32010, []string{"CursorExpired"}},
 		{"page, another tenant's cursor", "view/page", x, map[string]any{"cursor": id + ":0"}, -32010, []string{"CursorExpired"}},
+		{"page, a cursor of a request not the caller's", "view/page", prog, map[string]any{"cursor": id + ":0"}, -32010, []string{"CursorExpired"}},
 		{"unknown method", "session/pause", w, map[string]any{"sessionId": "ses-b"}, -32601, nil},
 	}
 	for _, tc := range cases {
