@@ -78,7 +78,8 @@
 //     those sessions that the caller may see (SPEC §5); the inbox covers
 //     those waiting on the caller or answered by it (admin: all). At most
 //     8 subscriptions per connection, 100 sessions per subscription. Its
-//     requirements are always notifications (approval/requested).
+//     requirements are notifications (approval/requested) unless the
+//     connection has called session/resume.
 //   - approval/unsubscribe {"subscriptionId"}. Result {"subscriptionId"}.
 //
 // # Requests (server to client)
