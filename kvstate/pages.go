@@ -14,6 +14,11 @@ import (
 // pageBatch is how many stored writes one fetch of ChangesAt reads.
 const pageBatch = 256
 
+// pageConsumerIdle is how soon the server removes a page's ephemeral
+// consumer once it is no longer read (nats.go's default keeps it 5
+// minutes: many pages would pile up consumers).
+const pageConsumerIdle = 5 * time.Second
+
 // ChangesAt calls fn with each stored request change of tenant from the
 // write of change id on, that write first, in the order they were stored,
 // until fn returns false or the writes stored so far are all read. It
@@ -34,7 +39,8 @@ func (s *Store) ChangesAt(ctx context.Context, tenant events.TenantID, id events
 	}
 	cons, err := s.js.OrderedConsumer(ctx, StreamOf(BucketRequests), jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subjectOf(BucketRequests, string(tenant)+".>")},
-		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: m.Sequence})
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: m.Sequence,
+		InactiveThreshold: pageConsumerIdle})
 	if err != nil {
 		return mapErr(err)
 	}
