@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
@@ -25,6 +26,11 @@ type AnswerInput struct {
 	Scope    string  `json:"scope,omitempty"`
 	Reason   string  `json:"reason,omitempty"`
 	Rule     string  `json:"rule,omitempty"`
+	// Arguments, with an allow, approves the call with edits (SPEC §5):
+	// the call as it should run instead. Nil: the call as submitted.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+
+	edit *edit // Arguments checked against the request (checkEdit)
 }
 
 // Validate checks the answer's own fields (answer rule 1) for caller c.
@@ -72,6 +78,9 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	}
 	if rec.Subject.ProtectedWrite && in.Scope != events.ScopeOnce {
 		return rec, invalid("scope", "a protected write may only be answered once")
+	}
+	if in.edit, err = checkEdit(c, &rec.Request, in); err != nil {
+		return rec, err
 	}
 	if repeat(&rec.Request, c.Principal, in) {
 		return rec, s.ensureGrants(ctx, &rec.Request)
@@ -153,6 +162,12 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	holds, max := s.checker.Holds(c.Tenant, c.Principal, r)
 	if !holds && c.Principal.Kind == events.KindPerson {
 		return "", forbid("your policy does not allow this capability")
+	}
+	if in.edit != nil && (!holds || c.Principal.Kind == events.KindPerson && len(r.Approvals)+1 < r.Quorum()) {
+		return "", invalid("arguments", "an edit must be the allow that approves the request")
+	}
+	if in.edit != nil {
+		in.edit.apply(r, c.Principal, now)
 	}
 	if !holds {
 		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})

@@ -204,6 +204,18 @@ type Request struct {
 	// Escalation is the request's latest move to a backup (SPEC §12);
 	// nil until it first moves.
 	Escalation *Escalation `json:"escalation,omitempty"`
+	// Edited is set when a person approved the call with edits (SPEC §5,
+	// "Approve with edits"): Arguments and CallDigest are then the edited
+	// call's; nil otherwise.
+	Edited *Edited `json:"edited,omitempty"`
+}
+
+// Edited records an approval with edits: who edited the call, when, and
+// the call_digest of the call as the agent submitted it.
+type Edited struct {
+	By             Ref       `json:"by"`
+	At             time.Time `json:"at"`
+	OriginalDigest string    `json:"original_digest"`
 }
 
 // Escalation is what moved a request to its current approver's backup
@@ -236,6 +248,7 @@ func (r *Request) Clone() Request {
 	c.Approver = clonePtr(r.Approver)
 	c.ReviewerReason = clonePtr(r.ReviewerReason)
 	c.ClaimedAt = clonePtr(r.ClaimedAt)
+	c.Edited = clonePtr(r.Edited)
 	if r.Decision != nil {
 		d := *r.Decision
 		d.ExpiresAt = clonePtr(d.ExpiresAt)

@@ -1,0 +1,72 @@
+package approvals
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+
+	"github.com/countersign/countersign/events"
+)
+
+// SPEC §5, "Approve with edits": a person (or admin) answering allow may
+// send the arguments the call should run with instead. The edit is checked
+// as a submit of the same call is, binds the edited call only (a new
+// call_digest, scope once, no grant), and is kept on the record as edited.
+
+// edit is an answer's edit, checked against the request it edits.
+type edit struct {
+	arguments json.RawMessage
+	subject   events.Subject
+	stages    []events.Stage
+	digest    string
+}
+
+// checkEdit refuses an edit that is not a person's (or admin's) allow
+// with scope once, or whose arguments would not pass a submit of r's call
+// (the same checks, by validate); otherwise it returns the edit, nil when
+// in carries none. Errors: InvalidRequest.
+func checkEdit(c Caller, r *events.Request, in AnswerInput) (*edit, error) {
+	if in.Arguments == nil {
+		return nil, nil
+	}
+	switch {
+	case in.Decision != DecisionAllow:
+		return nil, invalid("arguments", "only an allow may edit the call")
+	case c.Principal.Kind != events.KindPerson && !c.Admin():
+		return nil, invalid("arguments", "only a person (or admin) may edit a call; an agent allows or denies it as it is")
+	case in.Scope != events.ScopeOnce:
+		return nil, invalid("scope", "an approval with edits binds the edited call once: scope must be %q", events.ScopeOnce)
+	}
+	sub := r.Subject
+	sub.Command = "" // the edited arguments give a shell call its command
+	as := SubmitInput{Capability: &r.Capability, Arguments: in.Arguments, Session: r.Session, Turn: r.Turn,
+		ToolCallID: r.ToolCallID, Subject: &sub, Connection: r.Connection}
+	if _, _, err := validate(&as, c.Tenant); err != nil {
+		return nil, err
+	}
+	e := &edit{arguments: bytes.Clone(in.Arguments), subject: sub}
+	if sub.Kind == events.SubjectShell {
+		e.stages = stagesOf(sub.Command)
+	}
+	b := r.Binding()
+	b.Arguments = e.arguments
+	digest, err := events.CallDigest(b)
+	if err != nil {
+		return nil, invalid("arguments", "%v", err)
+	}
+	e.digest = digest
+	return e, nil
+}
+
+// apply makes r the edited call, every stage of it allowed by by: the
+// person's allow covers the whole edited call.
+func (e *edit) apply(r *events.Request, by events.Ref, now time.Time) {
+	r.Edited = &events.Edited{By: by, At: now, OriginalDigest: r.CallDigest}
+	r.Arguments, r.Subject, r.CallDigest = e.arguments, e.subject, e.digest
+	if e.stages != nil {
+		r.SetStages(e.stages)
+		for range e.stages {
+			r.AllowStage(by, events.ScopeOnce, now)
+		}
+	}
+}
