@@ -37,6 +37,12 @@ type Call struct {
 	// IdempotencyKey recovers an earlier submission of the same call (for
 	// example after the process restarted). Empty: a fresh key.
 	IdempotencyKey string
+	// TakeEdits, when set, says the harness can run this call with other
+	// arguments: an approval with edits (SPEC §5, "Approve with edits")
+	// then runs, and Do gives TakeEdits the edited arguments right after
+	// the claim, before run. Nil: an approval with edits does not run
+	// (NotObtained, ErrEdited).
+	TakeEdits func(arguments json.RawMessage)
 }
 
 // capability returns the capability the call asks for.

@@ -173,6 +173,9 @@ func (w *waiter) useApproval(ctx, waitCtx context.Context, rec *events.Request, 
 	if ctx.Err() != nil {
 		return notRun(claimed, ErrAbandoned), nil
 	}
+	if rec.Edited != nil {
+		w.call.TakeEdits(bytes.Clone(rec.Arguments))
+	}
 	return Outcome{Kind: Ran, Request: claimed}, run(ctx)
 }
 
@@ -183,6 +186,11 @@ func (w *waiter) check(rec *events.Request) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrInvalidCall, err)
 	}
+	if rec.Edited != nil {
+		if digest, err = w.edited(rec); err != nil {
+			return "", err
+		}
+	}
 	if rec.CallDigest != digest {
 		return "", fmt.Errorf("%w: approved %s, about to run %s", ErrDigestMismatch, rec.CallDigest, digest)
 	}
@@ -190,6 +198,21 @@ func (w *waiter) check(rec *events.Request) (string, error) {
 		return "", ErrApprovalExpired
 	}
 	return digest, nil
+}
+
+// edited returns the digest of this call with the approval's edited
+// arguments, which the record's call_digest must then be: everything
+// but the arguments is still this very call.
+func (w *waiter) edited(rec *events.Request) (string, error) {
+	if w.call.TakeEdits == nil {
+		return "", ErrEdited
+	}
+	call := w.call
+	call.Arguments = rec.Arguments
+	if err := validArguments(call.Arguments); err != nil {
+		return "", fmt.Errorf("%w: edited arguments: %v", ErrBadResponse, err)
+	}
+	return call.digest(rec.Tenant, rec.Agent)
 }
 
 // notRun is the Outcome of an approved call that did not run.

@@ -57,6 +57,12 @@
 //     the server, best effort, within WithCancelTimeout even though ctx is
 //     done, and the Outcome is Cancelled with ErrAbandoned.
 //
+// A person may approve a call with edits (SPEC §5): the record's arguments
+// and call_digest are then the edited call's. A Call with TakeEdits runs
+// it: the digest checked and claimed is that of this call with the edited
+// arguments, and TakeEdits gets them before run. Without TakeEdits the
+// call does not run (NotObtained, ErrEdited).
+//
 // Everything fails closed: an answer the adapter cannot trust (ErrBadResponse),
 // a refusal (ErrRefused), or no answer at all means the call does not run.
 //

@@ -31,6 +31,11 @@ var (
 	// one about to run (call_digest differs).
 	ErrDigestMismatch = errors.New("adapter: the approval is for a different call")
 
+	// ErrEdited: a person approved the call only with edits (other
+	// arguments), and this harness cannot run the call with them
+	// (Call.TakeEdits is nil).
+	ErrEdited = errors.New("adapter: the call was approved only with edits this harness cannot apply")
+
 	// ErrAlreadyClaimed: the approval was already used by a call; it runs at
 	// most once.
 	ErrAlreadyClaimed = errors.New("adapter: the approval was already used")

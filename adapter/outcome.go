@@ -67,6 +67,10 @@ func (o Outcome) String() string {
 	d := o.Decision()
 	switch o.Kind {
 	case Ran:
+		if o.Request != nil && o.Request.Edited != nil {
+			return "countersign: approved with edits by " + by(d) + note(d) + o.ref() +
+				"; the approval is claimed for the edited call, which runs instead"
+		}
 		return "countersign: approved by " + by(d) + note(d) + o.ref() + "; the approval is claimed for this call"
 	case Denied:
 		return "countersign: denied by " + by(d) + note(d) + o.ref() + "; the call did not run"

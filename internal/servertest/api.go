@@ -109,3 +109,17 @@ func (a API) Answer(token string, id events.RequestID, decision, reason string) 
 	_ = json.Unmarshal(data, &r)
 	return r
 }
+
+// Edit allows id as token with edits (SPEC §5): the call runs with
+// arguments instead.
+func (a API) Edit(token string, id events.RequestID, arguments any) events.Request {
+	a.T.Helper()
+	body := map[string]any{"expected": a.Get(token, id).Revision, "decision": "allow", "arguments": arguments}
+	code, data := a.Do(http.MethodPost, "/v1/requests/"+string(id), token, body)
+	if code != http.StatusOK {
+		a.T.Fatalf("allow %s with edits: %d %s", id, code, data)
+	}
+	var r events.Request
+	_ = json.Unmarshal(data, &r)
+	return r
+}
