@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter"
+	"github.com/countersign/countersign/events"
 )
 
 func TestWrite(t *testing.T) {
@@ -24,6 +25,9 @@ func TestWrite(t *testing.T) {
 		{Codex, Deny("no"), `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"no"}}`},
 		{Gemini, Verdict{Allow: true, Reason: "ok"}, `{"decision":"allow","reason":"ok"}`},
 		{Gemini, Deny("no"), `{"decision":"deny","reason":"no"}`},
+		{Claude, Verdict{Allow: true, Reason: "ok", UpdatedInput: json.RawMessage(`{"amount":1000}`)}, `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"allow","permissionDecisionReason":"ok","updatedInput":{"amount":1000}}}`},
+		{Claude, Verdict{Allow: true, Reason: "ok", stop: true}, `{}`},
+		{Codex, Verdict{Allow: true, Reason: "ok", stop: true}, `{}`},
 	}
 	for _, tt := range tests {
 		var buf bytes.Buffer
@@ -42,6 +46,8 @@ type gate struct {
 	out adapter.Outcome
 	err error
 }
+
+func (g *gate) CancelTurn(context.Context, string) ([]events.RequestID, error) { return nil, nil }
 
 func (g *gate) Do(_ context.Context, c adapter.Call, run func(context.Context) error) (adapter.Outcome, error) {
 	g.got = c
@@ -90,6 +96,8 @@ func TestDecideDeniesOnAnyProblem(t *testing.T) {
 }
 
 type panicGate struct{}
+
+func (panicGate) CancelTurn(context.Context, string) ([]events.RequestID, error) { panic("boom") }
 
 func (panicGate) Do(context.Context, adapter.Call, func(context.Context) error) (adapter.Outcome, error) {
 	panic("boom")
