@@ -9,7 +9,8 @@
 // reason, and the session of the proxy (Config.Session, else the downstream
 // MCP session id, else one fresh id per proxy). The call is forwarded
 // upstream with exactly the arguments that were approved, and only after
-// the approval was claimed (adapter.Ran). Any other outcome — denied,
+// the approval was claimed (adapter.Ran); when a person approved it with
+// edits (SPEC §5), with the edited arguments instead. Any other outcome — denied,
 // expired, approval expired, cancelled, could not be obtained — comes back
 // as a tool result with isError set and the outcome's wording as its text;
 // the upstream server never sees the call.

@@ -30,6 +30,7 @@ func newUpstream() *upstream {
 		"to": map[string]any{"type": "string"}, "body": map[string]any{"type": "string"}}}
 	u.add(&mcp.Tool{Name: "send_email", Description: "Send an email.", InputSchema: schema}, "sent")
 	u.add(&mcp.Tool{Name: "read_inbox", InputSchema: map[string]any{"type": "object"}}, "3 messages")
+	u.add(&mcp.Tool{Name: "issue_refund", InputSchema: map[string]any{"type": "object"}}, "refunded")
 	u.add(&mcp.Tool{Name: "lookup_contact", InputSchema: schema,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, Title: "Look up a contact"}}, "found")
 	u.server.AddResource(&mcp.Resource{URI: "memo://greeting", Name: "greeting", MIMEType: "text/plain"},

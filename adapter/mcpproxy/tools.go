@@ -99,6 +99,9 @@ func (p *Proxy) handler(name string, shell bool) mcp.ToolHandler {
 		if shell {
 			call.Subject = events.ShellSubject(args)
 		}
+		// A person's approval with edits runs with the edited arguments
+		// (SPEC §5): the adapter hands them over after their claim.
+		call.TakeEdits = func(edited json.RawMessage) { args = edited }
 		var res *mcp.CallToolResult
 		out, err := p.cfg.Gate.Do(ctx, call, func(ctx context.Context) error {
 			var err error
