@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -48,6 +49,7 @@ type cliOpts struct {
 	scope      string
 	reason     string
 	rule       string
+	arguments  string // a file: approve with edits
 	agent      string
 	revoked    bool
 	args       []string // positional arguments
@@ -67,7 +69,7 @@ var cliCommands = []cliCommand{
 		run: func(ctx context.Context, s cli.Session, _ *cliOpts) error { return s.Pending(ctx) }},
 	{name: "show", usage: "show ID", summary: "show one request", nargs: 1,
 		run: func(ctx context.Context, s cli.Session, o *cliOpts) error { return s.Show(ctx, o.args[0]) }},
-	{name: "approve", usage: "approve ID [--scope once|session|lifetime] [--reason R] [--rule R]",
+	{name: "approve", usage: "approve ID [--scope once|session|lifetime] [--reason R] [--rule R] [--arguments FILE]",
 		summary: "approve a request", nargs: 1, flags: cliAnswerFlags(true), run: cliAnswer("allow")},
 	{name: "deny", usage: "deny ID [--scope once|session|lifetime] [--reason R]",
 		summary: "deny a request", nargs: 1, flags: cliAnswerFlags(false), run: cliAnswer("deny")},
@@ -82,7 +84,18 @@ var cliCommands = []cliCommand{
 // cliAnswer runs approve (decision allow) or deny.
 func cliAnswer(decision string) func(context.Context, cli.Session, *cliOpts) error {
 	return func(ctx context.Context, s cli.Session, o *cliOpts) error {
-		return s.Answer(ctx, o.args[0], cli.AnswerInput{Decision: decision, Scope: o.scope, Reason: o.reason, Rule: o.rule})
+		in := cli.AnswerInput{Decision: decision, Scope: o.scope, Reason: o.reason, Rule: o.rule}
+		if o.arguments != "" {
+			raw, err := os.ReadFile(o.arguments)
+			if err != nil {
+				return fmt.Errorf("--arguments: %w", err)
+			}
+			if !json.Valid(raw) {
+				return fmt.Errorf("--arguments: %s is not JSON", o.arguments)
+			}
+			in.Arguments = raw
+		}
+		return s.Answer(ctx, o.args[0], in)
 	}
 }
 
@@ -180,6 +193,7 @@ func cliAnswerFlags(withRule bool) func(fs *flag.FlagSet, o *cliOpts) {
 		fs.StringVar(&o.reason, "reason", "", "why; kept as the decision's note")
 		if withRule {
 			fs.StringVar(&o.rule, "rule", "", "a plain-language rule to keep for the requesting agent")
+			fs.StringVar(&o.arguments, "arguments", "", "a JSON file: approve with edits, the call runs with these arguments instead (scope once)")
 		}
 	}
 }

@@ -153,6 +153,9 @@ func decisionLine(r *events.Request) string {
 	if r.ClaimedAt != nil {
 		s += "; claimed at " + stamp(*r.ClaimedAt)
 	}
+	if r.Edited != nil {
+		s += "; with edits by " + byText(r.Edited.By) + ": the call runs with the arguments shown"
+	}
 	return s
 }
 

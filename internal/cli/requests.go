@@ -70,6 +70,8 @@ type AnswerInput struct {
 	Scope    string `json:"scope,omitempty"`
 	Reason   string `json:"reason,omitempty"`
 	Rule     string `json:"rule,omitempty"`
+	// Arguments approves with edits: the call as it should run instead.
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 // answerBody is the body of POST /v1/requests/{id}.
