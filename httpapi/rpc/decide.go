@@ -17,6 +17,9 @@ type decideParams struct {
 	Reason        string       `json:"reason,omitempty"`
 	Rule          string       `json:"rule,omitempty"`
 	choice        Choice       // the choice ChoiceID names (set by validate)
+
+	// Arguments, with choice allow_once, approves with edits (SPEC §5).
+	Arguments json.RawMessage `json:"arguments,omitempty"`
 }
 
 type requirement struct {
@@ -80,7 +83,7 @@ func (c *conn) apply(p *decideParams) (any, func(), error) {
 		return nil, nil, err
 	}
 	in := approvals.AnswerInput{Expected: p.RequirementID.Revision, Decision: p.choice.Decision,
-		Scope: p.choice.Scope, Reason: p.Reason, Rule: p.Rule}
+		Scope: p.choice.Scope, Reason: p.Reason, Rule: p.Rule, Arguments: p.Arguments}
 	rec, err = c.h.svc.Answer(c.ctx, c.caller, id, in)
 	if err != nil {
 		return nil, nil, err
