@@ -14,13 +14,14 @@ export const token = {
 
 // call sends one API request and returns {status, body}: body is the
 // decoded JSON (records keep their stored arguments, see json.js), or
-// null. Network failures come back as status 0.
+// null. A string body is sent as it is (JSON already written). Network
+// failures come back as status 0.
 export async function call(method, path, body) {
   const headers = { Authorization: 'Bearer ' + token.get() };
   const init = { method, headers, cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
-    init.body = JSON.stringify(body);
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
   }
   let resp;
   try {

@@ -3,6 +3,7 @@
 
 import { token, call, list, follow, problemText } from './api.js';
 import { el, quoted } from './text.js';
+import { ARGS, encodeNodes, argumentsProblem } from './json.js';
 import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum } from './view.js';
 
 const $ = (id) => document.getElementById(id);
@@ -176,7 +177,8 @@ function renderDetail(message) {
   d.dataset.revision = String(r.revision);
   const actions = terminal(r) ? null : el('div', { class: 'actions' },
     button('Allow… (a)', () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
-    button('Deny… (d)', () => openForm('deny'), { class: 'deny', id: 'open-deny' }));
+    button('Deny… (d)', () => openForm('deny'), { class: 'deny', id: 'open-deny' }),
+    button('Edit and allow…', openEdit, { class: 'allow', id: 'open-edit' }));
   d.replaceChildren(...[el('p', { id: 'changed', class: 'changed', role: 'status', hidden: true }), ...page(r), actions,
     el('div', { id: 'answer-slot' }), el('div', { id: 'answer-result', role: 'status', hidden: true })].filter(Boolean));
   if (message) result(...message);
@@ -219,6 +221,48 @@ function openForm(decision) {
   // Focus the chosen decision, not a text field: the key that opened the
   // form must not be typed into the reason.
   $('decision-' + decision).focus();
+}
+
+// openEdit opens the "Edit and allow" form (SPEC §5, approve with edits):
+// the stored arguments in a JSON editor; the call runs with the edited
+// ones instead, once. The page checks them as a submit would before
+// anything is sent.
+function openEdit() {
+  const r = state.shown;
+  if (!r || terminal(r) || !$('answer-slot')) return;
+  const form = el('form', { id: 'edit', class: 'answer' },
+    el('h3', {}, 'Edit and allow revision ' + r.revision),
+    el('p', { class: 'muted' }, 'The call runs with these arguments instead, this once; no grant is kept.'),
+    el('label', { for: 'edit-arguments' }, 'Arguments (JSON)'),
+    el('textarea', { id: 'edit-arguments', rows: '10', spellcheck: 'false', class: 'json' }),
+    el('p', { id: 'edit-error', class: 'error', role: 'alert' }),
+    el('label', { for: 'edit-reason' }, 'Reason (kept as the decision\'s note)'),
+    el('textarea', { id: 'edit-reason', rows: '2', maxlength: '2000' }),
+    el('div', { class: 'buttons' }, el('button', { type: 'submit', id: 'edit-submit' }, 'Allow with these arguments'),
+      button('Cancel (Esc)', closeForm)));
+  form.addEventListener('submit', (ev) => { ev.preventDefault(); editAllow(r); });
+  $('answer-slot').replaceChildren(form);
+  $('edit-arguments').value = r[ARGS] ? encodeNodes(r[ARGS]) : '{}';
+  $('edit-arguments').focus();
+}
+
+// editAllow sends the edited arguments as typed (key order and numbers
+// kept), once they pass the page's check; otherwise nothing is sent.
+async function editAllow(shown) {
+  const text = $('edit-arguments').value.trim();
+  const problem = argumentsProblem(text);
+  $('edit-error').textContent = problem ? 'Not sent: ' + problem + '.' : '';
+  if (problem) return;
+  const body = { expected: shown.revision, decision: 'allow', scope: 'once' };
+  if ($('edit-reason').value) body.reason = $('edit-reason').value;
+  const raw = JSON.stringify(body).slice(0, -1) + ',"arguments":' + text + '}';
+  $('edit-submit').disabled = true;
+  const r = await call('POST', '/v1/requests/' + encodeURIComponent(shown.id), raw);
+  if (r.status === 200) { answered(shown, r.body, body); return; }
+  $('edit-submit').disabled = false;
+  if (r.status === 409) { await conflict(shown, r); return; }
+  if (r.status === 401) { signOut('The server no longer accepts this token.'); return; }
+  result('error', 'Not answered: ' + problemText(r));
 }
 
 function closeForm() {

@@ -104,3 +104,48 @@ export function plain(node) {
 export function decode(text) {
   return plain(parseNodes(text));
 }
+
+// encodeNodes writes a node as indented JSON text that keeps the key
+// order and each number as written: the stored arguments, for editing.
+export function encodeNodes(node, indent = '') {
+  const inner = indent + '  ';
+  switch (node.t) {
+    case 'obj':
+      if (!node.v.length) return '{}';
+      return '{\n' + node.v.map(([k, v]) => inner + JSON.stringify(k) + ': ' + encodeNodes(v, inner)).join(',\n') + '\n' + indent + '}';
+    case 'arr':
+      if (!node.v.length) return '[]';
+      return '[\n' + node.v.map((v) => inner + encodeNodes(v, inner)).join(',\n') + '\n' + indent + ']';
+    case 'str': return JSON.stringify(node.v);
+    default: return node.v;
+  }
+}
+
+// argumentsProblem says what keeps text from being a call's arguments
+// as a submit takes them (SPEC §4: one JSON object, no duplicate keys,
+// no lone surrogates, numbers a double holds), or '' when nothing does.
+export function argumentsProblem(text) {
+  let root;
+  try { root = parseNodes(text.trim()); } catch (e) { return 'not JSON (' + e.message + ')'; }
+  if (root.t !== 'obj') return 'the arguments must be a JSON object';
+  const lone = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+  const check = (node, path) => {
+    if (node.t === 'num' && !Number.isFinite(Number(node.v))) return path + ': the number ' + node.v + ' is too large';
+    if (node.t === 'str' && lone.test(node.v)) return path + ': a string holds a lone surrogate';
+    if (node.t === 'arr') {
+      for (let i = 0; i < node.v.length; i++) { const p = check(node.v[i], path + '[' + i + ']'); if (p) return p; }
+    }
+    if (node.t === 'obj') {
+      const seen = new Set();
+      for (const [k, v] of node.v) {
+        if (lone.test(k)) return path + ': a key holds a lone surrogate';
+        if (seen.has(k)) return path + ': the key ' + JSON.stringify(k) + ' appears twice';
+        seen.add(k);
+        const p = check(v, path + '.' + k);
+        if (p) return p;
+      }
+    }
+    return '';
+  };
+  return check(root, 'arguments');
+}

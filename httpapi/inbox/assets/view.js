@@ -231,6 +231,8 @@ function decision(r, f) {
   if (d.status === 'expired') lines.push(el('p', {}, 'No decision was made in time.'));
   if (d.note) lines.push(el('p', { class: 'attribution' }, 'Note:'), quoted(d.note, f));
   if (d.quoted_rule) lines.push(el('p', { class: 'attribution' }, 'Quoted rule:'), quoted(d.quoted_rule, f));
+  if (r.edited) lines.push(el('p', { id: 'edited' }, 'Allowed with edits by ', visible(ref(r.edited.by), f), ' at ' + r.edited.at +
+    ': the arguments above are the edited call; the call as submitted had digest ' + r.edited.original_digest + '.'));
   return el('section', { class: 'decision' }, el('h3', {}, 'Decision'), lines);
 }
 
