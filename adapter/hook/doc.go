@@ -5,7 +5,11 @@
 // The hook reads the harness's JSON from stdin and writes exactly one JSON
 // answer to stdout. It maps tool_name to the capability
 // tools.call:<tool_name>, tool_input to the arguments, session_id to the
-// session, tool_use_id to the tool-call id, and (Codex) turn_id to the turn.
+// session, tool_use_id to the tool-call id, and (Codex) turn_id to the turn;
+// Claude Code sends no turn id, so its session_id is the turn. On a Stop
+// event (Claude Code, Codex) it cancels the turn's waiting requests and
+// answers {}. A person's approval with edits runs in Claude Code, whose
+// allow carries them as updatedInput; the others are denied, saying so.
 // It says allow only after the approval was claimed for exactly this call
 // (adapter.Ran); the harness then runs the call. Every other outcome, and
 // every error — bad input, no token, countersign down, a panic — is an
