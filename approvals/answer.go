@@ -163,8 +163,8 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 	if !holds && c.Principal.Kind == events.KindPerson {
 		return "", forbid("your policy does not allow this capability")
 	}
-	if in.edit != nil && (!holds || c.Principal.Kind == events.KindPerson && len(r.Approvals)+1 < r.Quorum()) {
-		return "", invalid("arguments", "an edit must be the allow that approves the request")
+	if in.edit != nil && (!holds || r.Quorum() > 1) { // an edit binds a call no one else approved
+		return "", invalid("arguments", "an edit must be the one allow that approves the request (not an endorsement, nor one of a group's %d)", r.Quorum())
 	}
 	if in.edit != nil {
 		in.edit.apply(r, c.Principal, now)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/countersign/countersign/internal/servertest"
 )
 
 // Approve with edits (SPEC §5): a person's allow with arguments binds the
@@ -112,5 +114,43 @@ func TestAPIEditShellSplitsStagesAgain(t *testing.T) {
 	}
 	if str(obj(done["subject"])["command"]) != "ls /tmp && echo ok" {
 		t.Errorf("subject after the edit: %s, want the edited command", jsonString(done["subject"]))
+	}
+}
+
+// Finance answers refunds, two of them (SPEC §12).
+const editQuorumYAML = `tenants:
+  - id: acme
+    request_timeout: 1h
+    members:
+      - {id: u-1, policy: {allow: ["*"]}}
+      - {id: u-2, policy: {allow: ["*"]}}
+      - {id: u-3, policy: {allow: ["*"]}}
+    groups:
+      - {id: finance, members: [u-2, u-3]}
+    approval_policies:
+      - {id: refunds, match: ["tools.call:issue_refund"], approvers: {group: finance}, approve: 2}
+    agents:
+      - {id: agt_main, member: u-1}
+    tokens:
+      - {token: tok-main, principal: "agent:agt_main", scopes: [requests:write]}
+      - {token: tok-u2, principal: "person:u-2", scopes: [approvals:read, approvals:write]}
+      - {token: tok-u3, principal: "person:u-3", scopes: [approvals:read, approvals:write]}
+`
+
+// An edit binds a call only its editor approved, so a request that waits
+// for several people's allows cannot be edited, first or last: 400 field
+// arguments, and nothing changes.
+func TestAPIEditRefusedUnderAQuorum(t *testing.T) {
+	t.Parallel()
+	url := servertest.Start(t, servertest.WithConfig(editQuorumYAML)).URL
+	main, u2, u3 := newClient(t, url, "tok-main"), newClient(t, url, "tok-u2"), newClient(t, url, "tok-u3")
+	rec := main.submit(map[string]any{"tool": "issue_refund", "arguments": map[string]any{"amount": 4900}})
+	edit := map[string]any{"amount": 1000}
+	u2.answer(rec, "allow", "", "arguments", edit).wantProblem(t, "the first allow edits", http.StatusBadRequest, "InvalidRequest", "arguments")
+	once := u2.answer(rec, "allow", "").want(t, "the first allow", http.StatusOK).body
+	u3.answer(once, "allow", "", "arguments", edit).wantProblem(t, "the last allow edits", http.StatusBadRequest, "InvalidRequest", "arguments")
+	if got := u3.get(str(rec["id"])); str(got["status"]) != "pending" || num(got["revision"]) != 1 || got["edited"] != nil ||
+		jsonString(got["arguments"]) != `{"amount":4900}` {
+		t.Errorf("refused edits changed the request: %s", jsonString(got))
 	}
 }
