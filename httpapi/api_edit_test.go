@@ -154,3 +154,19 @@ func TestAPIEditRefusedUnderAQuorum(t *testing.T) {
 		t.Errorf("refused edits changed the request: %s", jsonString(got))
 	}
 }
+
+// TestOpenAPIEditedRecord: an answer with arguments, and the record with
+// edited, match the served OpenAPI document.
+func TestOpenAPIEditedRecord(t *testing.T) {
+	srv := servertest.Start(t)
+	s := loadSpec(t, srv.URL)
+	rec := s.want(201, call{method: "POST", path: "/v1/requests", token: servertest.TokenMain, body: refundCall("p-1")})
+	id := "/v1/requests/" + rec["id"].(string)
+	edit := map[string]any{"payment_id": "p-1", "amount": 1000, "currency": "GBP"}
+	s.want(400, call{method: "POST", path: id, token: servertest.TokenPerson, body: map[string]any{"expected": 0, "decision": "allow", "scope": "session", "arguments": edit}})
+	done := s.want(200, call{method: "POST", path: id, token: servertest.TokenPerson, body: map[string]any{"expected": 0, "decision": "allow", "arguments": edit}})
+	if done["edited"] == nil {
+		t.Fatalf("no edited in %v", done)
+	}
+	s.want(200, call{method: "GET", path: id, token: servertest.TokenMain})
+}
