@@ -1,6 +1,8 @@
 package approvals
 
 import (
+	"context"
+	"errors"
 	"sort"
 
 	"github.com/countersign/countersign/events"
@@ -24,8 +26,10 @@ func (s *Service) Visible(c Caller, r *events.Request) bool { return s.visible(c
 // PendingIn returns the pending requests c may see, from this process's
 // request mirror, in the order they were last written (KV revision):
 // with sessions, those of these sessions; without, c's inbox (those
-// waiting on c, or those c endorsed that still wait; admin: all).
-func (s *Service) PendingIn(c Caller, sessions map[string]bool) []kvstate.Record {
+// waiting on c, or those c endorsed that still wait; admin: all). Those
+// the mirror holds without their arguments are read whole (Full).
+// Errors: ErrUnavailable.
+func (s *Service) PendingIn(ctx context.Context, c Caller, sessions map[string]bool) ([]kvstate.Record, error) {
 	recs := s.views.Pending(c.Tenant.ID)
 	if sessions == nil && !c.Admin() {
 		recs = s.views.PendingInbox(c.Tenant.ID, c.Principal)
@@ -37,5 +41,16 @@ func (s *Service) PendingIn(c Caller, sessions map[string]bool) []kvstate.Record
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].KVRevision < out[j].KVRevision })
-	return out
+	full := out[:0]
+	for _, r := range out {
+		r, err := s.Full(ctx, r)
+		if errors.Is(err, ErrNotFound) { // removed meanwhile
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, r)
+	}
+	return full, nil
 }

@@ -61,7 +61,7 @@ func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait 
 // current returns the request from the mirror, or reads it from the store
 // on another goroutine when the mirror does not hold it yet.
 func (s *Service) current(ctx context.Context, c Caller, id events.RequestID, key string) (*kvstate.Record, error) {
-	if rec, ok := s.views.Requests().GetPtr(key); ok {
+	if rec, ok := s.views.Requests().GetPtr(key); ok && !rec.Partial() { // a partial one is read whole below
 		if !s.visible(c, &rec.Request) {
 			return nil, ErrNotFound
 		}
@@ -158,7 +158,7 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 	}
 	type hit struct {
 		req   events.Request
-		kvRev uint64 // a terminal request, still to read (req holds its id)
+		kvRev uint64 // a request still to read (req holds its id)
 	}
 	scan := func(scope views.RequestScope, yield func(string, hit) bool) {
 		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum views.Summary, kvRev uint64, r *kvstate.Record) bool {
@@ -170,6 +170,9 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 			}
 			if !f.match(&r.Request) || (pendingOnly && !c.Admin() && !s.views.InInbox(r, c.Principal)) {
 				return true
+			}
+			if r.Partial() { // held without its arguments: read at kvRev
+				return yield(string(id), hit{req: events.Request{ID: id}, kvRev: kvRev})
 			}
 			return yield(string(id), hit{req: r.Request})
 		})

@@ -146,9 +146,18 @@ func (s *Service) mirrored(ctx context.Context, c Caller, id events.RequestID) (
 		return kvstate.Record{}, ErrNotFound
 	}
 	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(c.Tenant.ID, id)); ok && s.visible(c, &r.Request) {
-		return r.MayLag(), nil
+		return s.Full(ctx, r.MayLag())
 	}
 	return s.record(ctx, c, id)
+}
+
+// Full returns rec with its arguments, read from the store when the
+// mirror holds rec without them (kvstate.Record.Partial): every reader
+// that shows or checks a mirrored record's arguments goes through it.
+// Errors: ErrNotFound, ErrUnavailable.
+func (s *Service) Full(ctx context.Context, rec kvstate.Record) (kvstate.Record, error) {
+	rec, err := s.store.Full(ctx, rec)
+	return rec, stateErr(err, ErrNotFound)
 }
 
 // seenRevision is the KV revision of a request this process has already

@@ -20,6 +20,9 @@ type OffersConfig struct {
 	Conn *nats.Conn
 	// Views resolve deciders and tell whether a request moved on. Required.
 	Views *views.Views
+	// Store reads the requests Views hold without their arguments
+	// (kvstate.Record.Partial), to offer them again at Resume. Required.
+	Store *kvstate.Store
 	// TakeWait is how long an offer waits for a runtime to take it.
 	// Default 5s (SPEC §9).
 	TakeWait time.Duration
@@ -50,8 +53,8 @@ func (c *OffersConfig) setDefaults() {
 // Validate reports a missing or impossible setting.
 func (c *OffersConfig) Validate() error {
 	switch {
-	case c.Conn == nil || c.Views == nil:
-		return fmt.Errorf("%w: offers need Conn and Views", ErrConfig)
+	case c.Conn == nil || c.Views == nil || c.Store == nil:
+		return fmt.Errorf("%w: offers need Conn, Views and Store", ErrConfig)
 	case c.TakeWait <= 0 || c.Retry <= 0 || c.MaxRetry < c.Retry:
 		return fmt.Errorf("%w: offers need TakeWait > 0 and 0 < Retry <= MaxRetry", ErrConfig)
 	}
@@ -149,8 +152,13 @@ func (o *Offers) Resume(ctx context.Context) {
 			pending = append(pending, r)
 		}
 	})
-	for i := range pending {
-		o.Offer(ctx, &pending[i].Request, "")
+	for _, r := range pending {
+		full, err := o.cfg.Store.Full(ctx, r)
+		if err != nil { // removed meanwhile, or NATS is away
+			o.cfg.Logger.Warn("deciders: cannot read a review to offer again", "request", r.ID, "err", err)
+			continue
+		}
+		o.Offer(ctx, &full.Request, "")
 	}
 }
 

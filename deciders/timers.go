@@ -108,6 +108,7 @@ func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 		return
 	}
 	if _, ok := t.when(r); ok {
+		r.Trim() // held until it ends: without large arguments, which timers never read
 		t.timed[key] = r
 		if t.owns(key) {
 			t.arm(key, r)

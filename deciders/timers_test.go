@@ -3,6 +3,7 @@ package deciders_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,5 +76,24 @@ func TestConstructorsValidate(t *testing.T) {
 	}
 	if _, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views, Act: noActions{}}); err != nil {
 		t.Errorf("timers with a nil logger and clock: %v", err)
+	}
+}
+
+// Timers hold a pending request until it ends, without its large
+// arguments: a pending request's memory stays about its stored size.
+func TestTimersHoldNoLargeArguments(t *testing.T) {
+	f := newFixture(t)
+	clock := testutil.NewClock(time.Now())
+	tm, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views, Act: noActions{}, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := req("prog", "tools.call", "deploy", "", "tool")
+	r.ID, r.Status, r.DeadlineAt = "req_big", events.StatusPending, clock.Now().Add(time.Hour)
+	r.Arguments = []byte(`{"blob":"` + strings.Repeat("x", 2*kvstate.LargeArguments) + `"}`)
+	tm.Observe("acme.req_big", kvstate.Record{Request: *r}, false)
+	held, ok := deciders.Timed(tm, "acme.req_big")
+	if !ok || held.Arguments != nil || !held.Partial() {
+		t.Errorf("timers hold the request (%v) with %d bytes of arguments (partial %v); want none, partial", ok, len(held.Arguments), held.Partial())
 	}
 }

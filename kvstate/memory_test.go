@@ -21,7 +21,7 @@ func liveHeap() uint64 {
 	return m.HeapAlloc
 }
 
-// A pending request in the request mirror costs about its stored size
+// A pending request in the request mirror costs at most about its stored size
 // (SPEC §5 "Quotas"): the mirror holds the record once, not its stored
 // bytes beside it, even when its writer applies it with them.
 func TestPendingHeldOnce(t *testing.T) {

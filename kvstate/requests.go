@@ -27,7 +27,27 @@ type Record struct {
 	// replica may have answered (see read.go), or taken from a mirror
 	// (MayLag): either may be behind the stored record.
 	replica bool
+	// partial: held without its arguments, which are larger than
+	// LargeArguments (Trim); Store.Full reads them.
+	partial bool
 }
+
+// LargeArguments is the size of arguments past which a mirror holds a
+// pending request without them (SPEC §5 "Quotas": a pending request's
+// memory stays a small multiple of its stored size).
+const LargeArguments = 4 << 10
+
+// Trim drops r's arguments when they are larger than LargeArguments,
+// marking r partial: what a mirror holds in full.
+func (r *Record) Trim() {
+	if len(r.Arguments) > LargeArguments {
+		r.Arguments, r.partial = nil, true
+	}
+}
+
+// Partial reports whether r is held without its arguments (Trim): a
+// reader that shows or checks them reads r with Store.Full first.
+func (r *Record) Partial() bool { return r.partial }
 
 // MayLag marks r as possibly behind the stored record (a mirror's copy):
 // TransitionFrom then checks a refusal based on it against the stored
@@ -157,6 +177,25 @@ func (s *Store) PeekRequest(ctx context.Context, tenant events.TenantID, id even
 	return s.GetRequestAfter(ctx, tenant, id, floor)
 }
 
+// Full returns rec with its arguments: rec itself when it is not partial,
+// else the stored record at rec's KV revision (or, on a replicated bucket
+// whose replica has not got it yet, a later one). Errors: those of
+// RequestAt and GetRequestAfter.
+func (s *Store) Full(ctx context.Context, rec Record) (Record, error) {
+	if !rec.partial {
+		return rec, nil
+	}
+	full, err := s.RequestAt(ctx, rec.Tenant, rec.ID, rec.KVRevision)
+	if errors.Is(err, ErrNotFound) { // that revision is gone: read the latest
+		full, err = s.GetRequestAfter(ctx, rec.Tenant, rec.ID, rec.KVRevision)
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	full.replica = rec.replica
+	return full, nil
+}
+
 func decodeRecord(e stored) (Record, error) {
 	var rec Record
 	if err := json.Unmarshal(e.value, &rec.Request); err != nil {
@@ -185,7 +224,16 @@ func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id event
 // or the table refuses the change, the refusal may rest on a lagging
 // replica's answer: the leader's record is read and, if it is newer, fn is
 // applied to it instead; the write itself is a compare-and-set either way.
+//
+// A partial cur (held without its arguments) is read in full first: the
+// change writes the whole record.
 func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Record, error) {
+	if cur.partial {
+		var err error
+		if cur, err = s.Full(ctx, cur); err != nil {
+			return Record{}, err
+		}
+	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		if attempt > 0 {
 			// The compare-and-set was lost: the key is past cur, and a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -358,5 +359,58 @@ func TestSameKeyWritesShareNoBatch(t *testing.T) {
 	}
 	if n := kvstate.BatchesRefused(s); n != 0 {
 		t.Errorf("%d batches refused whole, want none", n)
+	}
+}
+
+// largePending is a pending request whose arguments are past
+// kvstate.LargeArguments.
+func largePending(id events.RequestID) *events.Request {
+	r := pending(id)
+	r.Arguments = []byte(`{"blob":"` + strings.Repeat("x", 2*kvstate.LargeArguments) + `"}`)
+	return r
+}
+
+// A record held without its large arguments (what a mirror holds) reads
+// them back with Full, and a change made from it keeps them: the
+// transition re-reads the record before its compare-and-set.
+func TestPartialRecordKeepsItsArguments(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	r := largePending(events.NewRequestID())
+	rec, err := s.CreateRequest(ctx, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := rec
+	held.Trim()
+	if !held.Partial() || held.Arguments != nil {
+		t.Fatalf("trimmed: partial %v, %d bytes of arguments; want partial, none", held.Partial(), len(held.Arguments))
+	}
+	small := kvstate.Record{Request: *pending(events.NewRequestID())}
+	if small.Trim(); small.Partial() || small.Arguments == nil {
+		t.Errorf("small arguments trimmed: partial %v", small.Partial())
+	}
+	full, err := s.Full(ctx, held)
+	if err != nil || !bytes.Equal(full.Arguments, r.Arguments) || full.KVRevision != rec.KVRevision || full.Partial() {
+		t.Fatalf("Full: %d bytes at revision %d (partial %v), %v; want %d at %d", len(full.Arguments), full.KVRevision, full.Partial(), err, len(r.Arguments), rec.KVRevision)
+	}
+	next, err := s.TransitionFrom(ctx, held, func(q *events.Request) (string, error) {
+		if !bytes.Equal(q.Arguments, r.Arguments) {
+			t.Errorf("the mutation saw %d bytes of arguments, want %d", len(q.Arguments), len(r.Arguments))
+		}
+		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: "agt_b", At: time.Now()})
+		return events.TypeRequestEscalated, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stored, err := s.GetRequest(ctx, "acme", r.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, got := range map[string]json.RawMessage{"returned": next.Arguments, "stored": stored.Arguments} {
+		if !bytes.Equal(got, r.Arguments) {
+			t.Errorf("%s after the change: %.40q (%d bytes), want the %d bytes submitted", name, got, len(got), len(r.Arguments))
+		}
 	}
 }

@@ -28,7 +28,9 @@ import (
 // A mirror built with a summary (the requests') holds in full only the
 // values the summary calls hot; of the others it holds their summary and
 // index keys, and readers fetch them from the bucket. Each index keeps
-// its keys sorted, for paging.
+// its keys sorted, for paging. A value held in full with a Trim method
+// (a kvstate.Record) is held trimmed: a request without its large
+// arguments, which OnChange is still told whole.
 type Mirror[T any] struct {
 	kv      jetstream.KeyValue
 	index   func(T) []string
@@ -376,7 +378,11 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 		if d, ok := any(&v).(interface{ DropStored() }); ok {
 			d.DropStored() // held in full: its bytes are not needed
 		}
-		it.v = &v
+		held := v // OnChange is told v whole
+		if t, ok := any(&held).(interface{ Trim() }); ok {
+			t.Trim() // large arguments stay in the bucket
+		}
+		it.v = &held
 	}
 	if !m.store(key, it, sum, ix) {
 		return

@@ -1,10 +1,12 @@
 package views_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -252,5 +254,39 @@ func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
 	}
 	if got := inbox(u2); len(got) != 0 {
 		t.Errorf("u-2's inbox %v, want none", got)
+	}
+}
+
+// The request mirror holds a pending request's large arguments nowhere:
+// it keeps the record partial (kvstate.Record.Partial), while OnChange is
+// told the record whole; small arguments are held as they are.
+func TestMirrorHoldsLargeArgumentsInKV(t *testing.T) {
+	s := newStore(t)
+	ctx := context.Background()
+	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	var told []kvstate.Record
+	v.Requests().OnChange(func(_ string, r kvstate.Record, _ bool) { told = append(told, r) })
+	big, small := pending(events.NewRequestID()), pending(events.NewRequestID())
+	big.Arguments = []byte(`{"blob":"` + strings.Repeat("x", 2*kvstate.LargeArguments) + `"}`)
+	for _, r := range []*events.Request{big, small} {
+		if _, err := v.WriteRequest(r.Tenant, r.ID, func() (kvstate.Record, error) { return s.CreateRequest(ctx, r) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		r       *events.Request
+		partial bool
+	}{{big, true}, {small, false}} {
+		got, ok := v.Requests().Get(kvstate.RequestKey("acme", c.r.ID))
+		wantArgs := c.r.Arguments
+		if c.partial {
+			wantArgs = nil
+		}
+		if !ok || got.Partial() != c.partial || !bytes.Equal(got.Arguments, wantArgs) {
+			t.Errorf("held (%v): partial %v with %d bytes of arguments; want partial %v with %d", ok, got.Partial(), len(got.Arguments), c.partial, len(wantArgs))
+		}
+	}
+	if len(told) != 2 || !bytes.Equal(told[0].Arguments, big.Arguments) || told[0].Partial() {
+		t.Errorf("OnChange told %d records; want 2, the first whole", len(told))
 	}
 }

@@ -1,6 +1,7 @@
 package rpc
 
 import (
+	"errors"
 	"sort"
 
 	"github.com/countersign/countersign/approvals"
@@ -115,9 +116,9 @@ func resent(*events.Request) bool { return false }
 // sessions, those shown on these sessions (viewOf: a subagent's projected
 // approvals on its parent's); without, the caller's inbox. Oldest write
 // first.
-func (c *conn) pendingIn(sessions map[string]bool) []kvstate.Record {
+func (c *conn) pendingIn(sessions map[string]bool) ([]kvstate.Record, error) {
 	if sessions == nil {
-		return c.h.svc.PendingIn(c.caller, nil)
+		return c.h.svc.PendingIn(c.ctx, c.caller, nil)
 	}
 	var out []kvstate.Record
 	for _, r := range c.h.svc.Views().Pending(c.caller.Tenant.ID) {
@@ -126,7 +127,18 @@ func (c *conn) pendingIn(sessions map[string]bool) []kvstate.Record {
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].KVRevision < out[j].KVRevision })
-	return out
+	full := out[:0]
+	for _, r := range out {
+		r, err := c.h.svc.Full(c.ctx, r) // the mirror may hold it without its arguments
+		if errors.Is(err, approvals.ErrNotFound) {
+			continue // removed meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		full = append(full, r)
+	}
+	return full, nil
 }
 
 // inScope reports whether r belongs to this subscription: a request shown

@@ -38,14 +38,22 @@ func (c *conn) resume(raw json.RawMessage) (any, func(), error) {
 	followed := c.resumed[p.SessionID] != nil
 	c.mu.Unlock()
 	if followed {
-		return res, func() { c.reissue(c.pendingIn(map[string]bool{p.SessionID: true}), resent) }, nil
+		return res, func() {
+			if recs, err := c.pendingIn(map[string]bool{p.SessionID: true}); err == nil {
+				c.reissue(recs, resent)
+			}
+		}, nil
 	}
 	from, _, err := c.h.svc.EventsAfter(c.ctx, c.caller, "")
 	if err != nil {
 		return nil, nil, err
 	}
 	s := newSubscription(c, []string{p.SessionID}, from)
-	s.snapshot, s.judged = c.pendingIn(s.sessions), resent
+	if s.snapshot, err = c.pendingIn(s.sessions); err != nil {
+		s.cancel()
+		return nil, nil, err
+	}
+	s.judged = resent
 	if err := c.add(s); err != nil {
 		return nil, nil, err
 	}

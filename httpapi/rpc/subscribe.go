@@ -63,7 +63,10 @@ func (c *conn) subscribe(raw json.RawMessage) (any, func(), error) {
 	}
 	s := newSubscription(c, p.SessionIDs, from)
 	if !found {
-		s.snapshot = c.pendingIn(s.sessions)
+		if s.snapshot, err = c.pendingIn(s.sessions); err != nil {
+			s.cancel()
+			return nil, nil, err
+		}
 		p.ViewCursor = ""
 	}
 	if err := c.add(s); err != nil {

@@ -51,7 +51,7 @@ func newModelReviewer(svc *approvals.Service, views *views.Views, judges *rulesJ
 // accepts takes the offers of agents reviewed by the model in tenants with
 // a judge, for a request this process knows at the offered revision.
 func (mr *modelReviewer) accepts(b review.Bundle) bool {
-	_, ok := mr.verified(b)
+	_, _, ok := mr.verified(b)
 	return ok
 }
 
@@ -59,24 +59,33 @@ func (mr *modelReviewer) accepts(b review.Bundle) bool {
 // countersign stored, never what a message claims. It fails for an agent
 // not reviewed by the model, or a request not (yet) known at b's revision
 // and waiting on b's decider (an offer left untaken is offered again).
-func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, bool) {
+// It returns the mirror's record too: a partial one's bundle has no
+// arguments yet.
+func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, kvstate.Record, bool) {
 	t, id := b.Request.Tenant, b.Decider.ID
 	a, ok := mr.views.Agent(t, id)
 	if !ok || a.Reviewer != "model" || mr.judges.of(t) == nil {
-		return b, false
+		return b, kvstate.Record{}, false
 	}
 	rec, ok := mr.views.Requests().Get(kvstate.RequestKey(t, b.Request.ID))
 	if !ok || rec.Revision != b.Request.Revision || rec.Status != events.StatusPending ||
 		rec.Approver == nil || *rec.Approver != (events.Ref{Kind: events.KindAgent, ID: string(id)}) {
-		return b, false
+		return b, kvstate.Record{}, false
 	}
-	return events.NewReviewBundle(&rec.Request, a, deciders.BriefOf(mr.views, &rec.Request)), true
+	return events.NewReviewBundle(&rec.Request, a, deciders.BriefOf(mr.views, &rec.Request)), rec, true
 }
 
 func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (review.Answer, error) {
-	b, ok := mr.verified(offered)
+	b, rec, ok := mr.verified(offered)
 	if !ok {
 		return review.Answer{}, errors.New("the request moved on")
+	}
+	if rec.Partial() {
+		full, err := mr.svc.Full(ctx, rec)
+		if err != nil {
+			return review.Answer{}, err
+		}
+		b.Request.Arguments = full.Arguments
 	}
 	t, ok := mr.views.Tenant(b.Request.Tenant)
 	if !ok {
