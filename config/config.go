@@ -52,6 +52,9 @@ type Config struct {
 	PublicURL string `yaml:"public_url"`
 	// LinkSecretEnv names the variable holding the key of decision links.
 	LinkSecretEnv string `yaml:"link_secret_env"`
+	// OIDC, when set, lets people sign in with an OpenID provider
+	// (SPEC §13); it needs public_url (the redirect URI's base).
+	OIDC *OIDCConfig `yaml:"oidc"`
 	// Tenants. At least one.
 	Tenants []*TenantConfig `yaml:"tenants"`
 }
@@ -118,6 +121,10 @@ type MemberConfig struct {
 	// SlackUserID is the member's Slack user (U024BE7LH): their clicks on
 	// interactive Slack buttons answer as them.
 	SlackUserID string `yaml:"slack_user_id"`
+
+	// Email is matched against the ID token claim oidc.claim names when
+	// the member signs in (SPEC §13), ignoring case.
+	Email string `yaml:"email"`
 
 	// Backup is the member who answers a request that has waited on this
 	// one AnswerWithin (a positive Go duration) without an answer (SPEC
@@ -271,6 +278,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.validateLinks(); err != nil {
+		return err
+	}
+	if err := c.validateOIDC(); err != nil {
 		return err
 	}
 	for _, r := range c.Roles {

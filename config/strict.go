@@ -154,6 +154,9 @@ func atLine(err error, root *yaml.Node) error {
 	if strings.Contains(msg, "public_url") {
 		key = "public_url"
 	}
+	if strings.HasPrefix(msg, "config: oidc:") {
+		key = "oidc"
+	}
 	return lineErr(topLine(root, key), "%s", strings.TrimPrefix(msg, "config: "))
 }
 

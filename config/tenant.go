@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/countersign/countersign/events"
@@ -62,9 +63,32 @@ func (tc *TenantConfig) members(t *events.Tenant) error {
 		if t.Members[events.MemberID(m.ID)] != nil {
 			return lineErr(m.line, "duplicate member id %q", m.ID)
 		}
-		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy}
+		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy, Email: m.Email}
+	}
+	if err := tc.emails(); err != nil {
+		return err
 	}
 	return tc.backups(t)
+}
+
+// emails: a member's email, when given, is one address (no spaces) that no
+// other member of the tenant has; sign-in matches it (SPEC §13).
+func (tc *TenantConfig) emails() error {
+	seen := map[string]string{}
+	for _, m := range tc.Members {
+		if m.Email == "" {
+			continue
+		}
+		e := strings.ToLower(m.Email)
+		if strings.TrimSpace(e) != e || strings.ContainsAny(e, " \t") {
+			return lineErr(m.line, "member %q: email %q has spaces", m.ID, m.Email)
+		}
+		if other, ok := seen[e]; ok {
+			return lineErr(m.line, "member %q: email %q is also member %q's", m.ID, m.Email, other)
+		}
+		seen[e] = m.ID
+	}
+	return nil
 }
 
 // backups gives each member their backup and answer_within (SPEC §12):

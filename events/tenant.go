@@ -78,6 +78,8 @@ type Member struct {
 	// AnswerWithin without an answer (SPEC §12); "" and 0 when none.
 	Backup       MemberID
 	AnswerWithin time.Duration
+	// Email is what sign-in matches (SPEC §13); "" when none.
+	Email string
 }
 
 // Agent is a lasting (configured) or registered agent.

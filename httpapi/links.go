@@ -32,13 +32,14 @@ const (
 	linkGone      = "not_found" // no such request for that person
 	linkFailed    = "error"     // the answer failed (NATS unavailable)
 	linkUnwatched = "unwatched" // a protected write no client watches
+	linkNotYou    = "not_you"   // sign-in is on, and the link's person is not signed in here
 )
 
 func newLinkUses(reg prometheus.Registerer) *prometheus.CounterVec {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_decision_link_uses_total",
-		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, unwatched, error."}, []string{"outcome"})
+		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, unwatched, not_you, error."}, []string{"outcome"})
 	_ = reg.Register(c)
-	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkUnwatched, linkFailed} {
+	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkUnwatched, linkNotYou, linkFailed} {
 		c.WithLabelValues(o)
 	}
 	return c
@@ -61,6 +62,11 @@ func (a *API) linkGet(w http.ResponseWriter, r *http.Request) error {
 func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 	c, caller, cur, ok := a.linkState(w, r)
 	if !ok {
+		return nil
+	}
+	if why := a.linkNotSignedIn(r, c); why != "" {
+		a.linkUses.WithLabelValues(linkNotYou).Inc()
+		writeLinkPage(w, http.StatusForbidden, linkPage{Title: "Not answered", Why: why + " Nothing was decided.", Request: &cur.Request})
 		return nil
 	}
 	rev := c.Revision

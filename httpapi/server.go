@@ -45,6 +45,9 @@ type Config struct {
 	// Config is the running config revision (GET /v1/config). Default:
 	// none (revision 0).
 	Config func() ConfigStatus
+	// SignIn, when set, lets people sign in with an OpenID provider
+	// (SPEC §13); without it only tokens authenticate.
+	SignIn *SignInConfig
 }
 
 // API is the HTTP handler.
@@ -60,6 +63,7 @@ type API struct {
 	watchers *rpc.Watchers
 	// configStatus is Config.Config.
 	configStatus func() ConfigStatus
+	signIn       *SignInConfig
 	notifyHandlers
 }
 
@@ -74,7 +78,7 @@ func New(cfg Config) *API {
 	cfg.Timeouts.setDefaults()
 	a := &API{svc: cfg.Service, ready: cfg.Ready, log: cfg.Logger, mux: http.NewServeMux(), closing: make(chan struct{}),
 		timeouts: cfg.Timeouts, maxConns: connBound(cfg.MaxConnections, openFileLimit()), watchers: cfg.Watchers,
-		configStatus: cfg.Config}
+		configStatus: cfg.Config, signIn: cfg.SignIn}
 	if cfg.MaxConnections > a.maxConns {
 		a.log.Warn("max_connections lowered to fit the open-file limit", "max_connections", a.maxConns)
 	}
@@ -109,6 +113,7 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("DELETE /v1/agents/{id}/delegations/{session}", a.endDelegation)
 	a.handle("GET /v1/events", a.events)
 	a.handle("GET /v1/config", a.runningConfig)
+	a.signInRoutes()
 	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers}))
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)

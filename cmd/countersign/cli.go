@@ -40,6 +40,9 @@ type cliEnv struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
 	http           *http.Client // nil: a client with a 30s timeout
+	// configDir is where countersign login keeps the session (nil: no
+	// kept session is read).
+	configDir func() (string, error)
 }
 
 // cliOpts are the parsed flags and arguments of one invocation.
@@ -106,7 +109,7 @@ func cliEntries() map[string]command {
 		out[c.name] = command{summary: c.summary + ": " + c.usage, run: func(args []string) int {
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runCLI(ctx, c.name, args, cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv})
+			return runCLI(ctx, c.name, args, cliEnv{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv, configDir: os.UserConfigDir})
 		}}
 	}
 	return out
@@ -164,6 +167,9 @@ func cliParse(cmd cliCommand, args []string, env cliEnv) (*cliOpts, int) {
 	}
 	if o.token == "" {
 		o.token = env.getenv("COUNTERSIGN_TOKEN")
+	}
+	if o.token == "" {
+		o.token = storedToken(env, o.url)
 	}
 	if err == nil {
 		err = cliCheck(cmd, o, pos)
@@ -237,7 +243,7 @@ func cliCheck(cmd cliCommand, o *cliOpts, pos []string) error {
 	case o.scope != "" && o.scope != "once" && o.scope != "session" && o.scope != "lifetime":
 		return fmt.Errorf("--scope must be once, session or lifetime, not %q", o.scope)
 	case o.token == "":
-		return errors.New("no token: pass --token or set COUNTERSIGN_TOKEN")
+		return errors.New("no token: pass --token, set COUNTERSIGN_TOKEN or run countersign login")
 	}
 	return nil
 }

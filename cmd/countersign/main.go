@@ -28,6 +28,7 @@ var commands = func() map[string]command {
 		"mcp-proxy": {"gate an upstream MCP server's tools/call: mcp-proxy [flags] (--upstream-url URL | -- command args...)", runMCPProxy},
 		"bench":     {"load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold, fill)", runBench},
 		"config":    {"validate a config file and show what it changes: " + configUsage, runConfig},
+		"login":     {"sign in with the identity provider (device flow) for the commands below: login [--url U]", runLogin},
 	}
 	for name, c := range cliEntries() {
 		t[name] = c

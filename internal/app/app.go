@@ -188,7 +188,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	if has(o.Config.Roles, "api") {
-		err := a.serve(o, svc, reg)
+		err := a.serve(ctx, o, svc, reg)
 		if err == nil {
 			if err = a.serveBus(ctx, wctx, b, svc); err != nil {
 				_ = a.http.Close()
@@ -305,7 +305,7 @@ func declareStream(ctx context.Context, js jetstream.JetStream, sc jetstream.Str
 	return err
 }
 
-func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry) error {
+func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg *prometheus.Registry) error {
 	ln := o.Listener
 	if ln == nil {
 		var err error
@@ -324,9 +324,13 @@ func (a *App) serve(o Options, svc *approvals.Service, reg *prometheus.Registry)
 	if err != nil {
 		return err
 	}
+	signIn, err := a.signIn(ctx, cfg)
+	if err != nil {
+		return err
+	}
 	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
-		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status})
+		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn})
 	a.api = api
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()

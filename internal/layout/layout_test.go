@@ -22,6 +22,7 @@ var rank = map[string]int{
 	"config":               1,
 	"judge":                1,
 	"links":                1,
+	"signin":               1,
 	"kvstate":              1,
 	"internal/broker":      1,
 	"internal/layout":      1,
@@ -31,6 +32,7 @@ var rank = map[string]int{
 	"notify":               3,
 	"outbox":               3,
 	"internal/testutil":    3,
+	"internal/oidctest":    3, // tests only: an OpenID provider
 	"approvals":            4,
 	"adapter":              4,
 	"httpapi":              5,
@@ -118,5 +120,19 @@ func checkExternal(t *testing.T, rel, imp string) {
 	}
 	if strings.HasPrefix(rel, "judge") && strings.Contains(imp, "nats-io") {
 		t.Errorf("judge imports %s: the judge has no NATS and no state", imp)
+	}
+}
+
+// TestTestProviderNotInTheBinary: the OpenID provider of the tests
+// (internal/oidctest, zitadel's op) is never built into countersign.
+func TestTestProviderNotInTheBinary(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", module+"/cmd/countersign").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.Contains(dep, "zitadel") || dep == module+"/internal/oidctest" {
+			t.Errorf("the binary depends on %s, a test-only provider", dep)
+		}
 	}
 }

@@ -32,6 +32,7 @@ type Server struct {
 	clock deciders.Clock
 	tune  notify.Tuning
 	file  string
+	ln    net.Listener // the first start's, when WithListener gave one
 }
 
 type options struct {
@@ -40,7 +41,12 @@ type options struct {
 	log   *slog.Logger
 	clock deciders.Clock
 	tune  notify.Tuning
+	ln    net.Listener
 }
+
+// WithListener serves on ln (whose address the config may name, as
+// public_url) instead of a fresh port.
+func WithListener(ln net.Listener) Option { return func(o *options) { o.ln = ln } }
 
 // Option configures Start.
 type Option func(*options)
@@ -86,7 +92,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	}
 	cfg.DataDir = t.TempDir()
 	cfg.NATSListen = "127.0.0.1:0" // bus clients: App.Broker.ClientURL()
-	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock, tune: o.tune, file: o.file}
+	s := &Server{Dir: cfg.DataDir, cfg: cfg, clock: o.clock, tune: o.tune, file: o.file, ln: o.ln}
 	s.start(t, o.log, "127.0.0.1:0")
 	t.Cleanup(s.Stop)
 	return s
@@ -94,9 +100,10 @@ func Start(t testing.TB, opts ...Option) *Server {
 
 func (s *Server) start(t testing.TB, log *slog.Logger, addr string) {
 	t.Helper()
-	var ln net.Listener
+	ln := s.ln
+	s.ln = nil
 	var err error
-	for i := 0; i < 50; i++ { // the old listener's port may linger briefly
+	for i := 0; ln == nil && i < 50; i++ { // the old listener's port may linger briefly
 		if ln, err = net.Listen("tcp", addr); err == nil {
 			break
 		}

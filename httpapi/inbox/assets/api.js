@@ -12,12 +12,29 @@ export const token = {
   clear: () => sessionStorage.removeItem(KEY),
 };
 
+// Without a pasted token, a sign-in session (SPEC §13) rides in its
+// HttpOnly cookie; every answer made with it carries its CSRF token, read
+// from GET /v1/session.
+export const session = { csrf: '' };
+
+function auth(method) {
+  if (token.get()) return { Authorization: 'Bearer ' + token.get() };
+  return method === 'GET' ? {} : { 'X-CSRF-Token': session.csrf };
+}
+
+// loadSession reads the cookie's session: its body, or null.
+export async function loadSession() {
+  const r = await call('GET', '/v1/session');
+  session.csrf = r.status === 200 ? r.body.csrf_token : '';
+  return r.status === 200 ? r.body : null;
+}
+
 // call sends one API request and returns {status, body}: body is the
 // decoded JSON (records keep their stored arguments, see json.js), or
 // null. A string body is sent as it is (JSON already written). Network
 // failures come back as status 0.
 export async function call(method, path, body) {
-  const headers = { Authorization: 'Bearer ' + token.get() };
+  const headers = auth(method);
   const init = { method, headers, cache: 'no-store' };
   if (body !== undefined) {
     headers['Content-Type'] = 'application/json';
@@ -65,7 +82,7 @@ export async function follow({ signal, onOpen, onEvent, onState }) {
   let delay = 500;
   while (!signal.aborted) {
     try {
-      const headers = { Authorization: 'Bearer ' + token.get(), Accept: 'text/event-stream' };
+      const headers = { ...auth('GET'), Accept: 'text/event-stream' };
       if (last) headers['Last-Event-ID'] = last;
       const resp = await fetch('/v1/events', { headers, signal, cache: 'no-store' });
       if (resp.status === 401 || resp.status === 403) { onState('refused'); return; }

@@ -1,7 +1,7 @@
 // The inbox page: sign-in, the live list, one request's page (each at its
 // own address, /inbox/<id>), the answer form, history, and the keyboard.
 
-import { token, call, list, follow, problemText } from './api.js';
+import { token, session, loadSession, call, list, follow, problemText } from './api.js';
 import { el, quoted } from './text.js';
 import { ARGS, encodeNodes, argumentsProblem } from './json.js';
 import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum } from './view.js';
@@ -25,6 +25,20 @@ function showSignin(message) {
   $('signin-error').textContent = message || '';
   $('token').value = '';
   $('token').focus();
+  offerProvider();
+}
+
+// offerProvider shows "Sign in with <issuer>" when the server has one.
+async function offerProvider() {
+  const r = await call('GET', '/inbox/signin/options');
+  const a = $('signin-oidc');
+  a.hidden = !(r.status === 200 && r.body.oidc);
+  if (!a.hidden) a.textContent = 'Sign in with ' + r.body.issuer;
+}
+
+// resume enters with the sign-in session's cookie, if there is one.
+async function resume() {
+  if (await loadSession()) enter(); else showSignin();
 }
 
 async function signIn(ev) {
@@ -68,6 +82,8 @@ function address(id) {
 
 function signOut(message) {
   if (state.stream) state.stream.abort();
+  if (!token.get() && session.csrf) call('DELETE', '/v1/session'); // ends it server-side
+  session.csrf = '';
   token.clear();
   Object.assign(state, { items: [], selected: '', shown: null, stream: null });
   $('list').replaceChildren();
@@ -384,7 +400,7 @@ function init() {
   document.addEventListener('keydown', onKey);
 
   setInterval(tick, 1000);
-  if (token.get()) enter(); else showSignin();
+  if (token.get()) enter(); else resume();
 }
 
 init();

@@ -1,0 +1,87 @@
+package inbox_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/servertest"
+)
+
+const signInYAML = `public_url: %s
+link_secret_env: INBOX_SIGNIN_LINK_SECRET
+oidc: {issuer: %s, client_id: %s, client_secret_env: INBOX_SIGNIN_OIDC_SECRET}
+tenants:
+  - id: acme
+    members:
+      - {id: u-1, email: %s, policy: {allow: ["*"]}}
+    agents:
+      - {id: agt_main, member: u-1}
+    tokens:
+      - {token: tok-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read, approvals:write]}
+      - {token: tok-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
+`
+
+// TestSignInInBrowser: a person signs in through the provider in
+// Chromium, sees their inbox with no token in the page's reach (the
+// session cookie is HttpOnly), answers (with the CSRF token the page
+// reads), and signs out, which ends the session on the server.
+func TestSignInInBrowser(t *testing.T) {
+	b := openBrowser(t)
+	idp := oidctest.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	idp.AllowRedirect(base + "/inbox/signin/callback")
+	t.Setenv("INBOX_SIGNIN_OIDC_SECRET", oidctest.ClientSecret)
+	t.Setenv("INBOX_SIGNIN_LINK_SECRET", "link-secret-of-the-browser-test")
+	srv := servertest.Start(t, servertest.WithListener(ln),
+		servertest.WithConfig(fmt.Sprintf(signInYAML, base, idp.Issuer, oidctest.ClientID, oidctest.Email)))
+	api := srv.API(t)
+
+	b.do(chromedp.Navigate(base + "/"))
+	b.wait("the provider's button", fmt.Sprintf(`!document.getElementById('signin-oidc').hidden && document.getElementById('signin-oidc').textContent === %q`, "Sign in with "+idp.Issuer))
+	b.shot("signin-offered")
+	b.do(chromedp.Click(chromedp.ID("signin-oidc")))
+	b.do(chromedp.WaitVisible(chromedp.ID("username")))
+	b.do(chromedp.SendKeys(chromedp.ID("username"), oidctest.User), chromedp.SendKeys(chromedp.ID("password"), oidctest.Password),
+		chromedp.Click(chromedp.ID("submit")))
+	b.do(chromedp.WaitVisible(chromedp.ID("live")))
+	b.wait("the live inbox", `document.getElementById('live')?.classList.contains('on') && document.getElementById('count').textContent === '0'`)
+	if got := eval[string](b, `document.cookie + '|' + sessionStorage.length`); got != "|0" {
+		t.Errorf("cookie and storage the page can read = %q, want none (the session cookie is HttpOnly)", got)
+	}
+	code, data := api.Do(http.MethodPost, "/v1/requests", "tok-main", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}})
+	var req events.Request
+	if err := json.Unmarshal(data, &req); err != nil || code != http.StatusCreated {
+		t.Fatalf("submit: %d %s", code, data)
+	}
+	id := string(req.ID)
+	b.wait("the request in the list", has(id))
+	b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list li[data-id=%q]`, id))))
+	b.wait("the request's page", shown(id))
+	b.do(chromedp.KeyEvent("a"))
+	b.wait("the allow form", `document.getElementById('decision-allow')?.checked === true`)
+	b.do(chromedp.Click(chromedp.ID("answer-submit")))
+	b.wait("the answer's outcome", `document.querySelector('#answer-result.done')?.textContent.includes('approved')`)
+	b.shot("signed-in-approved")
+	r := api.Get("tok-person", events.RequestID(id))
+	if r.Status != events.StatusApproved || r.Decision == nil || r.Decision.By != (events.Ref{Kind: events.KindPerson, ID: "u-1"}) {
+		t.Fatalf("after approving: %s %+v, want approved by person:u-1", r.Status, r.Decision)
+	}
+	b.do(chromedp.Click(chromedp.ID("signout")))
+	b.wait("the sign-in page", `!document.getElementById('signin').hidden`)
+	b.wait("the session ended on the server", `(window.__ended = window.__ended || fetch('/v1/session').then(r => r.status)) && window.__ended.then(s => window.__status = s) && window.__status === 401`)
+	code, _ = api.Do(http.MethodGet, "/v1/requests?status=pending", "tok-person", nil)
+	if code != http.StatusOK {
+		t.Errorf("token sign-in still works beside OIDC: %d", code)
+	}
+	b.checkConsole()
+}
