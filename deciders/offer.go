@@ -31,6 +31,9 @@ type OffersConfig struct {
 	Retry time.Duration
 	// MaxRetry caps the delay between offers. Default 1m.
 	MaxRetry time.Duration
+	// Clock times the take wait and the delay between offers. Default
+	// SystemClock.
+	Clock Clock
 	// Logger default slog.Default().
 	Logger *slog.Logger
 }
@@ -47,6 +50,9 @@ func (c *OffersConfig) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = SystemClock{}
 	}
 }
 
@@ -181,25 +187,22 @@ func (o *Offers) run(ctx context.Context, key string, r *events.Request, tracepa
 		o.cfg.Logger.Warn("deciders: cannot offer review", "request", r.ID, "err", err)
 		return
 	}
-	delay := o.cfg.Retry
+	delay, clock := o.cfg.Retry, o.cfg.Clock
 	for o.current(key, r) {
-		next := time.Now().Add(delay)
-		if o.offerOnce(ctx, msg) {
+		next := clock.Now().Add(delay)
+		if o.offerOnce(ctx, msg) || !sleep(ctx, clock, next.Sub(clock.Now())) {
 			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(next)):
 		}
 		delay = min(2*delay, o.cfg.MaxRetry)
 	}
 }
 
-// offerOnce sends one offer and reports whether a runtime took it.
+// offerOnce sends one offer and reports whether a runtime took it within
+// TakeWait on the clock.
 func (o *Offers) offerOnce(ctx context.Context, msg *nats.Msg) bool {
-	octx, cancel := context.WithTimeout(ctx, o.cfg.TakeWait)
+	octx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	defer o.cfg.Clock.AfterFunc(o.cfg.TakeWait, cancel)()
 	_, err := o.cfg.Conn.RequestMsgWithContext(octx, msg)
 	return err == nil
 }
@@ -224,6 +227,6 @@ func (o *Offers) message(r *events.Request, traceparent string) (*nats.Msg, erro
 		return nil, err
 	}
 	msg := &nats.Msg{Subject: events.ReviewSubject(r.Tenant, decider.ID), Data: data, Header: nats.Header{}}
-	e := events.NewEvent(events.TypeReviewRequested, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
+	e := events.NewEvent(events.TypeReviewRequested, r.Tenant, string(r.ID), r.Revision, o.cfg.Clock.Now(), traceparent)
 	return msg, events.EncodeHeaders(e, msg.Header)
 }

@@ -1,10 +1,15 @@
 package deciders
 
 import (
+	"context"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
 )
 
 // An offer stops when its request moves to a later revision or is
@@ -33,4 +38,35 @@ func TestOffersStopOnlyOnALaterRevision(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An offer nobody takes waits its TakeWait and its retry delay on the
+// injected clock, not the wall's: with both an hour long, stepping the
+// clock an hour brings the second offer at once.
+func TestOffersGoByTheClock(t *testing.T) {
+	_, views, _ := testutil.NewState(t, `tenants:
+  - id: acme
+    members: [{id: u-1, policy: {allow: ["*"]}}]
+    agents: [{id: agt_a, member: u-1}]
+`)
+	nc := testutil.NewJetStream(t).JS.Conn()
+	var got atomic.Int32
+	sub, err := nc.QueueSubscribe(events.ReviewSubject("acme", "agt_a"), events.ReviewQueue, func(*nats.Msg) { got.Add(1) }) // never takes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	clock := testutil.NewClock(time.Now())
+	o, err := NewOffers(OffersConfig{Conn: nc, Views: views, TakeWait: time.Hour, Retry: time.Hour, MaxRetry: 2 * time.Hour, Clock: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer o.Wait()
+	defer cancel()
+	r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_a"}}
+	o.Offer(ctx, r, "")
+	testutil.Eventually(t, 10*time.Second, func() bool { return got.Load() == 1 }, "the first offer")
+	clock.Advance(time.Hour) // the take wait passes, and the retry delay with it
+	testutil.Eventually(t, 10*time.Second, func() bool { return got.Load() == 2 }, "the second offer, an hour later on the clock")
 }

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"errors"
 	"net/http"
-	"time"
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
@@ -100,7 +99,7 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "No decision links", Why: "Decision links are not enabled on this server."})
 		return links.Claim{}, approvals.Caller{}, none, false
 	}
-	c, err := links.Check(a.links.Secret, r.PathValue("token"), time.Now())
+	c, err := links.Check(a.links.Secret, r.PathValue("token"), a.svc.Now())
 	if err != nil {
 		a.linkBad(w, err)
 		return c, approvals.Caller{}, none, false

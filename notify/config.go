@@ -27,6 +27,8 @@ type Config struct {
 	Registry prometheus.Registerer
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// Clock times the feeds' leases. Default the system's.
+	Clock Clock
 }
 
 // Tuning bounds delivery. Tests shorten it; deployments keep the defaults.
@@ -83,6 +85,9 @@ func (c *Config) setDefaults() {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
 	}
 }
 

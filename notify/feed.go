@@ -32,7 +32,7 @@ type feed struct {
 // run delivers while it holds the feed's lease; it returns when ctx ends
 // or the lease is lost, after the items in flight stopped.
 func (f *feed) run(ctx context.Context) error {
-	l := &lease{kv: f.w.kv, key: f.key + ".lease", holder: f.w.holder, ttl: f.w.tuning.LeaseTTL}
+	l := &lease{kv: f.w.kv, key: f.key + ".lease", holder: f.w.holder, ttl: f.w.tuning.LeaseTTL, clock: f.w.cfg.Clock}
 	if err := l.acquire(ctx); err != nil {
 		return nil
 	}

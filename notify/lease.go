@@ -17,6 +17,7 @@ type lease struct {
 	key    string
 	holder string
 	ttl    time.Duration
+	clock  Clock
 	rev    uint64
 }
 
@@ -26,7 +27,7 @@ type leaseValue struct {
 }
 
 func (l *lease) value() []byte {
-	b, _ := json.Marshal(leaseValue{Holder: l.holder, Until: time.Now().Add(l.ttl)})
+	b, _ := json.Marshal(leaseValue{Holder: l.holder, Until: l.clock.Now().Add(l.ttl)})
 	return b
 }
 
@@ -36,10 +37,8 @@ func (l *lease) acquire(ctx context.Context) error {
 		if l.try(ctx) {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !sleep(ctx, l.clock, l.ttl/3) {
 			return ctx.Err()
-		case <-time.After(l.ttl / 3):
 		}
 	}
 }
@@ -54,32 +53,26 @@ func (l *lease) try(ctx context.Context) bool {
 		return false
 	}
 	var v leaseValue
-	if json.Unmarshal(e.Value(), &v) == nil && v.Holder != l.holder && time.Now().Before(v.Until) {
+	if json.Unmarshal(e.Value(), &v) == nil && v.Holder != l.holder && l.clock.Now().Before(v.Until) {
 		return false
 	}
 	l.rev, err = l.kv.Update(ctx, l.key, l.value(), e.Revision())
 	return err == nil
 }
 
-// hold renews the lease until ctx ends, then releases it; it calls lost
-// if a renewal fails (another process may take the feed).
+// hold renews the lease every third of its TTL on the clock until ctx
+// ends, then releases it; it calls lost if a renewal fails (another
+// process may take the feed).
 func (l *lease) hold(ctx context.Context, lost func()) {
-	t := time.NewTicker(l.ttl / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-			_ = l.kv.Delete(rctx, l.key, jetstream.LastRevision(l.rev))
-			cancel()
+	for sleep(ctx, l.clock, l.ttl/3) {
+		rev, err := l.kv.Update(ctx, l.key, l.value(), l.rev)
+		if err != nil {
+			lost()
 			return
-		case <-t.C:
-			rev, err := l.kv.Update(ctx, l.key, l.value(), l.rev)
-			if err != nil {
-				lost()
-				return
-			}
-			l.rev = rev
 		}
+		l.rev = rev
 	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	_ = l.kv.Delete(rctx, l.key, jetstream.LastRevision(l.rev))
+	cancel()
 }

@@ -168,20 +168,28 @@ func TestOffersReachOneRuntimeOfTheGroup(t *testing.T) {
 	}
 }
 
-// An offer nobody takes is offered again (after 5 s, same event). Once
-// the request moves on the offers to the old decider stop: r1 goes up and
-// the next decider's subject gets its own offer (SPEC §3: escalation emits
-// on the next decider's subject); r2 is cancelled (no new work message: the
-// request mirror alone stops its offers).
+// An offer nobody takes is offered again (once its 5 s take wait has
+// passed, same event). Once the request moves on the offers to the old
+// decider stop: r1 goes up and the next decider's subject gets its own
+// offer (SPEC §3: escalation emits on the next decider's subject); r2 is
+// cancelled (no new work message: the request mirror alone stops its
+// offers). The server's clock is stepped: nothing here waits for a
+// backoff.
 func TestReofferUntilTheApproverChanges(t *testing.T) {
 	t.Parallel()
-	srv := servertest.Start(t)
+	clock := testutil.NewClock(time.Now())
+	srv := servertest.Start(t, servertest.WithClock(clock))
 	nc := connect(t, srv)
 	prog := listen(t, nc, "countersign.demo.review.agt_programmer", never)
 	mainOffers := listen(t, nc, "countersign.demo.review.agt_main", always)
 	api := srv.API(t)
 	r1, r2 := submit(t, api, servertest.TokenSub, 1), submit(t, api, servertest.TokenSub, 2)
-	testutil.Eventually(t, 15*time.Second, func() bool { return prog.count() >= 4 }, "the untaken offers are offered again")
+	testutil.Eventually(t, 10*time.Second, func() bool { return prog.count() >= 2 }, "both reviews are offered")
+	if n := prog.count(); n != 2 {
+		t.Fatalf("%d offers before the take wait passed, want 2", n)
+	}
+	clock.Advance(5 * time.Second) // the take wait, and the first retry delay with it
+	testutil.Eventually(t, 10*time.Second, func() bool { return prog.count() >= 4 }, "the untaken offers are offered again")
 	seen := map[string][]string{}
 	for i := range 4 {
 		m := prog.get(i)
@@ -202,7 +210,8 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 		t.Fatalf("escalated offer on %s about %s at revision %s", m.Subject, m.Header.Get("ce-subject"), m.Header.Get("ce-revision"))
 	}
 	before := prog.count()
-	time.Sleep(11 * time.Second) // past the next offer the old decider would have had (10 s backoff)
+	clock.Advance(16 * time.Second)    // past the next offer the old decider would have had (10 s backoff)
+	time.Sleep(300 * time.Millisecond) // an absence check: an offer that came would have arrived
 	if after := prog.count(); after != before {
 		t.Fatalf("agt_programmer got %d more offers after the requests moved on", after-before)
 	}

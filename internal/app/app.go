@@ -242,7 +242,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 		return err
 	}
 	views.Requests().OnChange(timers.Observe)
-	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Store: svc.Store(), Logger: a.log})
+	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Store: svc.Store(), Logger: a.log, Clock: clock})
 	if err != nil {
 		return err
 	}

@@ -153,3 +153,20 @@ func TestDecisionLinkRefusals(t *testing.T) {
 	}
 	_ = deny
 }
+
+// A decision link is judged by the server's clock, the one its timers go
+// by: stepped past the request's deadline, the link says it expired
+// (410) although the wall clock has not reached that deadline.
+func TestDecisionLinkExpiresOnTheServersClock(t *testing.T) {
+	rc := newReceiver(t, nil)
+	t.Setenv("CS_TEST_HOOK_SECRET", hookSecret)
+	t.Setenv("CS_TEST_LINK_SECRET", "the decision links' test key")
+	clock := testutil.NewClock(time.Now())
+	srv := servertest.Start(t, servertest.WithClock(clock), servertest.WithNotify(testTuning(t, rc)),
+		servertest.WithConfig(hookTenant(linksTop, "", hookLine(rc.srv.URL, "cloudevents", "request.created"))))
+	_, approve, _ := linksFor(t, srv, rc, refund(1)) // its deadline an hour away
+	clock.Set(time.Now().Add(2 * time.Hour))
+	if code, body, _ := page(t, "GET", srv.URL+approve); code != 410 || !strings.Contains(body, "no decision was made in time") {
+		t.Fatalf("GET two hours later on the server's clock: %d %s", code, body)
+	}
+}

@@ -92,7 +92,7 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 		out.links.Awaiting = a.awaiting
 	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas,
-		Tuning: o.Notify, Registry: a.Registry, Logger: a.log})
+		Tuning: o.Notify, Registry: a.Registry, Logger: a.log, Clock: o.Clock})
 	if err != nil {
 		return err
 	}
