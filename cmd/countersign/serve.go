@@ -129,12 +129,8 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	} else {
 		log.Info("running without the api role", "roles", strings.Join(cfg.Roles, ","))
 	}
-	<-ctx.Done()
-	log.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := a.Shutdown(sctx); err != nil {
-		log.Error("shutdown", "err", err)
+	if err := a.Run(ctx); err != nil {
+		log.Error("stopped", "err", err)
 		return 1
 	}
 	return 0

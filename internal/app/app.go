@@ -61,6 +61,7 @@ type App struct {
 	views    *views.Views
 	cancel   context.CancelFunc
 	workers  *errgroup.Group
+	wctx     context.Context // the workers' context: ended by the first that fails, with its error as cause
 	served   chan error
 	watch    *rpc.Watchers
 	live     *live
@@ -158,6 +159,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
 	a.workers, wctx = errgroup.WithContext(wctx)
+	a.wctx = wctx
 	a.workers.Go(func() error { return a.writable.Run(wctx) })
 	if has(o.Config.Roles, "deciders") {
 		workJS, err := b.Connect("deciders")
@@ -385,6 +387,37 @@ func (a *App) Addr() string {
 		return ""
 	}
 	return a.ln.Addr().String()
+}
+
+// shutdownTimeout bounds Run's shutdown.
+const shutdownTimeout = 30 * time.Second
+
+// Run blocks until ctx ends, a worker fails or the HTTP server stops
+// serving, then shuts the process down (Shutdown, bounded by 30 s). It
+// returns nil when ctx ended and the shutdown was clean; otherwise the
+// failure that stopped it (a worker's error as that worker returned it),
+// joined with the shutdown's error, if any.
+func (a *App) Run(ctx context.Context) error {
+	cause := a.wait(ctx)
+	a.log.Info("shutting down", "cause", cause)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
+	defer cancel()
+	return errors.Join(cause, a.Shutdown(sctx))
+}
+
+// wait returns nil when ctx ends, or the failure that ends the process
+// first: a worker's error (the workers' context's cause) or the HTTP
+// server's (left in served for Shutdown).
+func (a *App) wait(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-a.wctx.Done():
+		return fmt.Errorf("app: a worker failed: %w", context.Cause(a.wctx))
+	case err := <-a.served:
+		a.served <- err
+		return fmt.Errorf("app: the HTTP server stopped: %w", err)
+	}
 }
 
 // Shutdown stops accepting, answers held long-polls at once, lets
