@@ -30,7 +30,10 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
     agents: [{id: agt_main, member: u-1}]
 `)
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	agent := approvals.Caller{Tenant: tenants[0], Principal: events.Ref{Kind: events.KindAgent, ID: "agt_main"},
 		Token: events.Token{Scopes: []string{events.ScopeRequestsWrite}}}
 	ctx := context.Background()

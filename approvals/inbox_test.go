@@ -34,7 +34,10 @@ const groupsYAML = `tenants:
 // pages across them.
 func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 	store, views, tenants := testutil.NewState(t, groupsYAML)
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: time.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	person := func(id string) approvals.Caller {
 		p := events.Ref{Kind: events.KindPerson, ID: id}

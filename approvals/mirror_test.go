@@ -25,9 +25,15 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
 	// Process A keeps its mirror current; process B's mirror never
 	// follows the store: it holds only what the test puts in it.
-	a := approvals.New(approvals.Config{Store: store, Views: live, Checker: &deciders.Checker{Views: live}, Now: clk.Now})
+	a, err := approvals.New(approvals.Config{Store: store, Views: live, Checker: &deciders.Checker{Views: live}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	lagging := views.NewViews(store, tenants)
-	b := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: &deciders.Checker{Views: lagging}, Now: clk.Now})
+	b, err := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: &deciders.Checker{Views: lagging}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
 		p := events.Ref{Kind: kind, ID: id}
 		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}

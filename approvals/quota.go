@@ -30,12 +30,11 @@ type quotas struct {
 	refused  *prometheus.CounterVec
 }
 
-func newQuotas(reg prometheus.Registerer) *quotas {
+func newQuotas() *quotas {
 	q := &quotas{buckets: map[string]*rate.Limiter{}, inFlight: map[string]int{},
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_submits_rate_limited_total",
 			Help: "Submits refused with 429 RateLimited by a quota, by tenant and reason (submit_rate, max_pending)."},
 			[]string{"tenant", "reason"})}
-	_ = reg.Register(q.refused)
 	return q
 }
 

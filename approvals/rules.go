@@ -6,6 +6,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views"
 )
 
 // RuleInput is the body of POST /v1/agents/{id}/rules.
@@ -62,6 +63,16 @@ func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, i
 
 // RulesFor returns an agent's configured rules, then its kept rules.
 func (s *Service) RulesFor(t *events.Tenant, agent events.AgentID) []events.Rule {
+	return Rules(s.views)(t, agent)
+}
+
+// Rules returns what RulesFor returns, read from views: the deciders'
+// Checker.Rules, given before the Service exists.
+func Rules(vw *views.Views) func(*events.Tenant, events.AgentID) []events.Rule {
+	return func(t *events.Tenant, agent events.AgentID) []events.Rule { return rulesOf(vw, t, agent) }
+}
+
+func rulesOf(vw *views.Views, t *events.Tenant, agent events.AgentID) []events.Rule {
 	var out []events.Rule
 	if a, ok := t.Agents[agent]; ok {
 		for _, text := range a.Rules {
@@ -69,7 +80,7 @@ func (s *Service) RulesFor(t *events.Tenant, agent events.AgentID) []events.Rule
 				CreatedBy: events.Ref{Kind: events.KindService, ID: "config"}})
 		}
 	}
-	return append(out, s.views.RulesOf(t.ID, agent)...)
+	return append(out, vw.RulesOf(t.ID, agent)...)
 }
 
 // agentFor returns an agent whose rules the caller may see: one working for

@@ -3,6 +3,7 @@ package approvals
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -68,8 +69,21 @@ type Service struct {
 	watch   Watchers
 }
 
-// New builds a Service; the hub is fed by the views' request mirror.
-func New(cfg Config) *Service {
+// Validate reports a config New cannot run with: ErrConfig.
+func (c Config) Validate() error {
+	if c.Store == nil || c.Views == nil || c.Checker == nil {
+		return fmt.Errorf("%w: the use cases need the store, the views and the checker", ErrConfig)
+	}
+	return nil
+}
+
+// New validates cfg and builds a Service, its metrics registered; the hub
+// is fed by the views' request mirror. Errors: ErrConfig, or the
+// registry's (a metric registered twice).
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -86,10 +100,14 @@ func New(cfg Config) *Service {
 	s.watch = cfg.Watchers
 	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
 		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
-	_ = cfg.Registry.Register(s.submits)
-	s.quota = newQuotas(cfg.Registry)
+	s.quota = newQuotas()
+	for _, c := range []prometheus.Collector{s.submits, s.quota.refused} {
+		if err := cfg.Registry.Register(c); err != nil {
+			return nil, fmt.Errorf("approvals: metrics: %w", err)
+		}
+	}
 	cfg.Views.Requests().OnChange(s.hub.Observe)
-	return s
+	return s, nil
 }
 
 // Hub returns the long-poll hub (for shutdown and metrics).

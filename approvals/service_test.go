@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Tests of the use cases themselves, on a real JetStream, with a clock the
@@ -39,7 +40,10 @@ func newFixture(t *testing.T) *fixture {
 	store, views, tenants := testutil.NewState(t, tenantYAML)
 	tenants[0].RequestRetention = 24 * time.Hour
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
 		p := events.Ref{Kind: kind, ID: id}
 		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
@@ -218,5 +222,29 @@ func TestRemoveGrantAfterRetention(t *testing.T) {
 	}
 	if _, _, err := f.store.GetGrant(ctx, "acme", g.ID); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Fatalf("after its retention: %v, want ErrNotFound", err)
+	}
+}
+
+// New refuses a config it cannot run with (ErrConfig), and a registry
+// that already holds its metrics, instead of running unmeasured.
+func TestNewValidates(t *testing.T) {
+	store, views, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
+	full := approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Registry: prometheus.NewRegistry()}
+	for name, drop := range map[string]func(*approvals.Config){
+		"store":   func(c *approvals.Config) { c.Store = nil },
+		"views":   func(c *approvals.Config) { c.Views = nil },
+		"checker": func(c *approvals.Config) { c.Checker = nil },
+	} {
+		cfg := full
+		drop(&cfg)
+		if _, err := approvals.New(cfg); !errors.Is(err, approvals.ErrConfig) {
+			t.Errorf("New without the %s: %v, want ErrConfig", name, err)
+		}
+	}
+	if _, err := approvals.New(full); err != nil {
+		t.Fatalf("New(a whole config) = %v", err)
+	}
+	if _, err := approvals.New(full); err == nil {
+		t.Error("New registered its metrics twice in one registry without an error")
 	}
 }

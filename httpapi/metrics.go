@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"time"
@@ -16,7 +17,7 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
+func newMetrics(reg *prometheus.Registry, svc *approvals.Service) (*metrics, error) {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_http_requests_total",
 			Help: "HTTP requests by route and status code; 499: the client left before the answer."}, []string{"route", "code"}),
@@ -25,12 +26,13 @@ func newMetrics(reg *prometheus.Registry, svc *approvals.Service) *metrics {
 	}
 	waiting := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "countersign_longpolls_waiting",
 		Help: "Long-polls held right now."}, func() float64 { return float64(svc.Hub().Waiting()) })
-	_ = reg.Register(m.requests)
-	_ = reg.Register(m.latency)
-	_ = reg.Register(waiting)
-	_ = reg.Register(collectors.NewGoCollector())
-	_ = reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
+	for _, c := range []prometheus.Collector{m.requests, m.latency, waiting,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{})} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("httpapi: metrics: %w", err)
+		}
+	}
+	return m, nil
 }
 
 // instrument counts and times one route.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"regexp"
@@ -67,8 +69,24 @@ type API struct {
 	notifyHandlers
 }
 
-// New builds the API handler.
-func New(cfg Config) *API {
+// ErrConfig: New was given a config it cannot run with.
+var ErrConfig = errors.New("httpapi: bad config")
+
+// Validate reports a config New cannot run with: ErrConfig.
+func (c *Config) Validate() error {
+	if c.Service == nil || c.Ready == nil {
+		return fmt.Errorf("%w: the API needs the Service and Ready", ErrConfig)
+	}
+	return nil
+}
+
+// New validates cfg and builds the API handler, its metrics registered.
+// Errors: ErrConfig, the /v1/rpc handler's, or the registry's (a metric
+// registered twice).
+func New(cfg Config) (*API, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -82,10 +100,15 @@ func New(cfg Config) *API {
 	if cfg.MaxConnections > a.maxConns {
 		a.log.Warn("max_connections lowered to fit the open-file limit", "max_connections", a.maxConns)
 	}
-	a.metrics = newMetrics(cfg.Registry, cfg.Service)
-	a.routes(cfg.Registry)
+	var err error
+	if a.metrics, err = newMetrics(cfg.Registry, cfg.Service); err != nil {
+		return nil, err
+	}
+	if err := a.routes(cfg.Registry); err != nil {
+		return nil, err
+	}
 	a.notifyRoutes(cfg)
-	return a
+	return a, nil
 }
 
 // Close ends open event streams (at shutdown, so that http.Server.Shutdown
@@ -95,7 +118,11 @@ func (a *API) Close() { close(a.closing) }
 // handler is an endpoint that returns its error for the wrapper to write.
 type handler func(w http.ResponseWriter, r *http.Request) error
 
-func (a *API) routes(reg *prometheus.Registry) {
+func (a *API) routes(reg *prometheus.Registry) error {
+	rpcHandler, err := rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers})
+	if err != nil {
+		return err
+	}
 	a.handle("POST /v1/requests", a.submit)
 	a.handle("GET /v1/requests", a.list)
 	a.handle("GET /v1/requests/{id}", a.get)
@@ -114,12 +141,13 @@ func (a *API) routes(reg *prometheus.Registry) {
 	a.handle("GET /v1/events", a.events)
 	a.handle("GET /v1/config", a.runningConfig)
 	a.signInRoutes()
-	a.mux.Handle("GET /v1/rpc", rpc.New(rpc.Config{Service: a.svc, Logger: a.log, Closing: a.closing, Watchers: a.watchers}))
+	a.mux.Handle("GET /v1/rpc", rpcHandler)
 	a.handle("GET /healthz", a.healthz)
 	a.handle("GET /readyz", a.readyz)
 	a.handle("GET /v1/openapi.json", a.openapi)
 	a.mux.Handle("GET /metrics", metricsHandler(reg))
 	inbox.Mount(a.mux) // the web inbox: GET / and GET /inbox/…
+	return nil
 }
 
 func (a *API) handle(pattern string, h handler) {

@@ -15,7 +15,10 @@ import (
 // left out on its own is refused, and the whole config is taken.
 func TestNewValidates(t *testing.T) {
 	store, views, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
-	svc := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})
+	if err != nil {
+		t.Fatal(err)
+	}
 	full := outbox.Config{JS: testutil.NewJetStream(t).JS, Store: store, Views: views, Grants: svc, Streams: events.StreamConfigs(1)}
 	if _, err := outbox.New(full); err != nil {
 		t.Fatalf("New(a whole config) = %v", err)

@@ -2,6 +2,8 @@ package rpc
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -76,13 +78,24 @@ type Handler struct {
 	watchers *Watchers
 }
 
-// New builds the handler. A nil Service panics.
-func New(cfg Config) *Handler {
-	if cfg.Service == nil {
-		panic("rpc: Config.Service is required")
+// ErrConfig: New was given a config it cannot run with.
+var ErrConfig = errors.New("rpc: bad config")
+
+// Validate reports a config New cannot run with: ErrConfig.
+func (c *Config) Validate() error {
+	if c.Service == nil {
+		return fmt.Errorf("%w: the handler needs the Service", ErrConfig)
+	}
+	return nil
+}
+
+// New validates cfg and builds the handler. Errors: ErrConfig.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	cfg.setDefaults()
-	return &Handler{cfg: cfg, svc: cfg.Service, watchers: cfg.Watchers}
+	return &Handler{cfg: cfg, svc: cfg.Service, watchers: cfg.Watchers}, nil
 }
 
 // ServeHTTP authenticates (401, 403 as problem+json, before upgrading),

@@ -1,6 +1,7 @@
 package rpc_test
 
 import (
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -22,8 +23,12 @@ import (
 func TestStalledReaderDropped(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	h := httptest.NewUnstartedServer(rpc.New(rpc.Config{Service: s.App.Service, SendQueue: 16, WriteTimeout: time.Minute,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	handler, err := rpc.New(rpc.Config{Service: s.App.Service, SendQueue: 16, WriteTimeout: time.Minute,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := httptest.NewUnstartedServer(handler)
 	h.Listener = smallBuffers{h.Listener}
 	h.Start()
 	t.Cleanup(h.Close)
@@ -44,7 +49,7 @@ func TestStalledReaderDropped(t *testing.T) {
 			}
 		}
 	}()
-	err := <-closed
+	err = <-closed
 	if st := websocket.CloseStatus(err); st != websocket.StatusTryAgainLater && st != -1 {
 		t.Errorf("stalled client closed with %d (%v)", st, err)
 	}
@@ -65,4 +70,11 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 		_ = tc.SetReadBuffer(4096)
 	}
 	return c, err
+}
+
+// New refuses a config without the Service: ErrConfig, not a panic.
+func TestNewValidates(t *testing.T) {
+	if _, err := rpc.New(rpc.Config{}); !errors.Is(err, rpc.ErrConfig) {
+		t.Fatalf("New without the Service: %v, want ErrConfig", err)
+	}
 }

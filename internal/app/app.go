@@ -141,17 +141,19 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	vw := views.NewViews(watchStore, tenants)
 	dropRetired(b, vw)
 	reg := prometheus.NewRegistry()
-	checker := &deciders.Checker{Views: vw}
+	judges := newRulesJudge(tenants, reg, o.Logger)
+	checker := &deciders.Checker{Views: vw, Judge: judges, Rules: approvals.Rules(vw)}
 	// The watched sessions (protected writes) are shared on a connection of their own.
 	watchNC, err := b.Connect("rpc-watchers")
 	if err != nil {
 		return nil, err
 	}
 	watch := rpc.NewWatchers(watchNC.Conn(), 0, o.Logger)
-	svc := approvals.New(approvals.Config{Store: store, Views: vw, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
+	svc, err := approvals.New(approvals.Config{Store: store, Views: vw, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
 		Watchers: watch})
-	checker.Rules = svc.RulesFor
-	judges := wireJudges(checker, tenants, reg, o.Logger)
+	if err != nil {
+		return nil, err
+	}
 	vw.Snapshots().SetLogger(o.Logger)
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
 		live: newLive(o.ConfigFile, store, vw, b, judges, reg, o.Logger)}
@@ -330,9 +332,12 @@ func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg 
 	if err != nil {
 		return err
 	}
-	api := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
+	api, err := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
 		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn})
+	if err != nil {
+		return err
+	}
 	a.api = api
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()

@@ -39,10 +39,11 @@ func newJudgeMetrics(reg *prometheus.Registry) *judgeMetrics {
 	return m
 }
 
-func wireJudges(c *deciders.Checker, tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) *rulesJudge {
+// newRulesJudge builds the tenants' judges: the Checker's Judge,
+// consulted only for tenants that have one.
+func newRulesJudge(tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) *rulesJudge {
 	rj := &rulesJudge{metrics: newJudgeMetrics(reg), log: log}
 	rj.set(tenants)
-	c.Judge = rj // consulted only for tenants that have a judge
 	return rj
 }
 
