@@ -32,6 +32,7 @@ const (
 	OpWatch         Op = "watch"          // GET /v1/rpc: a live approver's connection
 	OpConfig        Op = "config"         // GET /v1/config
 	OpDiscover      Op = "discover"       // $SRV.> on the bus (nats micro ls, stats)
+	OpAudit         Op = "audit"          // GET /v1/audit, /v1/audit/checkpoint, /key, /proof
 )
 
 // policy is what an operation asks of its caller before anything else:
@@ -61,6 +62,7 @@ var policies = map[Op]policy{
 	OpWatch:         {events.ScopeApprovalsRead, ""},
 	OpConfig:        {events.ScopeAdmin, ""},
 	OpDiscover:      {events.ScopeAdmin, ""},
+	OpAudit:         {events.ScopeAdmin, ""},
 }
 
 // errNoPolicy refuses an operation missing from policies.

@@ -32,6 +32,10 @@ type Config struct {
 	// (SA…) that signs auth callout answers on an external cluster whose
 	// auth_callout issuer is that account. Empty: no callout service.
 	AuthCalloutSeedEnv string `yaml:"auth_callout_seed_env"`
+	// AuditSigningKeyEnv names the variable holding the note signer key
+	// (PRIVATE+KEY+…) that signs the audit log's checkpoints (SPEC §14).
+	// Empty: countersign makes one at first start and keeps it in its state.
+	AuditSigningKeyEnv string `yaml:"audit_signing_key_env"`
 	// Roles this process runs: api, deciders. Default both.
 	Roles []string `yaml:"roles"`
 	// MaxLongPolls bounds the long-polls one process holds at once; more
@@ -95,6 +99,9 @@ type TenantConfig struct {
 	// RequestRetention keeps terminal records this long after they end
 	// (default 720h).
 	RequestRetention string `yaml:"request_retention"`
+	// AuditRetention keeps each audit log entry this long (default 9600h,
+	// 400 days), whatever request_retention says (SPEC §14).
+	AuditRetention string `yaml:"audit_retention"`
 	// SlackSigningSecretEnv names the variable holding the Slack app's
 	// signing secret; set, Slack buttons are interactive.
 	SlackSigningSecretEnv string `yaml:"slack_signing_secret_env"`

@@ -22,6 +22,8 @@ const (
 	DefaultJudgeTimeout   = 20 * time.Second
 	// DefaultRequestRetention is how long terminal records are kept.
 	DefaultRequestRetention = 720 * time.Hour
+	// DefaultAuditRetention is how long audit log entries are kept.
+	DefaultAuditRetention = 400 * 24 * time.Hour
 )
 
 // Tenant validates tc and returns its domain form; errors name the line.
@@ -42,6 +44,9 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 		return nil, err
 	}
 	if t.RequestRetention, err = duration(tc.line, "request_retention", tc.RequestRetention, DefaultRequestRetention); err != nil {
+		return nil, err
+	}
+	if t.AuditRetention, err = duration(tc.line, "audit_retention", tc.AuditRetention, DefaultAuditRetention); err != nil {
 		return nil, err
 	}
 	if err := tc.quotas(t); err != nil {

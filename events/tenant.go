@@ -42,6 +42,8 @@ type Tenant struct {
 	MaxPending  int // default DefaultMaxPending
 	SubmitRate  int // default DefaultSubmitRate
 	SubmitBurst int // default DefaultSubmitBurst
+	// AuditRetention is how long an audit log entry is kept (SPEC §14).
+	AuditRetention time.Duration
 }
 
 // Defaults of a tenant's quotas (SPEC §5 "Quotas").

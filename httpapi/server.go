@@ -50,6 +50,8 @@ type Config struct {
 	// SignIn, when set, lets people sign in with an OpenID provider
 	// (SPEC §13); without it only tokens authenticate.
 	SignIn *SignInConfig
+	// Audit, when set, serves the audit log at /v1/audit (SPEC §14).
+	Audit *AuditConfig
 }
 
 // API is the HTTP handler.
@@ -108,6 +110,7 @@ func New(cfg Config) (*API, error) {
 		return nil, err
 	}
 	a.notifyRoutes(cfg)
+	a.auditRoutes(cfg.Audit)
 	return a, nil
 }
 

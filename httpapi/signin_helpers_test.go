@@ -32,6 +32,7 @@ tenants:
     tokens:
       - {token: tok-main, principal: "agent:agt_main", scopes: [requests:write, approvals:read, approvals:write]}
       - {token: tok-person, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
+      - {token: tok-admin, principal: "service:ops", scopes: [admin]}
   - id: globex
     members:
       - {id: v-1, email: test-user@zitadel.ch, policy: {allow: ["*"]}}

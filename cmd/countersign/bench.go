@@ -35,6 +35,7 @@ func runBench(args []string) int {
 	fl.StringVar(&o.Worker, "worker-token", "", "grant: the agent that is granted (default dev-programmer)")
 	fl.StringVar(&o.Endorser, "endorser-token", "", "grant: that agent's parent (default dev-main)")
 	fl.BoolVar(&o.Idempotency, "idempotency", false, "send an Idempotency-Key with every submit")
+	auditMode := fl.String("audit", "on", "the built-in server's audit log: on (its lag is reported), off, or both (each scenario off, then on)")
 	asJSON := fl.Bool("json", false, "print the result as one JSON line")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (the built-in server runs in this process; against --url, profile the server with serve --pprof)")
 	if err := fl.Parse(args); err != nil {
@@ -53,16 +54,24 @@ func runBench(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	code := 0
+	modes, ok := map[string][]bool{"on": {false}, "off": {true}, "both": {true, false}}[*auditMode]
+	if !ok {
+		fmt.Fprintln(os.Stderr, "bench: --audit must be on, off or both")
+		return 2
+	}
 	for _, sc := range strings.Split(*scenarios, ",") {
 		o.Scenario = strings.TrimSpace(sc)
-		res, err := bench.Run(ctx, o)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "bench:", err)
-			return 1
-		}
-		printBench(res, *asJSON)
-		if res.Errors > 0 {
-			code = 1
+		for _, off := range modes {
+			o.NoAudit = off
+			res, err := bench.Run(ctx, o)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				return 1
+			}
+			printBench(res, *asJSON)
+			if res.Errors > 0 {
+				code = 1
+			}
 		}
 	}
 	return code
@@ -101,9 +110,20 @@ func printBench(r bench.Result, asJSON bool) {
 	if r.Workers > 0 {
 		workers = fmt.Sprintf(" workers=%d", r.Workers)
 	}
-	fmt.Printf("%s: c=%d%s cores=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms\n",
-		r.Scenario, r.Concurrency, workers, r.Cores, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms)
+	fmt.Printf("%s: c=%d%s cores=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms%s\n",
+		r.Scenario, r.Concurrency, workers, r.Cores, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms, auditFigures(r))
 	if r.FirstError != "" {
 		fmt.Println("first error:", r.FirstError)
 	}
+}
+
+// auditFigures describes the audit log of a run on the built-in server.
+func auditFigures(r bench.Result) string {
+	switch {
+	case r.Audit == "on":
+		return fmt.Sprintf("  audit on: %d entries, lag p50 %.2f ms p99 %.2f ms", r.AuditEntries, r.AuditLagP50ms, r.AuditLagP99ms)
+	case r.Audit == "off":
+		return "  audit off"
+	}
+	return ""
 }

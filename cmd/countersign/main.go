@@ -29,6 +29,7 @@ var commands = func() map[string]command {
 		"bench":     {"load and latency figures over real HTTP and the bus (grant, grant-bus, person, agent, judge, hold, fill)", runBench},
 		"config":    {"validate a config file and show what it changes: " + configUsage, runConfig},
 		"login":     {"sign in with the identity provider (device flow) for the commands below: login [--url U]", runLogin},
+		"audit":     {"export or verify the audit log: " + auditUsage, runAudit},
 	}
 	for name, c := range cliEntries() {
 		t[name] = c

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/busapi"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
@@ -45,6 +46,9 @@ type Options struct {
 	// it in KV bucket config and follows the revisions stored there
 	// (live.go). Empty (the demo tenant): the config is fixed at start.
 	ConfigFile string
+	// NoAudit runs no audit writer (bench --audit off measures the audit
+	// log's cost). Default: every deciders process runs one.
+	NoAudit bool
 }
 
 // App is a running process.
@@ -65,6 +69,7 @@ type App struct {
 	served   chan error
 	watch    *rpc.Watchers
 	live     *live
+	audit    *httpapi.AuditConfig // the API's audit log (SPEC §14)
 }
 
 // Start brings up everything the configured roles need and returns once
@@ -176,6 +181,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 			a.stopWorkers()
 			return nil, err
 		}
+		if err := a.startAudit(wctx, workJS, vw, o.NoAudit); err != nil {
+			a.stopWorkers()
+			return nil, err
+		}
 	}
 	a.workers.Go(func() error { return vw.Run(wctx) })
 	a.workers.Go(func() error { vw.Snapshots().Keep(wctx, views.SnapshotEvery); return nil })
@@ -192,7 +201,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	if has(o.Config.Roles, "api") {
-		err := a.serve(ctx, o, svc, reg)
+		var err error
+		if a.audit, err = auditAPI(ctx, b.JS, o.Config, a); err == nil {
+			err = a.serve(ctx, o, svc, reg)
+		}
 		if err == nil {
 			if err = a.serveBus(ctx, wctx, b, svc); err != nil {
 				_ = a.http.Close()
@@ -279,7 +291,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 // a cluster that has just started elects its leaders. They live in memory:
 // after a NATS restart the outbox re-creates them (package outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
-	for _, sc := range events.StreamConfigs(b.Replicas) {
+	for _, sc := range append(events.StreamConfigs(b.Replicas), audit.StreamConfigs(b.Replicas)...) {
 		var err error
 		for attempt := 0; attempt < 10; attempt++ {
 			if err = declareStream(ctx, b.JS, sc); err == nil || ctx.Err() != nil {
@@ -334,7 +346,7 @@ func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg 
 	}
 	api, err := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
 		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
-		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn})
+		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn, Audit: a.audit})
 	if err != nil {
 		return err
 	}

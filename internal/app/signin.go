@@ -2,8 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/countersign/countersign/audit"
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nuid"
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/httpapi"
@@ -11,8 +16,8 @@ import (
 )
 
 // signIn builds sign-in with the configured OpenID provider (SPEC §13),
-// or nil without `oidc:`. Sign-in events go to the log until the audit
-// log takes them (httpapi.SignInConfig.Record).
+// or nil without `oidc:`. Sign-ins, sign-outs and refusals are entries of
+// the tenant's audit log (SPEC §14, recordSignIn).
 func (a *App) signIn(ctx context.Context, cfg *config.Config) (*httpapi.SignInConfig, error) {
 	o := cfg.OIDC
 	if o == nil {
@@ -32,5 +37,31 @@ func (a *App) signIn(ctx context.Context, cfg *config.Config) (*httpapi.SignInCo
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
-	return &httpapi.SignInConfig{Provider: p, Store: st, Secure: strings.HasPrefix(base, "https://")}, nil
+	return &httpapi.SignInConfig{Provider: p, Store: st, Secure: strings.HasPrefix(base, "https://"), Record: a.recordSignIn}, nil
+}
+
+// signInTypes are the audit entry types of httpapi's sign-in events.
+var signInTypes = map[string]string{
+	httpapi.SignInDone:    events.TypeSignIn,
+	httpapi.SignOutDone:   events.TypeSignOut,
+	httpapi.SignInRefused: events.TypeSignInRefused,
+}
+
+// recordSignIn appends a sign-in event to its tenant's audit log. A
+// refusal before any member was found names no tenant: it goes to the
+// process log only, as does an event the audit input could not take.
+func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
+	log := func(err error) {
+		a.log.Info("sign-in", "type", e.Type, "via", e.Via, "tenant", e.Tenant, "member", e.Member, "claim", e.Claim, "reason", e.Reason, "audit_error", err)
+	}
+	if e.Tenant == "" {
+		log(nil)
+		return
+	}
+	data, _ := json.Marshal(map[string]string{"via": e.Via, "claim": e.Claim, "reason": e.Reason})
+	err := audit.Append(ctx, a.Broker.JS, audit.Input{ID: "signin-" + nuid.Next(), Tenant: events.TenantID(e.Tenant), Type: signInTypes[e.Type],
+		Actor: audit.Actor{Kind: events.KindPerson, ID: e.Member}, Subject: e.Member, At: e.At, Data: data})
+	if err != nil {
+		log(err)
+	}
 }

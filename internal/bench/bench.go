@@ -30,6 +30,9 @@ type Options struct {
 	Second string
 	// Idempotency sends an Idempotency-Key with every submit.
 	Idempotency bool
+	// NoAudit runs the in-process server without its audit writer; with
+	// it on (the default) a run also reports the audit log's lag.
+	NoAudit bool
 	// Exe is the countersign binary for hold's child server.
 	Exe string
 	// NATSURL of a running server's bus (grant-bus, agent); with URL empty,

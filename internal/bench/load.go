@@ -31,6 +31,13 @@ type Result struct {
 	RSSBytes  float64 `json:"rss_bytes,omitempty"`
 	ReadyMs   float64 `json:"ready_ms,omitempty"`
 	PeakRSS   float64 `json:"peak_rss_bytes,omitempty"`
+	// Audit is "on" or "off" for an in-process server; with it on, the
+	// lag from each event to its audit entry (the entry's stored time
+	// less the event's time) over AuditEntries entries.
+	Audit         string  `json:"audit,omitempty"`
+	AuditEntries  int     `json:"audit_entries,omitempty"`
+	AuditLagP50ms float64 `json:"audit_lag_p50_ms,omitempty"`
+	AuditLagP99ms float64 `json:"audit_lag_p99_ms,omitempty"`
 }
 
 // maxOps bounds a run whatever its duration.

@@ -21,7 +21,7 @@ func withServer(ctx context.Context, o Options, cfg *config.Config, fn scenario)
 	if o.URL != "" {
 		return fn(ctx, o)
 	}
-	a, dir, err := startLocal(ctx, cfg)
+	a, dir, err := startLocal(ctx, cfg, o.NoAudit)
 	if err != nil {
 		return Result{}, err
 	}
@@ -32,10 +32,14 @@ func withServer(ctx context.Context, o Options, cfg *config.Config, fn scenario)
 		_ = a.Shutdown(sctx)
 	}()
 	o.URL, o.NATSURL = "http://"+a.Addr(), a.Broker.ClientURL()
-	return fn(ctx, o)
+	res, err := fn(ctx, o)
+	if res.Audit = "off"; err == nil && !o.NoAudit {
+		err = measureAuditLag(ctx, a.Broker.JS, &res)
+	}
+	return res, err
 }
 
-func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, error) {
+func startLocal(ctx context.Context, cfg *config.Config, noAudit bool) (*app.App, string, error) {
 	if cfg == nil {
 		var err error
 		if cfg, err = config.Parse([]byte(unthrottled(config.DemoYAML))); err != nil {
@@ -51,7 +55,7 @@ func startLocal(ctx context.Context, cfg *config.Config) (*app.App, string, erro
 	if err != nil {
 		return nil, dir, err
 	}
-	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, NoAudit: noAudit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	return a, dir, err
 }
 

@@ -28,6 +28,7 @@ var rank = map[string]int{
 	"internal/layout":      1,
 	"internal/cli":         1,
 	"views":                2,
+	"audit":                2,
 	"deciders":             3,
 	"notify":               3,
 	"outbox":               3,

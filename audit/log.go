@@ -1,0 +1,124 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// Headers of the audit stream's messages.
+const (
+	hdrSeq      = "Audit-Seq"       // an entry's seq
+	hdrFirst    = "Audit-First"     // a tree message's first record's seq
+	hdrCount    = "Audit-Count"     // how many records a tree message adds
+	hdrLastHash = "Audit-Last-Hash" // the hash of a tree message's last entry
+)
+
+// Log reads the tenants' logs from the audit stream: each tenant's Merkle
+// tree (from the tree messages, which the writer stores with the entries
+// in one atomic batch) and its entries. It keeps each tenant's tree in
+// memory and catches up with the stream on every read, so any process
+// serves what any writer wrote. Its methods are safe for concurrent use.
+type Log struct {
+	js      jetstream.JetStream
+	mu      sync.Mutex
+	tenants map[events.TenantID]*tenantLog
+}
+
+// tenantLog is one tenant's tree as read so far.
+type tenantLog struct {
+	mu      sync.Mutex
+	tree    Tree
+	last    string   // the last entry's hash
+	treeSeq uint64   // stream sequence of the last tree message read
+	batches []anchor // where each batch's first entry is stored
+}
+
+// anchor maps an entry's seq to its stream sequence.
+type anchor struct{ seq, stream uint64 }
+
+// NewLog returns a Log reading through js.
+func NewLog(js jetstream.JetStream) *Log {
+	return &Log{js: js, tenants: map[events.TenantID]*tenantLog{}}
+}
+
+func (l *Log) tenant(t events.TenantID) *tenantLog {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	tl := l.tenants[t]
+	if tl == nil {
+		tl = &tenantLog{last: ZeroHash}
+		l.tenants[t] = tl
+	}
+	return tl
+}
+
+// sync reads the tree messages stored after those tl holds. tl.mu is held.
+func (l *Log) sync(ctx context.Context, t events.TenantID, tl *tenantLog) error {
+	subject := events.AuditTreeSubject(t)
+	last, err := l.js.Stream(ctx, Stream)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	m, err := last.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) || (err == nil && m.Sequence <= tl.treeSeq) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", t, err)
+	}
+	cons, err := l.js.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: tl.treeSeq + 1})
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", t, err)
+	}
+	for tl.treeSeq < m.Sequence {
+		msg, err := cons.Next(jetstream.FetchMaxWait(defaultWait))
+		if err != nil {
+			return fmt.Errorf("audit: %s: tree: %w", t, err)
+		}
+		if err := tl.apply(msg); err != nil {
+			return fmt.Errorf("audit: %s: %w", t, err)
+		}
+	}
+	return nil
+}
+
+// apply adds one tree message's records to tl.
+func (tl *tenantLog) apply(msg jetstream.Msg) error {
+	md, err := msg.Metadata()
+	if err != nil {
+		return err
+	}
+	h := msg.Headers()
+	first, _ := strconv.ParseInt(h.Get(hdrFirst), 10, 64)
+	count, _ := strconv.ParseInt(h.Get(hdrCount), 10, 64)
+	want := tlog.StoredHashIndex(0, first-1+count) - tlog.StoredHashIndex(0, first-1)
+	if first != tl.tree.n+1 || count < 1 || int64(len(msg.Data())) != want*tlog.HashSize {
+		return fmt.Errorf("tree message %d does not follow record %d", md.Sequence.Stream, tl.tree.n)
+	}
+	for b := msg.Data(); len(b) > 0; b = b[tlog.HashSize:] {
+		tl.tree.hashes = append(tl.tree.hashes, tlog.Hash(b[:tlog.HashSize]))
+	}
+	tl.tree.n += count
+	tl.last, tl.treeSeq = h.Get(hdrLastHash), md.Sequence.Stream
+	tl.batches = append(tl.batches, anchor{seq: uint64(first), stream: md.Sequence.Stream - uint64(count)})
+	return nil
+}
+
+// Tree calls fn with tenant's tree as stored now, under its lock.
+func (l *Log) Tree(ctx context.Context, t events.TenantID, fn func(*Tree) error) error {
+	tl := l.tenant(t)
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if err := l.sync(ctx, t, tl); err != nil {
+		return err
+	}
+	return fn(&tl.tree)
+}

@@ -1,0 +1,102 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// defaultWait bounds one wait for a stored message the stream said it has.
+const defaultWait = 10 * time.Second
+
+// hdrAt is an entry's time, RFC 3339.
+const hdrAt = "Audit-At"
+
+// Entries calls fn with each of tenant's stored entries after seq after,
+// in order, up to the last one stored when it was called, stopping
+// before the first one later than until (when until is set). fn gets the
+// entry's exported line (no newline). Entries removed after the tenant's
+// audit_retention are skipped. Errors: fn's, or reading the stream's.
+func (l *Log) Entries(ctx context.Context, t events.TenantID, after uint64, until time.Time, fn func(line []byte) error) error {
+	start, n, err := l.startOf(ctx, t, after)
+	if err != nil || start == 0 {
+		return err
+	}
+	cons, err := l.js.OrderedConsumer(ctx, Stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{events.AuditEntrySubject(t)},
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: start})
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", t, err)
+	}
+	for {
+		msg, err := next(ctx, cons)
+		if err != nil || msg == nil {
+			return err
+		}
+		seq, _ := strconv.ParseUint(msg.Headers().Get(hdrSeq), 10, 64)
+		at, _ := time.Parse(time.RFC3339Nano, msg.Headers().Get(hdrAt))
+		if seq > n || (!until.IsZero() && at.After(until)) {
+			return nil
+		}
+		if seq > after {
+			if err := fn(msg.Data()); err != nil {
+				return err
+			}
+		}
+		md, err := msg.Metadata()
+		if err != nil || md.NumPending == 0 || seq == n {
+			return err
+		}
+	}
+}
+
+// next returns cons's next entry, or nil when none is left: entries past
+// their retention may be removed while they are read.
+func next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
+	for wait := time.Duration(0); wait < defaultWait; wait += time.Second {
+		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		if err == nil {
+			return msg, nil
+		}
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("audit: entries: %w", err)
+		}
+		if info.NumPending == 0 {
+			return nil, nil
+		}
+	}
+	return nil, fmt.Errorf("audit: entries: not delivered within %v", defaultWait)
+}
+
+// startOf returns the stream sequence to read tenant's entries after seq
+// after from (0: none to read) and the log's size now.
+func (l *Log) startOf(ctx context.Context, t events.TenantID, after uint64) (start, n uint64, err error) {
+	tl := l.tenant(t)
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	if err := l.sync(ctx, t, tl); err != nil {
+		return 0, 0, err
+	}
+	n = uint64(tl.tree.n)
+	if after >= n {
+		return 0, n, nil
+	}
+	st, err := l.js.Stream(ctx, Stream)
+	if err != nil {
+		return 0, 0, fmt.Errorf("audit: %w", err)
+	}
+	if _, err := st.GetLastMsgForSubject(ctx, events.AuditEntrySubject(t)); errors.Is(err, jetstream.ErrMsgNotFound) {
+		return 0, n, nil // every entry is past its retention
+	} else if err != nil {
+		return 0, 0, fmt.Errorf("audit: %s: %w", t, err)
+	}
+	i := sort.Search(len(tl.batches), func(i int) bool { return tl.batches[i].seq > after+1 }) - 1
+	b := tl.batches[max(i, 0)]
+	return b.stream + (after + 1 - b.seq), n, nil
+}

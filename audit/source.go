@@ -1,0 +1,185 @@
+package audit
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// sources are the streams the log is projected from, in a fixed order
+// (the cursor's): the state writes that carry section 9's events, the
+// agents and rules buckets, the config's revisions and the audit input.
+var sources = [...]string{
+	kvstate.StreamOf(kvstate.BucketRequests),
+	kvstate.StreamOf(kvstate.BucketGrants),
+	kvstate.StreamOf(kvstate.BucketAgents),
+	kvstate.StreamOf(kvstate.BucketRules),
+	kvstate.StreamOf(kvstate.BucketConfig),
+	InStream,
+}
+
+// sourceMsg is one stored message of a source stream.
+type sourceMsg struct {
+	src     int // index in sources
+	seq     uint64
+	subject string
+	header  nats.Header
+	data    []byte
+	at      time.Time
+}
+
+func fromJetStream(src int, m jetstream.Msg) (sourceMsg, error) {
+	md, err := m.Metadata()
+	if err != nil {
+		return sourceMsg{}, err
+	}
+	return sourceMsg{src: src, seq: md.Sequence.Stream, subject: m.Subject(), header: m.Headers(), data: m.Data(), at: md.Timestamp}, nil
+}
+
+// change is what a source message adds to one tenant's log: an entry
+// without its seq, prev and hash.
+type change struct {
+	tenant events.TenantID
+	entry  Entry
+}
+
+// mapper turns source messages into changes.
+type mapper struct {
+	// configTenants names the tenants a config revision applies to.
+	configTenants func(raw []byte) []events.TenantID
+}
+
+// changes returns what m adds to the logs: none for a message that is no
+// event (a request removed after its retention, say).
+func (mp *mapper) changes(m sourceMsg) []change {
+	switch sources[m.src] {
+	case kvstate.StreamOf(kvstate.BucketRequests), kvstate.StreamOf(kvstate.BucketGrants):
+		return stateChange(m)
+	case kvstate.StreamOf(kvstate.BucketAgents):
+		return agentChange(m)
+	case kvstate.StreamOf(kvstate.BucketRules):
+		return ruleChange(m)
+	case kvstate.StreamOf(kvstate.BucketConfig):
+		return mp.configChange(m)
+	default:
+		return inChange(m)
+	}
+}
+
+// kvOp is a KV write's operation: DEL or PURGE, empty for a put.
+func kvOp(m sourceMsg) string { return m.header.Get("KV-Operation") }
+
+func one(tenant events.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte) []change {
+	if !json.Valid(data) {
+		data, _ = json.Marshal(string(data))
+	}
+	return []change{{tenant: tenant, entry: Entry{At: at, Tenant: string(tenant), Type: typ, Actor: actor, Subject: subject, Data: data}}}
+}
+
+// stateChange maps a request or grant write that carries a CloudEvent.
+func stateChange(m sourceMsg) []change {
+	c, ok := events.PeekChange(m.header)
+	if !ok || kvOp(m) != "" {
+		return nil
+	}
+	at := m.at
+	if t, err := time.Parse(time.RFC3339Nano, m.header.Get("ce-time")); err == nil {
+		at = t
+	}
+	return one(c.Tenant, c.Type, actorOf(c.Type, m.data), c.Subject, at, m.data)
+}
+
+// actorOf says who made a request's or grant's change: the agent that
+// asked, who decided, who claimed, who made the grant; the system
+// otherwise (a timer, a revocation without a recorded author).
+func actorOf(typ string, data []byte) Actor {
+	var v struct {
+		Agent     string                   `json:"agent"`
+		Approver  *events.Ref              `json:"approver"`
+		Decision  *struct{ By events.Ref } `json:"decision"`
+		CreatedBy *events.Ref              `json:"created_by"`
+	}
+	_ = json.Unmarshal(data, &v)
+	ref := func(r *events.Ref) Actor {
+		if r == nil || r.Kind == "" {
+			return Actor{Kind: "system"}
+		}
+		return Actor{Kind: r.Kind, ID: r.ID}
+	}
+	switch typ {
+	case events.TypeRequestCreated:
+		return Actor{Kind: events.KindAgent, ID: v.Agent}
+	case events.TypeRequestClaimed:
+		return ref(v.Approver)
+	case events.TypeGrantCreated:
+		return ref(v.CreatedBy)
+	}
+	if v.Decision != nil {
+		return ref(&v.Decision.By)
+	}
+	return Actor{Kind: "system"}
+}
+
+// tenantOfKey splits a bucket key <tenant>.<rest> out of a KV subject.
+func tenantOfKey(subject, bucket string) (events.TenantID, string, bool) {
+	key := strings.TrimPrefix(subject, "$KV."+bucket+".")
+	t, rest, ok := strings.Cut(key, ".")
+	return events.TenantID(t), rest, ok && t != ""
+}
+
+func agentChange(m sourceMsg) []change {
+	tenant, id, ok := tenantOfKey(m.subject, kvstate.BucketAgents)
+	if !ok {
+		return nil
+	}
+	if kvOp(m) != "" {
+		return one(tenant, events.TypeAgentRemoved, Actor{Kind: "system"}, id, m.at, nil)
+	}
+	var a events.Agent
+	_ = json.Unmarshal(m.data, &a)
+	typ, actor := events.TypeAgentRegistered, Actor{Kind: events.KindPerson, ID: string(a.Member)}
+	if a.Parent != "" {
+		actor = Actor{Kind: events.KindAgent, ID: string(a.Parent)}
+	}
+	if a.RetiredAt != nil {
+		typ = events.TypeAgentRetired
+	}
+	a.TokenSHA256 = "" // not the audit's to keep
+	data, _ := json.Marshal(a)
+	return one(tenant, typ, actor, id, m.at, data)
+}
+
+func ruleChange(m sourceMsg) []change {
+	tenant, key, ok := tenantOfKey(m.subject, kvstate.BucketRules)
+	if !ok {
+		return nil
+	}
+	agent, id, _ := strings.Cut(key, ".")
+	if kvOp(m) != "" {
+		data, _ := json.Marshal(map[string]string{"agent": agent, "id": id})
+		return one(tenant, events.TypeRuleDeleted, Actor{Kind: "system"}, id, m.at, data)
+	}
+	var r events.Rule
+	_ = json.Unmarshal(m.data, &r)
+	return one(tenant, events.TypeRulePut, Actor{Kind: r.CreatedBy.Kind, ID: r.CreatedBy.ID}, id, m.at, m.data)
+}
+
+// configChange adds a revision of the config file to the log of each
+// tenant it names: its revision and SHA-256, never its text (it holds
+// tokens).
+func (mp *mapper) configChange(m sourceMsg) []change {
+	if kvOp(m) != "" || mp.configTenants == nil {
+		return nil
+	}
+	data, _ := json.Marshal(map[string]any{"revision": m.seq, "sha256": kvstate.ConfigSHA256(m.data)})
+	var out []change
+	for _, t := range mp.configTenants(m.data) {
+		out = append(out, one(t, events.TypeConfigApplied, Actor{Kind: "system", ID: "config"}, "config", m.at, data)...)
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultRetention is a tenant's audit_retention when it sets none.
+const DefaultRetention = 400 * 24 * time.Hour
+
+// maxBatch bounds the entries of one atomic batch (the server refuses a
+// batch of more than 1,000 messages).
+const maxBatch = 256
+
+// errConflict: another writer stored a batch first.
+var errConflict = errors.New("audit: another writer moved the cursor")
+
+// WriterConfig wires a Writer.
+type WriterConfig struct {
+	JS  jetstream.JetStream
+	Log *Log
+	// ConfigTenants names the tenants a config file's revision applies
+	// to. Default: config revisions are not logged.
+	ConfigTenants func(raw []byte) []events.TenantID
+	// Retention is a tenant's audit_retention. Default DefaultRetention.
+	Retention func(events.TenantID) time.Duration
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Writer projects the sources into the tenants' logs (see the package
+// doc for why it neither skips nor repeats an entry).
+type Writer struct {
+	cfg    WriterConfig
+	mapper mapper
+}
+
+// NewWriter validates cfg. Errors: ErrConfig.
+func NewWriter(cfg WriterConfig) (*Writer, error) {
+	if cfg.JS == nil || cfg.Log == nil {
+		return nil, fmt.Errorf("%w: a writer needs JetStream and the log", ErrConfig)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Retention == nil {
+		cfg.Retention = func(events.TenantID) time.Duration { return DefaultRetention }
+	}
+	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}}, nil
+}
+
+// ErrConfig: a Writer's config is incomplete.
+var ErrConfig = errors.New("audit: bad config")
+
+// Run projects until ctx ends. Any number of processes may run it: each
+// batch moves the one cursor with a compare-and-set, so a writer that
+// lost the race starts again from the cursor the winner stored.
+func (w *Writer) Run(ctx context.Context) error {
+	for wait := time.Duration(0); ; {
+		err := w.runOnce(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errConflict) {
+			wait = time.Duration(rand.Int64N(int64(50 * time.Millisecond)))
+		} else {
+			w.cfg.Logger.Warn("audit: writer", "err", err)
+			wait = min(2*wait+100*time.Millisecond, 5*time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(wait):
+		}
+	}
+}
+
+// cursor is the last stream sequence projected of each source.
+type cursor map[string]uint64
+
+func (w *Writer) loadCursor(ctx context.Context) (cursor, uint64, error) {
+	st, err := w.cfg.JS.Stream(ctx, Stream)
+	if err != nil {
+		return nil, 0, err
+	}
+	m, err := st.GetLastMsgForSubject(ctx, events.AuditCursorSubject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return cursor{}, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	var c cursor
+	if err := json.Unmarshal(m.Data, &c); err != nil {
+		return nil, 0, fmt.Errorf("audit: cursor %d: %w", m.Sequence, err)
+	}
+	return c, m.Sequence, nil
+}
+
+// runOnce reads every source from the cursor on and commits batch after
+// batch, until a commit fails (errConflict when another writer won).
+func (w *Writer) runOnce(ctx context.Context) error {
+	cur, curSeq, err := w.loadCursor(ctx)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	msgs, errc := make(chan sourceMsg, 4*maxBatch), make(chan error, len(sources))
+	for i, name := range sources {
+		go func() { errc <- w.pump(pctx, i, cur[name]+1, msgs) }()
+	}
+	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-errc:
+			return err
+		case m := <-msgs:
+			b.reset(cur, curSeq)
+			b.add(m)
+			for more := true; more && len(b.changes) < maxBatch; {
+				select {
+				case m := <-msgs:
+					b.add(m)
+				default:
+					more = false
+				}
+			}
+			if curSeq, err = b.commit(ctx); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// pump feeds src's messages from stream sequence from on, in order.
+func (w *Writer) pump(ctx context.Context, src int, from uint64, out chan<- sourceMsg) error {
+	cons, err := w.cfg.JS.OrderedConsumer(ctx, sources[src], jetstream.OrderedConsumerConfig{
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
+	if err != nil {
+		return fmt.Errorf("audit: source %s: %w", sources[src], err)
+	}
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("audit: source %s: %w", sources[src], err)
+	}
+	defer it.Stop()
+	go func() { <-ctx.Done(); it.Stop() }()
+	for {
+		m, err := it.Next()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("audit: source %s: %w", sources[src], err)
+		}
+		sm, err := fromJetStream(src, m)
+		if err != nil {
+			return err
+		}
+		select {
+		case out <- sm:
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
+// batch is one atomic commit: the entries of some source messages, their
+// tenants' tree hashes and the cursor past them.
+type batch struct {
+	w       *Writer
+	fresh   map[events.TenantID]bool // tenants synced since the cursor was loaded
+	cur     cursor
+	curSeq  uint64
+	changes []change
+}
+
+func (b *batch) reset(cur cursor, curSeq uint64) {
+	b.cur, b.curSeq, b.changes = cur, curSeq, b.changes[:0]
+}
+
+func (b *batch) add(m sourceMsg) {
+	b.changes = append(b.changes, b.w.mapper.changes(m)...)
+	b.cur[sources[m.src]] = m.seq
+}

@@ -1,0 +1,234 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/broker"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+	"golang.org/x/mod/sumdb/tlog"
+)
+
+// world is a JetStream with the state buckets and the audit streams.
+type world struct {
+	b     *broker.Broker
+	store *kvstate.Store
+}
+
+func newWorld(t testing.TB, b *broker.Broker) *world {
+	t.Helper()
+	ctx := context.Background()
+	store, err := kvstate.Open(ctx, b.JS, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range StreamConfigs(1) {
+		if _, err := b.JS.CreateOrUpdateStream(ctx, sc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return &world{b: b, store: store}
+}
+
+// runWriter runs a writer on its own connection until the test ends, or
+// until the returned stop is called.
+func (w *world) runWriter(t testing.TB, name string) (stop func()) {
+	t.Helper()
+	return w.runWriterKeeping(t, name, nil)
+}
+
+func (w *world) runWriterKeeping(t testing.TB, name string, retention func(events.TenantID) time.Duration) (stop func()) {
+	t.Helper()
+	js, err := w.b.Connect(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr, err := NewWriter(WriterConfig{JS: js, Log: NewLog(js),
+		ConfigTenants: func([]byte) []events.TenantID { return []events.TenantID{"acme", "beta"} }, Retention: retention})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = wr.Run(ctx) }()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
+func (w *world) grant(t testing.TB, tenant events.TenantID, i int) events.GrantID {
+	t.Helper()
+	id := events.GrantID(fmt.Sprintf("grt_%s%020d", strings.ToUpper(string(tenant[:1])), i))
+	g := &events.Grant{ID: id, Tenant: tenant, Agent: "a", Capability: events.Capability{Action: "tools.call", Target: "x"},
+		Effect: "allow", Scope: "always", CreatedBy: events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: time.Now()}
+	if _, err := w.store.PutGrant(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// export reads tenant's whole log through a fresh Log.
+func (w *world) export(t testing.TB, tenant events.TenantID) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	err := NewLog(w.b.JS).Entries(context.Background(), tenant, 0, time.Time{}, func(line []byte) error {
+		buf.Write(line)
+		buf.WriteByte('\n')
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func (w *world) size(t testing.TB, tenant events.TenantID) int64 {
+	var n int64
+	if err := NewLog(w.b.JS).Tree(context.Background(), tenant, func(tr *Tree) error { n = tr.Size(); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// checkOnce verifies tenant's exported log and that it holds each
+// subject in want exactly once.
+func checkOnce(t *testing.T, log []byte, want map[string]bool) *Chain {
+	t.Helper()
+	chain, err := VerifyLog(bytes.NewReader(log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, line := range bytes.Split(bytes.TrimSpace(log), []byte("\n")) {
+		var e Entry
+		mustUnmarshal(t, line, &e)
+		seen[e.Subject]++
+	}
+	for s := range want {
+		if seen[s] != 1 {
+			t.Errorf("%s: %d entries; want 1", s, seen[s])
+		}
+	}
+	return chain
+}
+
+// Two writers at once, then a restart: every change has one entry, in a
+// chain that verifies, and the checkpoint's tree is the export's.
+func TestWritersProjectEveryChangeOnce(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	stopA := w.runWriter(t, "writer-a")
+	w.runWriter(t, "writer-b")
+	want := map[string]bool{}
+	for i := range 60 {
+		want[string(w.grant(t, "acme", i))] = true
+		w.grant(t, "beta", i)
+	}
+	ctx := context.Background()
+	if err := w.store.PutRule(ctx, "acme", &events.Rule{ID: "r1", Agent: "a", Text: "no rm", CreatedBy: events.Ref{Kind: "person", ID: "u-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(ctx, w.b.JS, Input{ID: "signin-1", Tenant: "acme", Type: events.TypeSignIn, Actor: Actor{Kind: "person", ID: "u-1"}, Subject: "u-1"}); err != nil {
+		t.Fatal(err)
+	}
+	want["r1"], want["u-1"] = true, true
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 62 && w.size(t, "beta") == 60 }, "both logs complete")
+	stopA()
+	for i := 60; i < 80; i++ {
+		want[string(w.grant(t, "acme", i))] = true
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 82 }, "the log continued")
+	chain := checkOnce(t, w.export(t, "acme"), want)
+	if chain.Len() != 82 {
+		t.Fatalf("exported %d entries; want 82", chain.Len())
+	}
+	s, err := LoadSigner(ctx, w.b.JS, "", testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp, err := NewLog(w.b.JS).Checkpoint(ctx, "acme", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := OpenCheckpoint(cp, s.VerifierKey())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := CheckExtends(chain, c, Origin("acme")); err != nil || c.Size != 82 {
+		t.Fatalf("checkpoint %+v against the export: %v", c, err)
+	}
+}
+
+// The log resumes after an entry: GET /v1/audit?after=N reads from there.
+func TestEntriesAfter(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	w.runWriter(t, "writer")
+	for i := range 30 {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 30 }, "log complete")
+	var seqs []uint64
+	err := NewLog(w.b.JS).Entries(context.Background(), "acme", 17, time.Time{}, func(line []byte) error {
+		var e Entry
+		mustUnmarshal(t, line, &e)
+		seqs = append(seqs, e.Seq)
+		return nil
+	})
+	if err != nil || len(seqs) != 13 || seqs[0] != 18 || seqs[12] != 30 {
+		t.Fatalf("got %v, %v; want 18..30", seqs, err)
+	}
+}
+
+// A key kept in the state is made once, whoever asks first.
+func TestSignerKeyIsMadeOnce(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	a, err := LoadSigner(context.Background(), w.b.JS, "", testLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadSigner(context.Background(), w.b.JS, "", testLogger(t))
+	if err != nil || a.VerifierKey() != b.VerifierKey() {
+		t.Fatalf("got %q and %q, %v; want one key", a.VerifierKey(), b.VerifierKey(), err)
+	}
+	skey, vkey, _ := NewKey()
+	c, err := LoadSigner(context.Background(), w.b.JS, skey, testLogger(t))
+	if err != nil || c.VerifierKey() != vkey {
+		t.Fatalf("the configured key: got %q, %v; want %q", c.VerifierKey(), err, vkey)
+	}
+}
+
+// Entries past their tenant's audit_retention are removed; the tree, its
+// checkpoints and its proofs stay whole, and the log goes on from there.
+func TestRetentionKeepsTheTree(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	w.runWriterKeeping(t, "writer", func(events.TenantID) time.Duration { return time.Second })
+	for i := range 10 {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 10 }, "log complete")
+	testutil.Eventually(t, 20*time.Second, func() bool { return len(w.export(t, "acme")) == 0 }, "entries removed after a second")
+	w.grant(t, "acme", 10)
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 11 }, "the log went on")
+	var e Entry
+	mustUnmarshal(t, bytes.TrimSpace(w.export(t, "acme")), &e)
+	if e.Seq != 11 || e.Prev == ZeroHash {
+		t.Fatalf("the entry after the removed ones: seq %d prev %s; want 11, chained", e.Seq, e.Prev)
+	}
+	err := NewLog(w.b.JS).Tree(context.Background(), "acme", func(tr *Tree) error {
+		p, err := tr.ProveTree(5, 11)
+		if err != nil {
+			return err
+		}
+		old, _ := tr.Root(5)
+		now, _ := tr.Root(11)
+		return tlog.CheckTree(p, 11, now, 5, old)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

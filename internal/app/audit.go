@@ -1,0 +1,66 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/countersign/countersign/audit"
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/views"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// auditAPI loads the checkpoint signer (from the variable
+// audit_signing_key_env names, else the key kept in the state) and
+// returns what the API serves the audit log with.
+func auditAPI(ctx context.Context, js jetstream.JetStream, cfg *config.Config, a *App) (*httpapi.AuditConfig, error) {
+	var skey string
+	if cfg.AuditSigningKeyEnv != "" {
+		if skey = os.Getenv(cfg.AuditSigningKeyEnv); skey == "" {
+			return nil, fmt.Errorf("app: audit_signing_key_env: %s is not set", cfg.AuditSigningKeyEnv)
+		}
+	}
+	signer, err := audit.LoadSigner(ctx, js, skey, a.log)
+	if err != nil {
+		return nil, err
+	}
+	return &httpapi.AuditConfig{Log: audit.NewLog(js), Signer: signer}, nil
+}
+
+// startAudit runs the audit writer (one in every deciders process; they
+// share the work through the audit cursor's compare-and-set), unless off.
+func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *views.Views, off bool) error {
+	if off {
+		return nil
+	}
+	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log,
+		ConfigTenants: configTenants,
+		Retention: func(t events.TenantID) time.Duration {
+			if ten, ok := views.Tenant(t); ok && ten.AuditRetention > 0 {
+				return ten.AuditRetention
+			}
+			return audit.DefaultRetention
+		}})
+	if err != nil {
+		return err
+	}
+	a.workers.Go(func() error { return w.Run(ctx) })
+	return nil
+}
+
+// configTenants names the tenants of a config file's revision.
+func configTenants(raw []byte) []events.TenantID {
+	cfg, err := config.Parse(raw)
+	if err != nil {
+		return nil
+	}
+	var ids []events.TenantID
+	for _, t := range cfg.Tenants {
+		ids = append(ids, events.TenantID(t.ID))
+	}
+	return ids
+}
