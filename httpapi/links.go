@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/countersign/countersign/approvals"
@@ -34,14 +35,16 @@ const (
 	linkNotYou    = "not_you"   // sign-in is on, and the link's person is not signed in here
 )
 
-func newLinkUses(reg prometheus.Registerer) *prometheus.CounterVec {
+func newLinkUses(reg prometheus.Registerer) (*prometheus.CounterVec, error) {
 	c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_decision_link_uses_total",
 		Help: "Uses of decision links by outcome: shown, decided, used, stale, expired, forged, malformed, not_found, unwatched, not_you, error."}, []string{"outcome"})
-	_ = reg.Register(c)
+	if err := reg.Register(c); err != nil {
+		return nil, fmt.Errorf("httpapi: metrics: %w", err)
+	}
 	for _, o := range []string{linkShown, linkDecided, linkUsed, linkStale, linkExpired, linkForged, linkMalformed, linkGone, linkUnwatched, linkNotYou, linkFailed} {
 		c.WithLabelValues(o)
 	}
-	return c
+	return c, nil
 }
 
 // linkGet shows the call and a form; it never decides (mail scanners and

@@ -34,4 +34,11 @@ func TestNewValidates(t *testing.T) {
 	if _, err := httpapi.New(httpapi.Config{Service: svc, Ready: ready, Registry: reg}); err == nil {
 		t.Error("New registered its metrics twice in one registry without an error")
 	}
+	for _, name := range []string{"countersign_decision_link_uses_total", "countersign_slack_interactions_total"} {
+		taken := prometheus.NewRegistry()
+		taken.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: "another collector's"}))
+		if _, err := httpapi.New(httpapi.Config{Service: svc, Ready: ready, Registry: taken}); err == nil {
+			t.Errorf("New with %s already registered: no error", name)
+		}
+	}
 }

@@ -109,7 +109,9 @@ func New(cfg Config) (*API, error) {
 	if err := a.routes(cfg.Registry); err != nil {
 		return nil, err
 	}
-	a.notifyRoutes(cfg)
+	if err := a.notifyRoutes(cfg); err != nil {
+		return nil, err
+	}
 	a.auditRoutes(cfg.Audit)
 	return a, nil
 }

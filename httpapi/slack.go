@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -36,17 +37,23 @@ type notifyHandlers struct {
 	slackHTTP   *http.Client
 }
 
-func (a *API) notifyRoutes(cfg Config) {
+func (a *API) notifyRoutes(cfg Config) error {
 	a.links, a.slack = cfg.Links, cfg.Slack
-	a.linkUses = newLinkUses(cfg.Registry)
+	var err error
+	if a.linkUses, err = newLinkUses(cfg.Registry); err != nil {
+		return err
+	}
 	a.slackClicks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_slack_interactions_total",
 		Help: "Slack button clicks by outcome: decided, conflict, refused, unmapped, bad_signature, bad_payload, error."}, []string{"outcome"})
-	_ = cfg.Registry.Register(a.slackClicks)
+	if err := cfg.Registry.Register(a.slackClicks); err != nil {
+		return fmt.Errorf("httpapi: metrics: %w", err)
+	}
 	a.slackHTTP = &http.Client{Timeout: 5 * time.Second,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	a.handle("GET /d/{token}", a.linkGet)
 	a.handle("POST /d/{token}", a.linkPost)
 	a.handle("POST /v1/slack/interactions", a.slackInteraction)
+	return nil
 }
 
 // slackClick is the part of Slack's block_actions payload countersign

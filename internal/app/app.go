@@ -86,7 +86,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readOutside(cfg); err != nil {
+	if _, err := readOutside(cfg, nil); err != nil {
 		return nil, err
 	}
 	seed, err := calloutSeed(cfg)
@@ -336,7 +336,7 @@ func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg 
 		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
 	}
 	t := cfg.HTTPTimeouts
-	out, err := readOutside(cfg)
+	out, err := readOutside(cfg, nil)
 	if err != nil {
 		return err
 	}

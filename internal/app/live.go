@@ -135,7 +135,7 @@ func loadTenants(raw []byte) ([]*events.Tenant, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readOutside(cfg); err != nil {
+	if _, err := readOutside(cfg, nil); err != nil {
 		return nil, err
 	}
 	return cfg.DomainTenants()

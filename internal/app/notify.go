@@ -23,15 +23,16 @@ type outside struct {
 }
 
 // readOutside reads the secrets; a variable that is named but not set
-// stops the start.
-func readOutside(cfg *config.Config) (outside, error) {
+// stops the start. awaiting (nil where only the secrets are checked) is
+// who a group's request waits on, for its links (notify.Links).
+func readOutside(cfg *config.Config, awaiting func(*events.Request) []events.MemberID) (outside, error) {
 	var o outside
 	if cfg.PublicURL != "" {
 		key, err := secretEnv("link_secret_env", cfg.LinkSecretEnv)
 		if err != nil {
 			return o, err
 		}
-		o.links = &notify.Links{PublicURL: cfg.PublicURL, Secret: []byte(key)}
+		o.links = &notify.Links{PublicURL: cfg.PublicURL, Secret: []byte(key), Awaiting: awaiting}
 		o.linkKey = &httpapi.LinkConfig{Secret: []byte(key)}
 	}
 	for _, tc := range cfg.Tenants {
@@ -84,12 +85,9 @@ func secretEnv(key, name string) (string, error) {
 // startNotify runs webhook delivery (deciders role), off the decision
 // path: it reads the state's streams on its own.
 func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream) error {
-	out, err := readOutside(o.Config)
+	out, err := readOutside(o.Config, a.awaiting)
 	if err != nil || len(out.endpoints) == 0 {
 		return err
-	}
-	if out.links != nil {
-		out.links.Awaiting = a.awaiting
 	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas,
 		Tuning: o.Notify, Registry: a.Registry, Logger: a.log, Clock: o.Clock})
