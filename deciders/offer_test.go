@@ -44,7 +44,7 @@ func TestOffersStopOnlyOnALaterRevision(t *testing.T) {
 // injected clock, not the wall's: with both an hour long, stepping the
 // clock an hour brings the second offer at once.
 func TestOffersGoByTheClock(t *testing.T) {
-	_, views, _ := testutil.NewState(t, `tenants:
+	store, views, _ := testutil.NewState(t, `tenants:
   - id: acme
     members: [{id: u-1, policy: {allow: ["*"]}}]
     agents: [{id: agt_a, member: u-1}]
@@ -57,7 +57,7 @@ func TestOffersGoByTheClock(t *testing.T) {
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	clock := testutil.NewClock(time.Now())
-	o, err := NewOffers(OffersConfig{Conn: nc, Views: views, TakeWait: time.Hour, Retry: time.Hour, MaxRetry: 2 * time.Hour, Clock: clock})
+	o, err := NewOffers(OffersConfig{Conn: nc, Views: views, Store: store, TakeWait: time.Hour, Retry: time.Hour, MaxRetry: 2 * time.Hour, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
 	}
