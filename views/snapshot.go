@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -410,9 +409,6 @@ type Snapshots[T any] struct {
 	// (0: a replay of everything).
 	resumed atomic.Uint64
 }
-
-// SetLogger sets where a snapshot that cannot be read or saved is told.
-func (s *Snapshots[T]) SetLogger(l *slog.Logger) { s.log = l.Warn }
 
 // state returns the stream's state, which a snapshot is checked against.
 func (s *Snapshots[T]) state(ctx context.Context) (streamState, error) {

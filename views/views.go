@@ -31,8 +31,15 @@ type Views struct {
 	snaps    *Snapshots[kvstate.Record]
 }
 
+// Option sets one thing NewViews builds with.
+type Option func(*Views)
+
+// WithLogger is where the views tell what they cannot do (a snapshot that
+// cannot be read or saved); slog's default without it.
+func WithLogger(l *slog.Logger) Option { return func(v *Views) { v.snaps.log = l.Warn } }
+
 // NewViews builds the views over store for the configured tenants.
-func NewViews(store *kvstate.Store, tenants []*events.Tenant) *Views {
+func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *Views {
 	v := &Views{conn: store.JetStream().Conn()}
 	v.SetTenants(tenants)
 	v.agents = NewMirror(store.Agents(), func(a events.Agent) []string {
@@ -53,6 +60,9 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant) *Views {
 	v.snaps = &Snapshots[kvstate.Record]{mirror: v.requests, obs: store.Snapshots(), stream: store.RequestStream(), name: kvstate.BucketRequests,
 		now: time.Now, log: slog.Default().Warn}
 	v.requests.resume = v.snaps.Resume
+	for _, o := range opts {
+		o(v)
+	}
 	return v
 }
 

@@ -143,7 +143,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
-	vw := views.NewViews(watchStore, tenants)
+	vw := views.NewViews(watchStore, tenants, views.WithLogger(o.Logger))
 	dropRetired(b, vw)
 	reg := prometheus.NewRegistry()
 	judges := newRulesJudge(tenants, reg, o.Logger)
@@ -159,7 +159,6 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
-	vw.Snapshots().SetLogger(o.Logger)
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
 		live: newLive(o.ConfigFile, store, vw, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
