@@ -78,6 +78,12 @@ func (b *batch) commit(ctx context.Context) (uint64, error) {
 	for _, g := range parts {
 		g.apply(first + uint64(g.at))
 	}
+	if lag := b.w.cfg.Lag; lag != nil {
+		now := time.Now()
+		for _, c := range b.changes {
+			lag(now.Sub(c.entry.At))
+		}
+	}
 	return first + uint64(len(msgs)) - 1, nil
 }
 

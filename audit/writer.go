@@ -34,6 +34,9 @@ type WriterConfig struct {
 	Retention func(events.TenantID) time.Duration
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// Lag, when set, is told each entry's lag once its batch is stored:
+	// from its change's time to the commit (countersign_audit_lag_seconds).
+	Lag func(time.Duration)
 }
 
 // Writer projects the sources into the tenants' logs (see the package

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"bytes"
 	"encoding/base64"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,6 +46,17 @@ func TestAuditLogOverHTTP(t *testing.T) {
 	if !bytes.Contains(log, []byte(`"actor":{"id":"u-1","kind":"person"}`)) {
 		t.Errorf("the decision's actor is not the person:\n%s", log)
 	}
+	// The writer observes each entry's lag once its batch is stored.
+	eventually(t, 10*time.Second, "countersign_audit_lag_seconds_count of the request's two entries", func() bool {
+		metrics := admin.do("GET", "/metrics", nil).want(t, "metrics", http.StatusOK).raw
+		var lagged float64
+		for _, line := range strings.Split(string(metrics), "\n") {
+			if v, ok := strings.CutPrefix(line, "countersign_audit_lag_seconds_count "); ok {
+				_, _ = fmt.Sscan(v, &lagged)
+			}
+		}
+		return lagged >= 2
+	})
 	n := int64(chain.Len())
 	rest := admin.do("GET", "/v1/audit?after=1", nil).want(t, "after=1", http.StatusOK).raw
 	if got := bytes.Count(rest, []byte("\n")); int64(got) != n-1 || !bytes.HasSuffix(log, rest) {

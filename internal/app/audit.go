@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // auditAPI loads the checkpoint signer (from the variable
@@ -37,8 +38,13 @@ func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *vie
 	if off {
 		return nil
 	}
+	lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "countersign_audit_lag_seconds",
+		Help: "From a change to its audit entry's commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
+	if err := a.Registry.Register(lag); err != nil {
+		return fmt.Errorf("app: audit metrics: %w", err)
+	}
 	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log,
-		ConfigTenants: configTenants,
+		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
 		Retention: func(t events.TenantID) time.Duration {
 			if ten, ok := views.Tenant(t); ok && ten.AuditRetention > 0 {
 				return ten.AuditRetention
