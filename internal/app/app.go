@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/approvals"
@@ -61,6 +62,7 @@ type App struct {
 	api      *httpapi.API
 	ln       net.Listener
 	checks   []func() error // readiness beyond NATS answering; no I/O
+	started  atomic.Bool    // the start has finished: ready may say so
 	writable *kvstate.WriteProbe
 	views    *views.Views
 	cancel   context.CancelFunc
@@ -214,6 +216,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 			return nil, err
 		}
 	}
+	a.started.Store(true)
 	return a, nil
 }
 
@@ -377,12 +380,16 @@ func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approva
 // needs have leaders; the probes between get the last answer.
 const writeProbeEvery = 250 * time.Millisecond
 
-// ready answers /readyz: NATS and JetStream answer, the buckets a write
+// ready answers /readyz: the start has finished (the HTTP listener serves
+// before the bus does), NATS and JetStream answer, the buckets a write
 // needs each have a leader, every mirror's watcher is live and caught up,
 // and (with the deciders role) the outbox and the work consumer run. Only
 // the first two cost round trips, the second at most once per
 // writeProbeEvery.
 func (a *App) ready(ctx context.Context) error {
+	if !a.started.Load() {
+		return errStarting
+	}
 	if err := a.Broker.Ready(ctx); err != nil {
 		return err
 	}
@@ -396,6 +403,10 @@ func (a *App) ready(ctx context.Context) error {
 	}
 	return nil
 }
+
+// errStarting: /readyz answers before the start has finished (the HTTP
+// listener serves before the bus does); it is not ready yet.
+var errStarting = errors.New("starting")
 
 // Addr is the HTTP listener's address ("" without the api role).
 func (a *App) Addr() string {

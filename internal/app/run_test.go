@@ -51,3 +51,12 @@ func TestRunReturnsWhenAWorkerDies(t *testing.T) {
 		t.Fatalf("Run after ctx ended = %v, want nil", err)
 	}
 }
+
+// /readyz says ready only once the start has finished: the HTTP listener
+// serves while the start still sets up the bus, and a process that is
+// still starting (or whose start then fails) is not ready.
+func TestNotReadyWhileStarting(t *testing.T) {
+	if err := (&App{}).ready(context.Background()); !errors.Is(err, errStarting) {
+		t.Fatalf("ready before the start finished = %v, want errStarting", err)
+	}
+}
