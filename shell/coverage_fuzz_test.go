@@ -67,6 +67,11 @@ func checkCoverage(t *testing.T, cmd string, s Stage) {
 // words as the shell would see them after quote removal, nil for a word
 // with an expansion, a glob, a brace or a tilde.
 func stageWords(text string) ([]*string, bool) {
+	// A backslash-newline is a line continuation, which the shell removes
+	// at the end of its input too; the parser keeps it there as a literal.
+	if body, ok := strings.CutSuffix(text, "\\\n"); ok && (len(body)-len(strings.TrimRight(body, "\\")))%2 == 0 {
+		text = body
+	}
 	file, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(text), "")
 	if err != nil || len(file.Stmts) != 1 {
 		return nil, false
