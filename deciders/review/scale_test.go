@@ -47,10 +47,6 @@ func TestAgentsCostSubscriptionsNotConsumers(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(pairsConfig(pairs)))
 	js := srv.App.Broker.JS
 	ctx := context.Background()
-	before, err := js.AccountInfo(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	defer func() { cancel(); wg.Wait() }()
@@ -96,10 +92,10 @@ func TestAgentsCostSubscriptionsNotConsumers(t *testing.T) {
 		t.Fatal(err)
 	}
 	// countersign's own durable consumers, its mirrors' watchers and the
-	// audit writer's readers: a handful at start, and no more for 2,000
-	// agents and their runtimes than a few made on first use.
-	if info.State.Consumers != 1 || after.Consumers > before.Consumers+4 || after.Consumers > 32 {
-		t.Fatalf("work stream consumers %d (want 1); account consumers %d, %d at start (want a handful for %d agents)",
-			info.State.Consumers, after.Consumers, before.Consumers, 2*pairs)
+	// audit writer's six readers (17 in all today, some made after the
+	// start): a handful, whatever the number of agents.
+	if info.State.Consumers != 1 || after.Consumers > 24 {
+		t.Fatalf("work stream consumers %d (want 1); account consumers %d (want a handful for %d agents)",
+			info.State.Consumers, after.Consumers, 2*pairs)
 	}
 }
