@@ -119,7 +119,8 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	defer cancel()
 	msgs, errc := make(chan sourceMsg, 4*maxBatch), make(chan error, len(sources))
 	for i, name := range sources {
-		go func() { errc <- w.pump(pctx, i, cur[name]+1, msgs) }()
+		from := cur[name] + 1 // read here: the batches below move cur on
+		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
 	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
 	for {
