@@ -2,9 +2,12 @@ package kvstate
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // writeBuckets are the buckets a write needs: submit, answer, cancel and
@@ -112,6 +115,12 @@ func (s *Store) writable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, writableTimeout)
 	defer cancel()
 	for _, b := range writeBuckets {
+		if s.leaderReads {
+			if err := s.ledBy(ctx, StreamOf(b)); err != nil {
+				return fmt.Errorf("%w: bucket %s %v", ErrUnavailable, b, err)
+			}
+			continue
+		}
 		st, err := s.js.Stream(ctx, StreamOf(b))
 		if err != nil {
 			return fmt.Errorf("%w: bucket %s: %v", ErrUnavailable, b, err)
@@ -121,4 +130,51 @@ func (s *Store) writable(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// ledBy asks a replicated stream for its info and waits for the answer of
+// its leader itself: the one that says since when it leads. Other
+// replicas may answer too (a young group's preferred member does), naming
+// the leader they last heard of, which may be gone: a node killed a moment
+// ago still leads in its followers' eyes until they elect.
+func (s *Store) ledBy(ctx context.Context, stream string) error {
+	nc := s.js.Conn()
+	inbox := nc.NewInbox()
+	sub, err := nc.SubscribeSync(inbox)
+	if err != nil {
+		return fmt.Errorf(": %v", err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	if err := nc.PublishRequest(jetstream.DefaultAPIPrefix+"STREAM.INFO."+stream, inbox, nil); err != nil {
+		return fmt.Errorf(": %v", err)
+	}
+	for {
+		msg, err := sub.NextMsgWithContext(ctx)
+		if err != nil {
+			return fmt.Errorf("has no leader that answers: %v", err)
+		}
+		var info struct {
+			Error *struct {
+				Description string `json:"description"`
+			} `json:"error"`
+			Cluster *struct {
+				Leader      string            `json:"leader"`
+				LeaderSince *time.Time        `json:"leader_since"`
+				Replicas    []json.RawMessage `json:"replicas"`
+			} `json:"cluster"`
+		}
+		if err := json.Unmarshal(msg.Data, &info); err != nil {
+			continue
+		}
+		switch c := info.Cluster; {
+		case info.Error != nil:
+			return fmt.Errorf(": %s", info.Error.Description)
+		case c == nil || len(c.Replicas) == 0:
+			return nil // one replica: the one that answered leads
+		case c.Leader == "":
+			return fmt.Errorf("has no leader")
+		case c.LeaderSince != nil:
+			return nil
+		}
+	}
 }
