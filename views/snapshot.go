@@ -625,6 +625,28 @@ func (s *Snapshots[T]) sweep(ctx context.Context, keep []string) {
 	}
 }
 
+// CatchUp waits until the watcher has delivered every write the stream
+// held when it was called, or until ctx ends: a snapshot saved after it
+// holds them all, so the next start replays none of them. A process
+// stopping right after its last writes calls it before it stops the
+// watcher (under load, the watcher may not have delivered even one yet).
+func (s *Snapshots[T]) CatchUp(ctx context.Context) error {
+	st, err := s.state(ctx)
+	if err != nil {
+		return err
+	}
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for s.mirror.claimable() < st.lastSeq {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
 // Keep saves the snapshot at each interval every (SnapshotEvery in a
 // process) until ctx ends.
 func (s *Snapshots[T]) Keep(ctx context.Context, every time.Duration) {

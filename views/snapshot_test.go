@@ -372,3 +372,27 @@ func TestSnapshotOfLargerPartsResumes(t *testing.T) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// CatchUp returns once the watcher has delivered every write the stream
+// held when it was called (a snapshot saved then holds them all), and
+// while the watcher cannot deliver them, not before its context ends.
+func TestSnapshotCatchUp(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	snapshotFixture(t, s, 4)
+	v, _, stop := runViews(t, s, true)
+	recs := snapshotFixture(t, s, 8)
+	if err := v.Snapshots().CatchUp(ctx); err != nil {
+		t.Fatal(err)
+	}
+	last := recs[len(recs)-1]
+	if _, rev, ok := v.Requests().Held(kvstate.RequestKey(last.Tenant, last.ID)); !ok || rev < last.KVRevision {
+		t.Fatalf("after CatchUp the last write is not held (held %v at %d, written at %d)", ok, rev, last.KVRevision)
+	}
+	stop()
+	snapshotFixture(t, s, 1)
+	short, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := v.Snapshots().CatchUp(short); err == nil {
+		t.Fatal("CatchUp returned with the watcher stopped and a write it never delivered")
+	}
+}

@@ -416,6 +416,10 @@ func (a *App) Addr() string {
 	return a.ln.Addr().String()
 }
 
+// catchUpBudget bounds how long a stop waits for the request mirror to
+// catch up with the last writes before its snapshot is saved.
+const catchUpBudget = time.Second
+
 // shutdownTimeout bounds Run's shutdown.
 const shutdownTimeout = 30 * time.Second
 
@@ -460,9 +464,16 @@ func (a *App) Shutdown(ctx context.Context) error {
 			err = errors.Join(err, errors.New("app: http server stopped early"))
 		}
 	}
-	a.stopWorkers()
 	// The request mirror's snapshot, so that the next start need not
-	// replay every request (a cache: a failure costs only that).
+	// replay every request (a cache: a failure costs only that). Before
+	// the workers (the watcher among them) stop, it catches up with the
+	// last writes, for at most catchUpBudget.
+	cctx, ccancel := context.WithTimeout(ctx, catchUpBudget)
+	if cerr := a.views.Snapshots().CatchUp(cctx); cerr != nil {
+		a.log.Info("snapshot: the mirror did not catch up before the stop; the next start replays the rest", "err", cerr)
+	}
+	ccancel()
+	a.stopWorkers()
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	if serr := a.views.Snapshots().Save(sctx); serr != nil {
 		a.log.Warn("snapshot: not saved", "err", serr)
