@@ -132,8 +132,9 @@ func TestReloadBadFileChangesNothing(t *testing.T) {
 	if code := newClient(srv.URL, "live-b").do(t, "GET", "/v1/requests", nil, nil, nil); code != 200 {
 		t.Fatalf("live-b after a bad reload: %d, want 200", code)
 	}
-	if got := metric(t, srv.URL, "countersign_config_reload_failures_total"); got != failures+1 {
-		t.Fatalf("countersign_config_reload_failures_total = %v, want %v", got, failures+1)
+	// The file watcher may load the same bad file once more on its own.
+	if got := metric(t, srv.URL, "countersign_config_reload_failures_total"); got != failures+1 && got != failures+2 {
+		t.Fatalf("countersign_config_reload_failures_total = %v, want %v (or one more, the file watcher's)", got, failures+1)
 	}
 }
 
