@@ -9,4 +9,10 @@
 // grants an answer left unwritten through the Grants it is given. It
 // ranks beside deciders and notify, the other workers on JetStream:
 // approvals writes state, the outbox follows it.
+//
+// nats-server cannot derive these streams itself: a source's subject
+// transform maps subject tokens only, and a request's subject
+// ($KV.requests.<tenant>.<id>) does not hold the event's type or the
+// decider that the derived subjects name. BenchmarkDerive compares the
+// outbox with such a sourced stream (figures in docs/performance.md).
 package outbox
