@@ -28,7 +28,8 @@ import (
 // removed the tenant's request_retention after it was revoked.
 type Sweeper struct {
 	js      jetstream.JetStream
-	tenants []*events.Tenant
+	tenants func() []*events.Tenant
+	changed chan struct{}
 	acts    TimeActions
 	clock   Clock
 	log     *slog.Logger
@@ -36,8 +37,10 @@ type Sweeper struct {
 
 // SweeperConfig wires a Sweeper.
 type SweeperConfig struct {
-	JS      jetstream.JetStream
-	Tenants []*events.Tenant
+	JS jetstream.JetStream
+	// Tenants is the running config's tenants, read again after each
+	// Reconfigured.
+	Tenants func() []*events.Tenant
 	Act     TimeActions
 	// Clock is the time retention runs on. Default SystemClock.
 	Clock Clock
@@ -47,8 +50,8 @@ type SweeperConfig struct {
 
 // NewSweeper validates cfg and returns a Sweeper. Errors: ErrConfig.
 func NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
-	if cfg.JS == nil || cfg.Act == nil {
-		return nil, fmt.Errorf("%w: the sweeper needs JetStream and the removal", ErrConfig)
+	if cfg.JS == nil || cfg.Act == nil || cfg.Tenants == nil {
+		return nil, fmt.Errorf("%w: the sweeper needs JetStream, the tenants and the removal", ErrConfig)
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = SystemClock{}
@@ -56,7 +59,7 @@ func NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Sweeper{js: cfg.JS, tenants: cfg.Tenants, acts: cfg.Act, clock: cfg.Clock, log: cfg.Logger}, nil
+	return &Sweeper{js: cfg.JS, tenants: cfg.Tenants, changed: make(chan struct{}, 1), acts: cfg.Act, clock: cfg.Clock, log: cfg.Logger}, nil
 }
 
 // sweepRetry is the wait before a failed read or removal is tried again.
@@ -64,16 +67,52 @@ const sweepRetry = time.Second
 
 // Run sweeps every tenant with a retention until ctx ends: its terminal
 // requests, and its revoked grants (removed the same retention after their
-// revocation).
+// revocation). After Reconfigured it starts again from the running
+// tenants: a tenant added is swept, a retention changed is read from the
+// stream's start again, the others resume where they were.
 func (s *Sweeper) Run(ctx context.Context) error {
-	g, ctx := errgroup.WithContext(ctx)
-	for _, t := range s.tenants {
-		if t.RequestRetention > 0 {
-			g.Go(func() error { s.sweep(ctx, t, s.requests(t)); return nil })
-			g.Go(func() error { s.sweep(ctx, t, s.grants(t)); return nil })
+	type sweepOf struct {
+		tenant    events.TenantID
+		bucket    string
+		retention time.Duration
+	}
+	nexts := map[sweepOf]*uint64{}
+	for {
+		g, gctx := errgroup.WithContext(ctx)
+		gctx, cancel := context.WithCancel(gctx)
+		for _, t := range s.tenants() {
+			if t.RequestRetention <= 0 {
+				continue
+			}
+			for _, k := range []kind{s.requests(t), s.grants(t)} {
+				at := sweepOf{t.ID, k.bucket, t.RequestRetention}
+				if nexts[at] == nil {
+					nexts[at] = new(uint64)
+					*nexts[at] = 1
+				}
+				next := nexts[at]
+				g.Go(func() error { s.sweep(gctx, t, k, next); return nil })
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.changed:
+		}
+		cancel()
+		_ = g.Wait()
+		if ctx.Err() != nil {
+			return nil
 		}
 	}
-	return g.Wait()
+}
+
+// Reconfigured has Run start its sweeps again from the running tenants
+// (a reload's hook).
+func (s *Sweeper) Reconfigured() {
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
 }
 
 // kind is what one sweep follows: a bucket's writes under a tenant's
@@ -129,10 +168,9 @@ func (s *Sweeper) grants(t *events.Tenant) kind {
 
 // sweep reads one tenant's writes of one kind until ctx ends, resuming
 // after the last one it handled when the consumer fails.
-func (s *Sweeper) sweep(ctx context.Context, t *events.Tenant, k kind) {
-	next := uint64(1)
+func (s *Sweeper) sweep(ctx context.Context, t *events.Tenant, k kind, next *uint64) {
 	for ctx.Err() == nil {
-		if err := s.pass(ctx, k, &next); err != nil && ctx.Err() == nil {
+		if err := s.pass(ctx, k, next); err != nil && ctx.Err() == nil {
 			s.log.Warn("retention sweep failed; retrying", "tenant", t.ID, "bucket", k.bucket, "err", err)
 			select {
 			case <-ctx.Done():

@@ -135,6 +135,23 @@ func (t *Timers) rebalance() {
 	}
 }
 
+// Reconfigured re-arms every timer this process owns from the running
+// config (a reload's hook): a member's backup or answer_within, read when
+// a timer is armed, may have changed since.
+func (t *Timers) Reconfigured() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.stopped {
+		return
+	}
+	for key, r := range t.timed {
+		if t.owns(key) {
+			t.disarm(key)
+			t.arm(key, r)
+		}
+	}
+}
+
 // when is when to act on r: its deadline or review end while pending;
 // false once it is terminal (its removal is the Sweeper's).
 func (t *Timers) when(r kvstate.Record) (time.Time, bool) {

@@ -276,10 +276,11 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	a.checks = append(a.checks, ob.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return group.Run(ctx) })
-	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants(), Act: svc, Logger: a.log, Clock: clock})
+	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants, Act: svc, Logger: a.log, Clock: clock})
 	if err != nil {
 		return err
 	}
+	a.live.applied = append(a.live.applied, timers.Reconfigured, sweeper.Reconfigured)
 	a.workers.Go(func() error { return sweeper.Run(ctx) })
 	a.workers.Go(func() error { return ob.Run(ctx) })
 	a.workers.Go(func() error { return worker.Run(ctx) })

@@ -40,6 +40,10 @@ type live struct {
 	once     sync.Once
 	reload   sync.Mutex // one Reload at a time
 	applying sync.Mutex // one apply at a time, in revision order
+	// applied are called after each revision is applied: what was derived
+	// from the config before it (armed timers, retention sweeps) is
+	// derived again. Set before start.
+	applied []func()
 }
 
 // fileEvery is how often the config file is looked at for a change.
@@ -125,6 +129,9 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 	l.judges.set(tenants)
 	rev.Raw = nil
 	l.running.Store(&rev)
+	for _, f := range l.applied {
+		f()
+	}
 	changed, gone := changedTokens(before, tenants), agentGone(l.views)
 	dropped := l.broker.Disconnect(func(t events.TenantID, p events.Ref) bool { return changed(t, p) || gone(t, p) })
 	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped)
