@@ -1,0 +1,108 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// commitChanges stores changes as one batch, after the cursor as stored.
+func commitChanges(t *testing.T, w *world, changes []change) {
+	t.Helper()
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, curSeq, err := wr.loadCursor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{w: wr, fresh: map[events.TenantID]bool{}}
+	b.reset(cur, curSeq)
+	b.changes = changes
+	if _, err := b.commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// entryMessages counts the messages holding tenant's entries.
+func entryMessages(t *testing.T, w *world, tenant events.TenantID) uint64 {
+	t.Helper()
+	st, err := w.b.JS.Stream(context.Background(), Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter(events.AuditEntrySubject(tenant)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[events.AuditEntrySubject(tenant)]
+}
+
+// seqsOf reads tenant's entries after after, up to until.
+func seqsOf(t *testing.T, w *world, tenant events.TenantID, after uint64, until time.Time) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := NewLog(w.b.JS).Entries(context.Background(), tenant, after, until, func(line []byte) error {
+		var e Entry
+		mustUnmarshal(t, line, &e)
+		seqs = append(seqs, e.Seq)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqs
+}
+
+// A batch stores each tenant's entries as one message (a stored message
+// costs the server a write and an fsync); reading by after and until
+// finds entries inside a message.
+func TestABatchPacksEachTenantsEntries(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var changes []change
+	for i := range 30 {
+		tenant := []events.TenantID{"acme", "beta"}[i%2]
+		changes = append(changes, one(tenant, events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second), nil)...)
+	}
+	commitChanges(t, w, changes)
+	commitChanges(t, w, changes[:4]) // a second batch: acme 16, 17
+	if n := entryMessages(t, w, "acme"); n != 2 {
+		t.Errorf("acme's 17 entries in %d messages; want 2, one a batch", n)
+	}
+	checkOnce(t, w.export(t, "acme"), nil)
+	if got := seqsOf(t, w, "acme", 6, time.Time{}); len(got) != 11 || got[0] != 7 || got[10] != 17 {
+		t.Errorf("after 6: %v; want 7..17", got)
+	}
+	// acme's entry n (n <= 15) is change 2(n-1), at t0 + 2(n-1) s.
+	if got := seqsOf(t, w, "acme", 2, t0.Add(10*time.Second)); len(got) != 4 || got[0] != 3 || got[3] != 6 {
+		t.Errorf("after 2 until t0+10s: %v; want 3..6", got)
+	}
+}
+
+// Entries too large to share a message each go in one: none is refused
+// for the server's payload limit, and the log reads back whole.
+func TestLargeEntriesSplitAcrossMessages(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	big, _ := json.Marshal(strings.Repeat("x", maxPack*2/5))
+	var changes []change
+	for i := range 5 {
+		changes = append(changes, one("acme", events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), time.Now(), big)...)
+	}
+	commitChanges(t, w, changes)
+	if n := entryMessages(t, w, "acme"); n != 3 {
+		t.Errorf("5 entries of %d bytes in %d messages; want 3 (two, two, one)", len(big), n)
+	}
+	if got := seqsOf(t, w, "acme", 3, time.Time{}); len(got) != 2 || got[0] != 4 || got[1] != 5 {
+		t.Errorf("after 3: %v; want 4, 5", got)
+	}
+	checkOnce(t, w.export(t, "acme"), nil)
+}
