@@ -146,39 +146,45 @@ const maxPack = 256 << 10
 type packer struct {
 	ttl, subject string
 	msgs         *[]*nats.Msg
-	data         []byte
+	lines        [][]byte
+	size         int // of lines joined
 	first        uint64
 	at           time.Time
-	n, parts     int
+	parts        int
 }
 
 // add appends e's sealed line.
 func (p *packer) add(e *Entry, line []byte) {
-	if p.n > 0 && len(p.data)+1+len(line) > maxPack {
+	if len(p.lines) > 0 && p.size+1+len(line) > maxPack {
 		p.flush()
 	}
-	if p.n == 0 {
-		p.first, p.at = e.Seq, e.At
-	} else {
-		p.data = append(p.data, '\n')
+	if len(p.lines) == 0 {
+		p.first, p.at, p.size = e.Seq, e.At, -1
 	}
-	p.data, p.n = append(p.data, line...), p.n+1
+	p.lines, p.size = append(p.lines, line), p.size+1+len(line)
 }
 
 // flush appends the lines packed so far as one message: Audit-Seq is its
 // first entry's seq, Audit-Count how many lines it holds, Audit-At its
 // first entry's time.
 func (p *packer) flush() {
-	if p.n == 0 {
+	if len(p.lines) == 0 {
 		return
 	}
-	m := &nats.Msg{Subject: p.subject, Data: p.data, Header: nats.Header{}}
+	data := make([]byte, 0, p.size)
+	for i, line := range p.lines {
+		if i > 0 {
+			data = append(data, '\n')
+		}
+		data = append(data, line...)
+	}
+	m := &nats.Msg{Subject: p.subject, Data: data, Header: nats.Header{}}
 	m.Header.Set(hdrSeq, strconv.FormatUint(p.first, 10))
-	m.Header.Set(hdrCount, strconv.Itoa(p.n))
+	m.Header.Set(hdrCount, strconv.Itoa(len(p.lines)))
 	m.Header.Set(hdrAt, p.at.Format(time.RFC3339Nano))
 	m.Header.Set(jetstream.MsgTTLHeader, p.ttl)
 	*p.msgs = append(*p.msgs, m)
-	p.data, p.n, p.parts = nil, 0, p.parts+1
+	p.lines, p.parts = p.lines[:0], p.parts+1
 }
 
 // seal seals e; data the canonicalizer refuses (a number out of range,

@@ -106,3 +106,31 @@ func TestLargeEntriesSplitAcrossMessages(t *testing.T) {
 	}
 	checkOnce(t, w.export(t, "acme"), nil)
 }
+
+// A batch waits for the gap since the last commit unless it fills first:
+// under load, few large batches rather than many small ones.
+func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr.gap = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = wr.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	w.grant(t, "acme", 0)
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1 }, "the first change committed at once")
+	for i := 1; i < 11; i++ {
+		w.grant(t, "acme", i)
+	}
+	time.Sleep(500 * time.Millisecond) // a check that nothing happens
+	if n := w.size(t, "acme"); n != 1 {
+		t.Fatalf("log size %d within the gap; want 1", n)
+	}
+	for i := 11; i <= maxBatch; i++ {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1+maxBatch }, "a full batch committed")
+}

@@ -16,6 +16,14 @@ import (
 // DefaultRetention is a tenant's audit_retention when it sets none.
 const DefaultRetention = 400 * 24 * time.Hour
 
+// commitGap is the least time from a commit to the next, unless a batch
+// fills first: a batch costs the server a staging store of its own and
+// a write for each tenant's entries, tree and the cursor, whatever its
+// size, so under load few large batches cost far less than many small
+// ones. An entry waits for it only when the one before it was committed
+// less than commitGap earlier.
+const commitGap = 100 * time.Millisecond
+
 // maxBatch bounds the entries of one atomic batch (the server refuses a
 // batch of more than 1,000 messages).
 const maxBatch = 256
@@ -44,6 +52,7 @@ type WriterConfig struct {
 type Writer struct {
 	cfg    WriterConfig
 	mapper mapper
+	gap    time.Duration // commitGap; tests set it
 }
 
 // NewWriter validates cfg. Errors: ErrConfig.
@@ -57,7 +66,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Retention == nil {
 		cfg.Retention = func(events.TenantID) time.Duration { return DefaultRetention }
 	}
-	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}}, nil
+	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap}, nil
 }
 
 // ErrConfig: a Writer's config is incomplete.
@@ -123,6 +132,7 @@ func (w *Writer) runOnce(ctx context.Context) error {
 		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
 	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
+	var last time.Time // the last commit's start
 	for {
 		select {
 		case <-ctx.Done():
@@ -132,17 +142,34 @@ func (w *Writer) runOnce(ctx context.Context) error {
 		case m := <-msgs:
 			b.reset(cur, curSeq)
 			b.add(m)
-			for more := true; more && len(b.changes) < maxBatch; {
-				select {
-				case m := <-msgs:
-					b.add(m)
-				default:
-					more = false
-				}
-			}
+			gather(ctx, b, msgs, last.Add(w.gap))
+			last = time.Now()
 			if curSeq, err = b.commit(ctx); err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// gather adds the queued messages to b until it holds maxBatch changes,
+// or none is queued and until has passed.
+func gather(ctx context.Context, b *batch, msgs <-chan sourceMsg, until time.Time) {
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	for len(b.changes) < maxBatch {
+		select {
+		case m := <-msgs:
+			b.add(m)
+			continue
+		default:
+		}
+		select {
+		case m := <-msgs:
+			b.add(m)
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
