@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -133,4 +135,105 @@ func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
 		w.grant(t, "acme", i)
 	}
 	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1+maxBatch }, "a full batch committed")
+}
+
+// A config revision applies to more tenants than a batch holds entries
+// (the server refuses a batch of over 1,000 messages): it is split
+// across batches, each tenant's log gets its one entry, and the cursor
+// passes the revision once all are stored.
+func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	tenants := make([]events.TenantID, 700)
+	for i := range tenants {
+		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+	}
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = wr.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if _, _, err := w.store.PublishConfig(context.Background(), []byte("tenants: []\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.grant(t, "t0699", 1) // after the revision: written once it is
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "t0699") == 2 }, "the last tenant's log has the revision and the grant")
+	st, err := w.b.JS.Stream(context.Background(), Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter(events.AuditEntryFilter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.State.Subjects) != len(tenants) {
+		t.Fatalf("%d tenants' logs; want %d", len(info.State.Subjects), len(tenants))
+	}
+	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0511", "t0512", "t0698"} {
+		if n := w.size(t, tn); n != 1 {
+			t.Errorf("%s: %d entries; want 1", tn, n)
+		}
+	}
+	cur, _, err := wr.loadCursor(context.Background())
+	if err != nil || len(cur) == 0 {
+		t.Fatalf("cursor %v, %v", cur, err)
+	}
+	for k := range cur {
+		if strings.HasSuffix(k, "#done") {
+			t.Errorf("cursor %v: a revision stored whole is passed, not counted", cur)
+		}
+	}
+}
+
+// A writer that starts after a batch stored part of a revision's
+// entries (the cursor counts them) stores only the rest.
+func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	tenants := make([]events.TenantID, 300)
+	for i := range tenants {
+		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+	}
+	cfg := WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }}
+	if _, _, err := w.store.PublishConfig(context.Background(), []byte("tenants: []\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The first part, as a writer killed after its first batch left it.
+	first, err := NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := slices.Index(sources[:], kvstate.StreamOf(kvstate.BucketConfig))
+	st, err := w.b.JS.Stream(context.Background(), sources[src])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.GetMsg(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{w: first, fresh: map[events.TenantID]bool{}}
+	b.reset(cursor{}, 0)
+	b.add(sourceMsg{src: src, seq: raw.Sequence, subject: raw.Subject, header: raw.Header, data: raw.Data, at: raw.Time})
+	if _, err := b.commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.size(t, "t0255"); n != 1 || w.size(t, "t0256") != 0 {
+		t.Fatalf("after the first part: t0255 %d entries, t0256 %d; want 1, 0", n, w.size(t, "t0256"))
+	}
+	second, err := NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = second.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "t0299") == 1 }, "the rest stored")
+	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0299"} {
+		if n := w.size(t, tn); n != 1 {
+			t.Errorf("%s: %d entries; want 1", tn, n)
+		}
+	}
 }

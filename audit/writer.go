@@ -24,8 +24,10 @@ const DefaultRetention = 400 * 24 * time.Hour
 // less than commitGap earlier.
 const commitGap = 100 * time.Millisecond
 
-// maxBatch bounds the entries of one atomic batch (the server refuses a
-// batch of more than 1,000 messages).
+// maxBatch bounds the entries of one atomic batch, and so its messages
+// (the server refuses a batch of more than 1,000): at most one entries
+// message an entry (most pack many), a tree message a tenant, and the
+// cursor. A source message with more changes is split across batches.
 const maxBatch = 256
 
 // errConflict: another writer stored a batch first.
@@ -134,19 +136,25 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
 	var last time.Time // the last commit's start
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			return err
-		case m := <-msgs:
+		if c := b.carry; len(c.changes) > 0 {
 			b.reset(cur, curSeq)
-			b.add(m)
-			gather(ctx, b, msgs, last.Add(w.gap))
-			last = time.Now()
-			if curSeq, err = b.commit(ctx); err != nil {
+			b.carry = carry{}
+			b.addChanges(c.src, c.seq, c.changes)
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-errc:
 				return err
+			case m := <-msgs:
+				b.reset(cur, curSeq)
+				b.add(m)
 			}
+		}
+		gather(ctx, b, msgs, last.Add(w.gap))
+		last = time.Now()
+		if curSeq, err = b.commit(ctx); err != nil {
+			return err
 		}
 	}
 }
@@ -215,13 +223,47 @@ type batch struct {
 	cur     cursor
 	curSeq  uint64
 	changes []change
+	carry   carry // what did not fit, for the next batch
 }
+
+// carry is the rest of a source message's changes, after those a batch
+// took.
+type carry struct {
+	src     int
+	seq     uint64
+	changes []change
+}
+
+// doneKey is the cursor's key for how many changes of src's message
+// after the cursor are already stored: one message can hold more
+// changes than a batch (a config revision, one for each tenant), so a
+// batch may store part of one. Absent: none.
+func doneKey(src int) string { return sources[src] + "#done" }
 
 func (b *batch) reset(cur cursor, curSeq uint64) {
 	b.cur, b.curSeq, b.changes = cur, curSeq, b.changes[:0]
 }
 
+// add adds m's changes not yet stored.
 func (b *batch) add(m sourceMsg) {
-	b.changes = append(b.changes, b.w.mapper.changes(m)...)
-	b.cur[sources[m.src]] = m.seq
+	cs := b.w.mapper.changes(m)
+	if m.seq == b.cur[sources[m.src]]+1 {
+		cs = cs[min(b.cur[doneKey(m.src)], uint64(len(cs))):]
+	}
+	b.addChanges(m.src, m.seq, cs)
+}
+
+// addChanges adds the changes of src's message seq, as many as the batch
+// has room for; the cursor passes the message once all are in, and
+// counts those in before.
+func (b *batch) addChanges(src int, seq uint64, cs []change) {
+	if room := maxBatch - len(b.changes); len(cs) > room {
+		b.changes = append(b.changes, cs[:room]...)
+		b.cur[doneKey(src)] += uint64(room)
+		b.carry = carry{src: src, seq: seq, changes: cs[room:]}
+		return
+	}
+	b.changes = append(b.changes, cs...)
+	b.cur[sources[src]] = seq
+	delete(b.cur, doneKey(src))
 }
