@@ -25,6 +25,7 @@ type grown struct {
 	hashes []tlog.Hash // the stored hashes the records add
 	last   string      // the last entry's hash
 	count  int64
+	parts  int // entries messages, stored just before its tree message
 	at     int // index of its tree message in the batch
 }
 
@@ -100,7 +101,7 @@ func (b *batch) grow(ctx context.Context, t events.TenantID, msgs *[]*nats.Msg) 
 		b.fresh[t] = true
 	}
 	g := &grown{tl: tl, base: tl.tree.n, last: tl.last}
-	ttl := b.w.cfg.Retention(t).String()
+	p := packer{ttl: b.w.cfg.Retention(t).String(), subject: events.AuditEntrySubject(t), msgs: msgs}
 	for _, c := range b.changes {
 		if c.tenant != t {
 			continue
@@ -116,12 +117,10 @@ func (b *batch) grow(ctx context.Context, t events.TenantID, msgs *[]*nats.Msg) 
 			return nil, err
 		}
 		g.hashes, g.last, g.count = append(g.hashes, hs...), e.Hash, g.count+1
-		m := &nats.Msg{Subject: events.AuditEntrySubject(t), Data: line, Header: nats.Header{}}
-		m.Header.Set(hdrSeq, strconv.FormatUint(e.Seq, 10))
-		m.Header.Set(hdrAt, e.At.Format(time.RFC3339Nano))
-		m.Header.Set(jetstream.MsgTTLHeader, ttl)
-		*msgs = append(*msgs, m)
+		p.add(&e, line)
 	}
+	p.flush()
+	g.parts = p.parts
 	data := make([]byte, 0, len(g.hashes)*tlog.HashSize)
 	for _, h := range g.hashes {
 		data = append(data, h[:]...)
@@ -130,9 +129,62 @@ func (b *batch) grow(ctx context.Context, t events.TenantID, msgs *[]*nats.Msg) 
 	tm.Header.Set(hdrFirst, strconv.FormatInt(g.base+1, 10))
 	tm.Header.Set(hdrCount, strconv.FormatInt(g.count, 10))
 	tm.Header.Set(hdrLastHash, g.last)
+	tm.Header.Set(hdrParts, strconv.Itoa(g.parts))
 	g.at = len(*msgs)
 	*msgs = append(*msgs, tm)
 	return g, nil
+}
+
+// maxPack bounds the lines one entries message packs (a longer line
+// goes alone), far below the server's 1 MiB payload limit.
+const maxPack = 256 << 10
+
+// packer packs a tenant's consecutive entries of a batch into as few
+// messages as maxPack allows: each message stored costs the server a
+// write and, syncing always, an fsync, so one message an entry made the
+// audit cost as much again as the decision it records.
+type packer struct {
+	ttl, subject string
+	msgs         *[]*nats.Msg
+	lines        [][]byte
+	size         int // of lines joined
+	first        uint64
+	at           time.Time
+	parts        int
+}
+
+// add appends e's sealed line.
+func (p *packer) add(e *Entry, line []byte) {
+	if len(p.lines) > 0 && p.size+1+len(line) > maxPack {
+		p.flush()
+	}
+	if len(p.lines) == 0 {
+		p.first, p.at, p.size = e.Seq, e.At, -1
+	}
+	p.lines, p.size = append(p.lines, line), p.size+1+len(line)
+}
+
+// flush appends the lines packed so far as one message: Audit-Seq is its
+// first entry's seq, Audit-Count how many lines it holds, Audit-At its
+// first entry's time.
+func (p *packer) flush() {
+	if len(p.lines) == 0 {
+		return
+	}
+	data := make([]byte, 0, p.size)
+	for i, line := range p.lines {
+		if i > 0 {
+			data = append(data, '\n')
+		}
+		data = append(data, line...)
+	}
+	m := &nats.Msg{Subject: p.subject, Data: data, Header: nats.Header{}}
+	m.Header.Set(hdrSeq, strconv.FormatUint(p.first, 10))
+	m.Header.Set(hdrCount, strconv.Itoa(len(p.lines)))
+	m.Header.Set(hdrAt, p.at.Format(time.RFC3339Nano))
+	m.Header.Set(jetstream.MsgTTLHeader, p.ttl)
+	*p.msgs = append(*p.msgs, m)
+	p.lines, p.parts = p.lines[:0], p.parts+1
 }
 
 // seal seals e; data the canonicalizer refuses (a number out of range,
@@ -157,7 +209,7 @@ func (g *grown) apply(treeSeq uint64) {
 	g.tl.tree.hashes = append(g.tl.tree.hashes, g.hashes...)
 	g.tl.tree.n += g.count
 	g.tl.last, g.tl.treeSeq = g.last, treeSeq
-	g.tl.batches = append(g.tl.batches, anchor{seq: uint64(g.base + 1), stream: treeSeq - uint64(g.count)})
+	g.tl.batches = append(g.tl.batches, anchor{seq: uint64(g.base + 1), stream: treeSeq - uint64(g.parts)})
 }
 
 // send publishes msgs as one atomic batch and returns the stream sequence

@@ -16,9 +16,13 @@
 // Each write that is an event becomes one entry of its tenant's log.
 //
 // A batch of entries is stored as one JetStream atomic batch: every
-// tenant's new entries, each tenant's new tree hashes, and last the
+// tenant's new entries (packed, a message holding several lines: each
+// stored message costs the server a write and an fsync), each tenant's
+// new tree hashes, and last the
 // cursor, the stream sequence of every source up to which the logs hold
-// everything. The cursor message is guarded by the expected last sequence
+// everything (and, when a source message has more changes than a batch
+// holds, a config revision for a thousand tenants say, how many of the
+// next one's are stored: the next batch stores the rest). The cursor message is guarded by the expected last sequence
 // of its subject, so a batch is stored only if no other batch was stored
 // since the writer read the cursor, and then wholly. Hence:
 //

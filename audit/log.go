@@ -14,10 +14,11 @@ import (
 
 // Headers of the audit stream's messages.
 const (
-	hdrSeq      = "Audit-Seq"       // an entry's seq
+	hdrSeq      = "Audit-Seq"       // an entries message's first entry's seq
 	hdrFirst    = "Audit-First"     // a tree message's first record's seq
-	hdrCount    = "Audit-Count"     // how many records a tree message adds
+	hdrCount    = "Audit-Count"     // how many records a tree message adds, or lines an entries message holds (absent: 1)
 	hdrLastHash = "Audit-Last-Hash" // the hash of a tree message's last entry
+	hdrParts    = "Audit-Parts"     // how many entries messages just before a tree message hold its records (absent: one each)
 )
 
 // Log reads the tenants' logs from the audit stream: each tenant's Merkle
@@ -37,10 +38,11 @@ type tenantLog struct {
 	tree    Tree
 	last    string   // the last entry's hash
 	treeSeq uint64   // stream sequence of the last tree message read
-	batches []anchor // where each batch's first entry is stored
+	batches []anchor // where each batch's first entries message is stored
 }
 
-// anchor maps an entry's seq to its stream sequence.
+// anchor maps a batch's first entry's seq to the stream sequence of the
+// message that holds it.
 type anchor struct{ seq, stream uint64 }
 
 // NewLog returns a Log reading through js.
@@ -78,8 +80,15 @@ func (l *Log) sync(ctx context.Context, t events.TenantID, tl *tenantLog) error 
 	if err != nil {
 		return fmt.Errorf("audit: %s: %w", t, err)
 	}
+	// One iterator, not Next: an ordered consumer's Next makes a consumer
+	// of its own each call, and a log holds a tree message a batch.
+	it, err := cons.Messages()
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", t, err)
+	}
+	defer it.Stop()
 	for tl.treeSeq < m.Sequence {
-		msg, err := cons.Next(jetstream.FetchMaxWait(defaultWait))
+		msg, err := it.Next(jetstream.NextMaxWait(defaultWait))
 		if err != nil {
 			return fmt.Errorf("audit: %s: tree: %w", t, err)
 		}
@@ -108,7 +117,11 @@ func (tl *tenantLog) apply(msg jetstream.Msg) error {
 	}
 	tl.tree.n += count
 	tl.last, tl.treeSeq = h.Get(hdrLastHash), md.Sequence.Stream
-	tl.batches = append(tl.batches, anchor{seq: uint64(first), stream: md.Sequence.Stream - uint64(count)})
+	parts, err := strconv.ParseInt(h.Get(hdrParts), 10, 64)
+	if err != nil {
+		parts = count // written before entries were packed
+	}
+	tl.batches = append(tl.batches, anchor{seq: uint64(first), stream: md.Sequence.Stream - uint64(parts)})
 	return nil
 }
 

@@ -1,7 +1,9 @@
 package audit
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -33,33 +35,49 @@ func (l *Log) Entries(ctx context.Context, t events.TenantID, after uint64, unti
 	if err != nil {
 		return fmt.Errorf("audit: %s: %w", t, err)
 	}
+	it, err := cons.Messages(jetstream.PullMaxBytes(4 * maxPack))
+	if err != nil {
+		return fmt.Errorf("audit: %s: %w", t, err)
+	}
+	defer it.Stop()
 	for {
-		msg, err := next(ctx, cons)
+		msg, err := next(ctx, cons, it)
 		if err != nil || msg == nil {
 			return err
 		}
 		seq, _ := strconv.ParseUint(msg.Headers().Get(hdrSeq), 10, 64)
-		at, _ := time.Parse(time.RFC3339Nano, msg.Headers().Get(hdrAt))
-		if seq > n || (!until.IsZero() && at.After(until)) {
-			return nil
-		}
-		if seq > after {
-			if err := fn(msg.Data()); err != nil {
-				return err
+		for line := range bytes.SplitSeq(msg.Data(), []byte{'\n'}) {
+			if seq > n || (!until.IsZero() && timeOf(line).After(until)) {
+				return nil
 			}
+			if seq > after {
+				if err := fn(line); err != nil {
+					return err
+				}
+			}
+			seq++
 		}
 		md, err := msg.Metadata()
-		if err != nil || md.NumPending == 0 || seq == n {
+		if err != nil || md.NumPending == 0 || seq > n {
 			return err
 		}
 	}
 }
 
-// next returns cons's next entry, or nil when none is left: entries past
-// their retention may be removed while they are read.
-func next(ctx context.Context, cons jetstream.Consumer) (jetstream.Msg, error) {
+// timeOf returns an exported line's at.
+func timeOf(line []byte) time.Time {
+	var e struct {
+		At time.Time `json:"at"`
+	}
+	_ = json.Unmarshal(line, &e)
+	return e.At
+}
+
+// next returns the next entries message, or nil when none is left:
+// entries past their retention may be removed while they are read.
+func next(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesContext) (jetstream.Msg, error) {
 	for wait := time.Duration(0); wait < defaultWait; wait += time.Second {
-		msg, err := cons.Next(jetstream.FetchMaxWait(time.Second))
+		msg, err := it.Next(jetstream.NextMaxWait(time.Second))
 		if err == nil {
 			return msg, nil
 		}
@@ -97,6 +115,5 @@ func (l *Log) startOf(ctx context.Context, t events.TenantID, after uint64) (sta
 		return 0, 0, fmt.Errorf("audit: %s: %w", t, err)
 	}
 	i := sort.Search(len(tl.batches), func(i int) bool { return tl.batches[i].seq > after+1 }) - 1
-	b := tl.batches[max(i, 0)]
-	return b.stream + (after + 1 - b.seq), n, nil
+	return tl.batches[max(i, 0)].stream, n, nil // Entries skips what is not after
 }

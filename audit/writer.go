@@ -16,8 +16,18 @@ import (
 // DefaultRetention is a tenant's audit_retention when it sets none.
 const DefaultRetention = 400 * 24 * time.Hour
 
-// maxBatch bounds the entries of one atomic batch (the server refuses a
-// batch of more than 1,000 messages).
+// commitGap is the least time from a commit to the next, unless a batch
+// fills first: a batch costs the server a staging store of its own and
+// a write for each tenant's entries, tree and the cursor, whatever its
+// size, so under load few large batches cost far less than many small
+// ones. An entry waits for it only when the one before it was committed
+// less than commitGap earlier.
+const commitGap = 100 * time.Millisecond
+
+// maxBatch bounds the entries of one atomic batch, and so its messages
+// (the server refuses a batch of more than 1,000): at most one entries
+// message an entry (most pack many), a tree message a tenant, and the
+// cursor. A source message with more changes is split across batches.
 const maxBatch = 256
 
 // errConflict: another writer stored a batch first.
@@ -44,6 +54,7 @@ type WriterConfig struct {
 type Writer struct {
 	cfg    WriterConfig
 	mapper mapper
+	gap    time.Duration // commitGap; tests set it
 }
 
 // NewWriter validates cfg. Errors: ErrConfig.
@@ -57,7 +68,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Retention == nil {
 		cfg.Retention = func(events.TenantID) time.Duration { return DefaultRetention }
 	}
-	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}}, nil
+	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap}, nil
 }
 
 // ErrConfig: a Writer's config is incomplete.
@@ -123,26 +134,50 @@ func (w *Writer) runOnce(ctx context.Context) error {
 		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
 	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
+	var last time.Time // the last commit's start
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case err := <-errc:
-			return err
-		case m := <-msgs:
+		if c := b.carry; len(c.changes) > 0 {
 			b.reset(cur, curSeq)
-			b.add(m)
-			for more := true; more && len(b.changes) < maxBatch; {
-				select {
-				case m := <-msgs:
-					b.add(m)
-				default:
-					more = false
-				}
-			}
-			if curSeq, err = b.commit(ctx); err != nil {
+			b.carry = carry{}
+			b.addChanges(c.src, c.seq, c.changes)
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil
+			case err := <-errc:
 				return err
+			case m := <-msgs:
+				b.reset(cur, curSeq)
+				b.add(m)
 			}
+		}
+		gather(ctx, b, msgs, last.Add(w.gap))
+		last = time.Now()
+		if curSeq, err = b.commit(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// gather adds the queued messages to b until it holds maxBatch changes,
+// or none is queued and until has passed.
+func gather(ctx context.Context, b *batch, msgs <-chan sourceMsg, until time.Time) {
+	timer := time.NewTimer(time.Until(until))
+	defer timer.Stop()
+	for len(b.changes) < maxBatch {
+		select {
+		case m := <-msgs:
+			b.add(m)
+			continue
+		default:
+		}
+		select {
+		case m := <-msgs:
+			b.add(m)
+		case <-timer.C:
+			return
+		case <-ctx.Done():
+			return
 		}
 	}
 }
@@ -188,13 +223,47 @@ type batch struct {
 	cur     cursor
 	curSeq  uint64
 	changes []change
+	carry   carry // what did not fit, for the next batch
 }
+
+// carry is the rest of a source message's changes, after those a batch
+// took.
+type carry struct {
+	src     int
+	seq     uint64
+	changes []change
+}
+
+// doneKey is the cursor's key for how many changes of src's message
+// after the cursor are already stored: one message can hold more
+// changes than a batch (a config revision, one for each tenant), so a
+// batch may store part of one. Absent: none.
+func doneKey(src int) string { return sources[src] + "#done" }
 
 func (b *batch) reset(cur cursor, curSeq uint64) {
 	b.cur, b.curSeq, b.changes = cur, curSeq, b.changes[:0]
 }
 
+// add adds m's changes not yet stored.
 func (b *batch) add(m sourceMsg) {
-	b.changes = append(b.changes, b.w.mapper.changes(m)...)
-	b.cur[sources[m.src]] = m.seq
+	cs := b.w.mapper.changes(m)
+	if m.seq == b.cur[sources[m.src]]+1 {
+		cs = cs[min(b.cur[doneKey(m.src)], uint64(len(cs))):]
+	}
+	b.addChanges(m.src, m.seq, cs)
+}
+
+// addChanges adds the changes of src's message seq, as many as the batch
+// has room for; the cursor passes the message once all are in, and
+// counts those in before.
+func (b *batch) addChanges(src int, seq uint64, cs []change) {
+	if room := maxBatch - len(b.changes); len(cs) > room {
+		b.changes = append(b.changes, cs[:room]...)
+		b.cur[doneKey(src)] += uint64(room)
+		b.carry = carry{src: src, seq: seq, changes: cs[room:]}
+		return
+	}
+	b.changes = append(b.changes, cs...)
+	b.cur[sources[src]] = seq
+	delete(b.cur, doneKey(src))
 }

@@ -110,8 +110,12 @@ func printBench(r bench.Result, asJSON bool) {
 	if r.Workers > 0 {
 		workers = fmt.Sprintf(" workers=%d", r.Workers)
 	}
-	fmt.Printf("%s: c=%d%s cores=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms%s\n",
-		r.Scenario, r.Concurrency, workers, r.Cores, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms, auditFigures(r))
+	cpu := ""
+	if r.CPUPerRequestMs > 0 {
+		cpu = fmt.Sprintf("  cpu %.2f ms/req", r.CPUPerRequestMs)
+	}
+	fmt.Printf("%s: c=%d%s cores=%d  %d requests, %d errors  %.0f req/s  p50 %.2f ms  p99 %.2f ms%s%s\n",
+		r.Scenario, r.Concurrency, workers, r.Cores, r.Requests, r.Errors, r.ThroughputRPS, r.P50ms, r.P99ms, cpu, auditFigures(r))
 	if r.FirstError != "" {
 		fmt.Println("first error:", r.FirstError)
 	}

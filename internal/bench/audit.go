@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,9 +26,16 @@ func measureAuditLag(ctx context.Context, js jetstream.JetStream, res *Result) e
 	if err != nil {
 		return err
 	}
+	// One consumer for every entry (an ordered consumer's Next makes a
+	// consumer of its own each call).
+	it, err := cons.Messages()
+	if err != nil {
+		return err
+	}
+	defer it.Stop()
 	var lags []time.Duration
 	for {
-		m, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+		m, err := it.Next(jetstream.NextMaxWait(5 * time.Second))
 		if err != nil && len(lags) == 0 {
 			return nil // no entries: the run wrote nothing
 		}
@@ -35,9 +43,13 @@ func measureAuditLag(ctx context.Context, js jetstream.JetStream, res *Result) e
 			return fmt.Errorf("bench: audit entries: %w", err)
 		}
 		md, _ := m.Metadata()
-		at, err := time.Parse(time.RFC3339Nano, m.Headers().Get("Audit-At"))
-		if err == nil {
-			lags = append(lags, md.Timestamp.Sub(at))
+		for line := range bytes.SplitSeq(m.Data(), []byte{'\n'}) { // a message packs several entries
+			var e struct {
+				At time.Time `json:"at"`
+			}
+			if json.Unmarshal(line, &e) == nil {
+				lags = append(lags, md.Timestamp.Sub(e.At))
+			}
 		}
 		if md.NumPending == 0 {
 			break

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -38,6 +39,10 @@ type Result struct {
 	AuditEntries  int     `json:"audit_entries,omitempty"`
 	AuditLagP50ms float64 `json:"audit_lag_p50_ms,omitempty"`
 	AuditLagP99ms float64 `json:"audit_lag_p99_ms,omitempty"`
+	// CPUPerRequestMs is this process's CPU time (user and system) over
+	// the measured duration per request: with the in-process server, the
+	// server's and the load's together.
+	CPUPerRequestMs float64 `json:"cpu_per_request_ms,omitempty"`
 }
 
 // maxOps bounds a run whatever its duration.
@@ -51,7 +56,7 @@ func run(ctx context.Context, conc int, d time.Duration, op func(ctx context.Con
 	var firstErr atomic.Value
 	lats := make([][]time.Duration, conc)
 	var wg sync.WaitGroup
-	start := time.Now()
+	start, cpu0 := time.Now(), cpuTime()
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func() {
@@ -73,7 +78,11 @@ func run(ctx context.Context, conc int, d time.Duration, op func(ctx context.Con
 		}()
 	}
 	wg.Wait()
-	return summarize(lats, errs.Load(), time.Since(start), firstErr.Load())
+	r := summarize(lats, errs.Load(), time.Since(start), firstErr.Load())
+	if cpu := cpuTime() - cpu0; cpu > 0 && r.Requests > 0 {
+		r.CPUPerRequestMs = ms(cpu / time.Duration(r.Requests))
+	}
+	return r
 }
 
 func summarize(per [][]time.Duration, errs int64, elapsed time.Duration, firstErr any) Result {
@@ -94,3 +103,13 @@ func summarize(per [][]time.Duration, errs int64, elapsed time.Duration, firstEr
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cpuTime is the CPU time this process has used, 0 where the system does
+// not say.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,239 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// commitChanges stores changes as one batch, after the cursor as stored.
+func commitChanges(t *testing.T, w *world, changes []change) {
+	t.Helper()
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, curSeq, err := wr.loadCursor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{w: wr, fresh: map[events.TenantID]bool{}}
+	b.reset(cur, curSeq)
+	b.changes = changes
+	if _, err := b.commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// entryMessages counts the messages holding tenant's entries.
+func entryMessages(t *testing.T, w *world, tenant events.TenantID) uint64 {
+	t.Helper()
+	st, err := w.b.JS.Stream(context.Background(), Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter(events.AuditEntrySubject(tenant)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.Subjects[events.AuditEntrySubject(tenant)]
+}
+
+// seqsOf reads tenant's entries after after, up to until.
+func seqsOf(t *testing.T, w *world, tenant events.TenantID, after uint64, until time.Time) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	err := NewLog(w.b.JS).Entries(context.Background(), tenant, after, until, func(line []byte) error {
+		var e Entry
+		mustUnmarshal(t, line, &e)
+		seqs = append(seqs, e.Seq)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return seqs
+}
+
+// A batch stores each tenant's entries as one message (a stored message
+// costs the server a write and an fsync); reading by after and until
+// finds entries inside a message.
+func TestABatchPacksEachTenantsEntries(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var changes []change
+	for i := range 30 {
+		tenant := []events.TenantID{"acme", "beta"}[i%2]
+		changes = append(changes, one(tenant, events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second), nil)...)
+	}
+	commitChanges(t, w, changes)
+	commitChanges(t, w, changes[:4]) // a second batch: acme 16, 17
+	if n := entryMessages(t, w, "acme"); n != 2 {
+		t.Errorf("acme's 17 entries in %d messages; want 2, one a batch", n)
+	}
+	checkOnce(t, w.export(t, "acme"), nil)
+	if got := seqsOf(t, w, "acme", 6, time.Time{}); len(got) != 11 || got[0] != 7 || got[10] != 17 {
+		t.Errorf("after 6: %v; want 7..17", got)
+	}
+	// acme's entry n (n <= 15) is change 2(n-1), at t0 + 2(n-1) s.
+	if got := seqsOf(t, w, "acme", 2, t0.Add(10*time.Second)); len(got) != 4 || got[0] != 3 || got[3] != 6 {
+		t.Errorf("after 2 until t0+10s: %v; want 3..6", got)
+	}
+}
+
+// Entries too large to share a message each go in one: none is refused
+// for the server's payload limit, and the log reads back whole.
+func TestLargeEntriesSplitAcrossMessages(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	big, _ := json.Marshal(strings.Repeat("x", maxPack*2/5))
+	var changes []change
+	for i := range 5 {
+		changes = append(changes, one("acme", events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), time.Now(), big)...)
+	}
+	commitChanges(t, w, changes)
+	if n := entryMessages(t, w, "acme"); n != 3 {
+		t.Errorf("5 entries of %d bytes in %d messages; want 3 (two, two, one)", len(big), n)
+	}
+	if got := seqsOf(t, w, "acme", 3, time.Time{}); len(got) != 2 || got[0] != 4 || got[1] != 5 {
+		t.Errorf("after 3: %v; want 4, 5", got)
+	}
+	checkOnce(t, w.export(t, "acme"), nil)
+}
+
+// A batch waits for the gap since the last commit unless it fills first:
+// under load, few large batches rather than many small ones.
+func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wr.gap = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = wr.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	w.grant(t, "acme", 0)
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1 }, "the first change committed at once")
+	for i := 1; i < 11; i++ {
+		w.grant(t, "acme", i)
+	}
+	time.Sleep(500 * time.Millisecond) // a check that nothing happens
+	if n := w.size(t, "acme"); n != 1 {
+		t.Fatalf("log size %d within the gap; want 1", n)
+	}
+	for i := 11; i <= maxBatch; i++ {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1+maxBatch }, "a full batch committed")
+}
+
+// A config revision applies to more tenants than a batch holds entries
+// (the server refuses a batch of over 1,000 messages): it is split
+// across batches, each tenant's log gets its one entry, and the cursor
+// passes the revision once all are stored.
+func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	tenants := make([]events.TenantID, 700)
+	for i := range tenants {
+		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+	}
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = wr.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	if _, _, err := w.store.PublishConfig(context.Background(), []byte("tenants: []\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.grant(t, "t0699", 1) // after the revision: written once it is
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "t0699") == 2 }, "the last tenant's log has the revision and the grant")
+	st, err := w.b.JS.Stream(context.Background(), Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(context.Background(), jetstream.WithSubjectFilter(events.AuditEntryFilter))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.State.Subjects) != len(tenants) {
+		t.Fatalf("%d tenants' logs; want %d", len(info.State.Subjects), len(tenants))
+	}
+	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0511", "t0512", "t0698"} {
+		if n := w.size(t, tn); n != 1 {
+			t.Errorf("%s: %d entries; want 1", tn, n)
+		}
+	}
+	cur, _, err := wr.loadCursor(context.Background())
+	if err != nil || len(cur) == 0 {
+		t.Fatalf("cursor %v, %v", cur, err)
+	}
+	for k := range cur {
+		if strings.HasSuffix(k, "#done") {
+			t.Errorf("cursor %v: a revision stored whole is passed, not counted", cur)
+		}
+	}
+}
+
+// A writer that starts after a batch stored part of a revision's
+// entries (the cursor counts them) stores only the rest.
+func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	tenants := make([]events.TenantID, 300)
+	for i := range tenants {
+		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+	}
+	cfg := WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }}
+	if _, _, err := w.store.PublishConfig(context.Background(), []byte("tenants: []\n")); err != nil {
+		t.Fatal(err)
+	}
+	// The first part, as a writer killed after its first batch left it.
+	first, err := NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := slices.Index(sources[:], kvstate.StreamOf(kvstate.BucketConfig))
+	st, err := w.b.JS.Stream(context.Background(), sources[src])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.GetMsg(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &batch{w: first, fresh: map[events.TenantID]bool{}}
+	b.reset(cursor{}, 0)
+	b.add(sourceMsg{src: src, seq: raw.Sequence, subject: raw.Subject, header: raw.Header, data: raw.Data, at: raw.Time})
+	if _, err := b.commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := w.size(t, "t0255"); n != 1 || w.size(t, "t0256") != 0 {
+		t.Fatalf("after the first part: t0255 %d entries, t0256 %d; want 1, 0", n, w.size(t, "t0256"))
+	}
+	second, err := NewWriter(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = second.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "t0299") == 1 }, "the rest stored")
+	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0299"} {
+		if n := w.size(t, tn); n != 1 {
+			t.Errorf("%s: %d entries; want 1", tn, n)
+		}
+	}
+}
