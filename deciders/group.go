@@ -107,7 +107,53 @@ func NewGroup(ctx context.Context, cfg GroupConfig) (*Group, error) {
 
 // OnChange registers fn to be called whenever the live members change.
 // Register before Run.
-func (g *Group) OnChange(fn func()) { g.changed = append(g.changed, fn) }
+func (g *Group) OnChange(fn func()) {
+	g.refreshing.Lock()
+	defer g.refreshing.Unlock()
+	g.changed = append(g.changed, fn)
+}
+
+// RunOwned runs fn while this member owns key, until ctx ends: fn's
+// context ends once another member comes to own key (when the live
+// members change), and fn runs again when this one owns it again. A lone
+// member owns every key. Members see a change a moment apart, so for that
+// moment two may both run fn: what fn does must be safe twice (the audit
+// writer's compare-and-set is). fn returning before its context ends is
+// RunOwned's return.
+func (g *Group) RunOwned(ctx context.Context, key string, fn func(context.Context) error) error {
+	changed := make(chan struct{}, 1)
+	g.OnChange(func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	for {
+		for !g.Owns(key) {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-changed:
+			}
+		}
+		fctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- fn(fctx) }()
+		for owned := true; owned; {
+			select {
+			case err := <-done:
+				cancel()
+				return err
+			case <-changed:
+				owned = g.Owns(key)
+			}
+		}
+		cancel()
+		if err := <-done; err != nil && ctx.Err() == nil {
+			return err
+		}
+	}
+}
 
 // Size is the number of live members, this one included.
 func (g *Group) Size() int {

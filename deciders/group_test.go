@@ -140,3 +140,61 @@ func (r *recorded) count() int {
 	defer r.mu.Unlock()
 	return len(r.expired)
 }
+
+// RunOwned runs its work in one member of two at a time (the one that
+// owns the key); when that member stops, the work runs in the other.
+func TestRunOwnedRunsInOneMember(t *testing.T) {
+	f := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	running := map[int]bool{}
+	runningIn := func() []int {
+		mu.Lock()
+		defer mu.Unlock()
+		var in []int
+		for i, on := range running {
+			if on {
+				in = append(in, i)
+			}
+		}
+		return in
+	}
+	type proc struct {
+		g    *deciders.Group
+		stop context.CancelFunc
+		done chan struct{}
+	}
+	procs := make([]*proc, 2)
+	for i := range procs {
+		g, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: f.store.JetStream()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pctx, stop := context.WithCancel(ctx)
+		p := &proc{g: g, stop: stop, done: make(chan struct{})}
+		go func() { defer close(p.done); _ = g.Run(pctx) }()
+		go func() {
+			_ = g.RunOwned(pctx, "audit", func(ctx context.Context) error {
+				mu.Lock()
+				running[i] = true
+				mu.Unlock()
+				<-ctx.Done()
+				mu.Lock()
+				running[i] = false
+				mu.Unlock()
+				return nil
+			})
+		}()
+		procs[i] = p
+	}
+	for _, p := range procs {
+		testutil.Eventually(t, 10*time.Second, func() bool { return p.g.Size() == 2 }, "each member sees both")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return len(runningIn()) == 1 }, "the work running in one member")
+	owner := runningIn()[0]
+	procs[owner].stop()
+	<-procs[owner].done
+	testutil.Eventually(t, 10*time.Second, func() bool { in := runningIn(); return len(in) == 1 && in[0] != owner },
+		"the work running in the other member once the owner stopped")
+}

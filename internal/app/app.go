@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -61,17 +62,21 @@ type App struct {
 	http     *http.Server
 	api      *httpapi.API
 	ln       net.Listener
-	checks   []func() error // readiness beyond NATS answering; no I/O
-	started  atomic.Bool    // the start has finished: ready may say so
-	writable *kvstate.WriteProbe
-	views    *views.Views
-	cancel   context.CancelFunc
-	workers  *errgroup.Group
-	wctx     context.Context // the workers' context: ended by the first that fails, with its error as cause
-	served   chan error
-	watch    *rpc.Watchers
-	live     *live
-	audit    *httpapi.AuditConfig // the API's audit log (SPEC §14)
+	checks   []func() error  // readiness beyond NATS answering; no I/O
+	group    *deciders.Group // the live deciders processes (deciders role)
+
+	shutdown    sync.Once
+	shutdownErr error
+	started     atomic.Bool // the start has finished: ready may say so
+	writable    *kvstate.WriteProbe
+	views       *views.Views
+	cancel      context.CancelFunc
+	workers     *errgroup.Group
+	wctx        context.Context // the workers' context: ended by the first that fails, with its error as cause
+	served      chan error
+	watch       *rpc.Watchers
+	live        *live
+	audit       *httpapi.AuditConfig // the API's audit log (SPEC §14)
 }
 
 // Start brings up everything the configured roles need and returns once
@@ -255,6 +260,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	if err != nil {
 		return err
 	}
+	a.group = group
 	timers, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: svc, Group: group, Logger: a.log, Clock: clock})
 	if err != nil {
 		return err
@@ -454,8 +460,14 @@ func (a *App) wait(ctx context.Context) error {
 
 // Shutdown stops accepting, answers held long-polls at once, lets
 // in-flight requests finish (until ctx ends), stops the workers and
-// drains NATS.
+// drains NATS. Safe to repeat: a later call returns the first one's
+// error.
 func (a *App) Shutdown(ctx context.Context) error {
+	a.shutdown.Do(func() { a.shutdownErr = a.shutdownOnce(ctx) })
+	return a.shutdownErr
+}
+
+func (a *App) shutdownOnce(ctx context.Context) error {
 	var err error
 	if a.http != nil {
 		a.Service.Hub().Close()

@@ -32,16 +32,22 @@ func auditAPI(ctx context.Context, js jetstream.JetStream, cfg *config.Config, a
 	return &httpapi.AuditConfig{Log: audit.NewLog(js), Signer: signer}, nil
 }
 
-// startAudit runs the audit writer (one in every deciders process; they
-// share the work through the audit cursor's compare-and-set), unless off.
+// startAudit runs the audit writer, unless off: in the one deciders
+// process that owns the writer's key in the deciders group (the others
+// take over when it stops; the audit cursor's compare-and-set keeps the
+// log whole even while two run for a moment).
 func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *views.Views, off bool) error {
 	if off {
 		return nil
 	}
 	lag := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "countersign_audit_lag_seconds",
 		Help: "From a change to its audit entry's commit.", Buckets: prometheus.ExponentialBuckets(0.005, 2, 14)})
-	if err := a.Registry.Register(lag); err != nil {
-		return fmt.Errorf("app: audit metrics: %w", err)
+	active := prometheus.NewGauge(prometheus.GaugeOpts{Name: "countersign_audit_writer_active",
+		Help: "1 while this process writes the audit log (one deciders process at a time does)."})
+	for _, c := range []prometheus.Collector{lag, active} {
+		if err := a.Registry.Register(c); err != nil {
+			return fmt.Errorf("app: audit metrics: %w", err)
+		}
 	}
 	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log,
 		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
@@ -54,9 +60,18 @@ func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *vie
 	if err != nil {
 		return err
 	}
-	a.workers.Go(func() error { return w.Run(ctx) })
+	a.workers.Go(func() error {
+		return a.group.RunOwned(ctx, auditWriterKey, func(ctx context.Context) error {
+			active.Set(1)
+			defer active.Set(0)
+			return w.Run(ctx)
+		})
+	})
 	return nil
 }
+
+// auditWriterKey is the audit writer's key in the deciders group.
+const auditWriterKey = "audit-writer"
 
 // configTenants names the tenants of a config file's revision.
 func configTenants(raw []byte) []events.TenantID {
