@@ -27,21 +27,32 @@ func GrantPage(items []events.Grant, next string) (Page[json.RawMessage], error)
 }
 
 // boundPage encodes items into a page of at most maxBytes of items (and
-// at least one).
+// at least one). The items are encoded into one buffer, sized on the
+// first, each item a slice of it: a buffer of its own per item, grown from
+// 64 bytes, was a quarter of what a list page allocated.
 func boundPage[T any](items []T, next string, maxBytes int, cursorOf func(*T) string) (Page[json.RawMessage], error) {
 	p := Page[json.RawMessage]{Items: make([]json.RawMessage, 0, len(items)), NextCursor: next}
-	size := 0
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	ends := make([]int, 0, len(items)) // each item's end in buf; the next starts one byte (a newline) on
 	for i := range items {
-		b, err := encodeJSON(&items[i])
-		if err != nil {
+		if err := enc.Encode(&items[i]); err != nil {
 			return Page[json.RawMessage]{}, err
 		}
-		if i > 0 && size+len(b) > maxBytes {
+		if i > 0 && buf.Len()-len(ends)-1 > maxBytes { // the items' bytes, without their newlines
 			p.NextCursor = cursorOf(&items[i-1])
 			break
 		}
-		size += len(b)
-		p.Items = append(p.Items, b)
+		ends = append(ends, buf.Len()-1)
+		if i == 0 && len(items) > 1 { // room for the rest, sized on the first
+			buf.Grow(min(buf.Len()*(len(items)-1)*5/4, maxBytes))
+		}
+	}
+	b, start := buf.Bytes(), 0
+	for _, end := range ends {
+		p.Items = append(p.Items, b[start:end:end])
+		start = end + 1
 	}
 	return p, nil
 }

@@ -20,6 +20,8 @@ func TestBoundPage(t *testing.T) {
 	}{
 		{"one item larger than the bound", 10, 1, "after-a"},
 		{"two fit", 90, 2, "after-b"},
+		{"two fit to the byte", 85, 2, "after-b"},
+		{"one byte short of two", 84, 1, "after-a"},
 		{"all fit", 1000, 3, "list-cursor"},
 	} {
 		p, err := boundPage(items, "list-cursor", tc.max, cursorOf)
@@ -28,6 +30,11 @@ func TestBoundPage(t *testing.T) {
 		}
 		if len(p.Items) != tc.wantItems || p.NextCursor != tc.wantNext {
 			t.Errorf("%s: %d items, next %q; want %d, %q", tc.name, len(p.Items), p.NextCursor, tc.wantItems, tc.wantNext)
+		}
+		for i, got := range p.Items {
+			if want, _ := encodeJSON(&items[i]); string(got) != string(want) {
+				t.Errorf("%s: item %d is %s, want %s", tc.name, i, got, want)
+			}
 		}
 	}
 	p, _ := boundPage([]item(nil), "", MaxPageBytes, cursorOf)

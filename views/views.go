@@ -384,12 +384,25 @@ func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev u
 	if !ok || rev != kvRev {
 		return events.Request{}, false
 	}
-	raw, err := v.requests.packer.unpack(z)
 	var r events.Request
-	if err != nil || json.Unmarshal(raw, &r) != nil {
+	if decodePacked(v.requests.packer, z, &r) != nil {
 		return events.Request{}, false
 	}
 	return r, true
+}
+
+// decodePacked decodes the request packed in z into r, unpacking it into
+// a pooled buffer: the decoder copies what it keeps, so a page of
+// terminal requests does not allocate a buffer per record.
+func decodePacked(p *packer, z []byte, r *events.Request) error {
+	buf := unpackScratch.Get().(*[]byte)
+	defer unpackScratch.Put(buf)
+	raw, err := p.unpackInto(*buf, z)
+	if err != nil {
+		return err
+	}
+	*buf = raw
+	return json.Unmarshal(raw, r)
 }
 
 // afterKey is the key of id in tenant, or "" (from the first) for no id.
