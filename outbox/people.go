@@ -87,11 +87,8 @@ func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ,
 	if enc.Encode(data) != nil {
 		return out
 	}
-	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: bytes.TrimRight(buf.Bytes(), "\n"), Header: nats.Header{}}
-	e := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
-	if events.EncodeHeaders(e, msg.Header) != nil {
-		return out
-	}
+	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: bytes.TrimRight(buf.Bytes(), "\n"), Header: make(nats.Header, 12)}
+	events.ChangeHeaders(msg.Header, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
 	return append(out, msg)
 }
 
