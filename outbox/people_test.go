@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -51,7 +52,8 @@ func TestPeopleMsgs(t *testing.T) {
 		{"the group's quorum reached", events.TypeRequestDecided, &finance, nil, events.StatusApproved, byU1u2, "withdrawn u-2 approved"},
 		{"denied after one allow", events.TypeRequestDecided, &finance, nil, events.StatusDenied, byU1, "withdrawn u-2 denied"},
 	} {
-		r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: c.status, Revision: 3, Approver: c.to, Approvals: c.counted}
+		r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: c.status, Revision: 3, Approver: c.to, Approvals: c.counted,
+			Tool: "send_email", Arguments: json.RawMessage(`{"to":"a@example.com"}`), Reason: "<why>"}
 		if c.to == nil && c.status == events.StatusPending {
 			r.Approver = c.was
 		}
@@ -83,6 +85,10 @@ func TestPeopleMsgs(t *testing.T) {
 				_ = json.Unmarshal(m.Data, &b)
 				if b.Request.ID != r.ID || b.Decider != (events.Ref{Kind: events.KindPerson, ID: person}) {
 					t.Errorf("%s: bundle %s", c.name, m.Data)
+				}
+				var stored struct{ Request json.RawMessage }
+				if json.Unmarshal(m.Data, &stored) != nil || !bytes.Equal(stored.Request, data) {
+					t.Errorf("%s: the bundle's request is not the record as stored, as its event carries it:\n%s\n%s", c.name, stored.Request, data)
 				}
 				got = append(got, "requested "+person)
 			case events.TypeReviewWithdrawn:
