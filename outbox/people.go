@@ -9,7 +9,6 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // People's workers on the bus (SPEC §9): each change of a request tells
@@ -140,14 +139,4 @@ func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ,
 	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: data, Header: make(nats.Header, 12)}
 	events.ChangeHeaders(msg.Header, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
 	return append(out, msg)
-}
-
-// people are the messages the change of state message m sends to people's
-// subjects.
-func (o *Worker) people(m jetstream.Msg) []*nats.Msg {
-	c, ok := events.PeekChange(m.Headers())
-	if !ok {
-		return nil
-	}
-	return o.peopleMsgs(m.Headers(), m.Data(), c)
 }
