@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -50,11 +51,11 @@ func NewWorker(cfg WorkerConfig) (*Worker, error) {
 
 // Run resumes the offers of reviews pending on agents, then consumes until
 // ctx ends and waits for the offers it started. Every message is acked at
-// once (offering never fails in a way a redelivery would fix); an
-// undecodable payload → TermWithReason. The work stream lives in memory
-// and a NATS restart loses it with the consumer: after every reconnect, and
-// whenever the consumer is gone, Run creates it again (retrying until the
-// outbox has re-created the stream).
+// once (offering never fails in a way a redelivery would fix); a person's
+// is acked unread, and an agent's undecodable payload → TermWithReason.
+// The work stream lives in memory and a NATS restart loses it with the
+// consumer: after every reconnect, and whenever the consumer is gone, Run
+// creates it again (retrying until the outbox has re-created the stream).
 func (w *Worker) Run(ctx context.Context) error {
 	if w.offers != nil {
 		w.offers.Resume(ctx)
@@ -137,6 +138,10 @@ func (w *Worker) consume(ctx context.Context, reconnected <-chan nats.Status) er
 }
 
 func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
+	if personWork(m.Subject()) { // nothing to do: ack it unread
+		_ = m.Ack()
+		return
+	}
 	var r events.Request
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
 		_ = m.TermWithReason("undecodable request record")
@@ -146,4 +151,15 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		w.offers.Offer(ctx, &r, m.Headers().Get("ce-traceparent"))
 	}
 	_ = m.Ack()
+}
+
+// personWork reports whether subject is a person's work subject,
+// countersign.<tenant>.decide.person.<id> (events.DecideSubject).
+func personWork(subject string) bool {
+	rest, ok := strings.CutPrefix(subject, events.SubjectRoot+".")
+	if !ok {
+		return false
+	}
+	_, rest, _ = strings.Cut(rest, ".")
+	return strings.HasPrefix(rest, "decide."+events.KindPerson+".")
 }

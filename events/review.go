@@ -38,15 +38,11 @@ func briefGiven(chain []AgentID, decider AgentID, briefOf func(AgentID) string) 
 
 // PersonReviewBundle is the data of a review.requested on a person's
 // subject (SPEC §9, "People's workers on the bus"): the request and the
-// person it waits on, {"id", "kind": "person"}.
+// person it waits on, {"id", "kind": "person"}. The outbox writes it with
+// the record's text as stored (outbox/people.go).
 type PersonReviewBundle struct {
 	Request Request `json:"request"`
 	Decider Ref     `json:"decider"`
-}
-
-// NewPersonReviewBundle builds the bundle for person m reviewing r.
-func NewPersonReviewBundle(r *Request, m MemberID) PersonReviewBundle {
-	return PersonReviewBundle{Request: *r, Decider: Ref{ID: string(m), Kind: KindPerson}}
 }
 
 // ReviewWithdrawn is the data of a review.withdrawn: the request that no

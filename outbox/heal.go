@@ -173,6 +173,11 @@ func awaitAck(ctx context.Context, a jetstream.PubAckFuture) error {
 
 // awaitPubAck is awaitAck returning the acknowledgement.
 func awaitPubAck(ctx context.Context, a jetstream.PubAckFuture) (*jetstream.PubAck, error) {
+	select { // most have come by the time the acker looks: no timer then
+	case ack := <-a.Ok():
+		return ack, nil
+	default:
+	}
 	t := time.NewTimer(ackWait)
 	defer t.Stop()
 	select {

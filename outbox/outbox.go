@@ -240,12 +240,15 @@ func (o *Worker) loop(ctx context.Context, cons jetstream.Consumer) error {
 			}
 			return err
 		}
-		acks, err := o.republish(ctx, m)
-		if err != nil {
-			return nil // ctx ended
+		f := inflight{src: m}
+		if c, ok := events.PeekChange(m.Headers()); ok { // else a write without an event (e.g. a purge marker): nothing to derive
+			if f.acks, err = o.republish(ctx, m, c); err != nil {
+				return nil // ctx ended
+			}
+			f.people = o.peopleMsgs(m.Headers(), m.Data(), c)
 		}
 		select {
-		case pending <- inflight{src: m, acks: acks, people: o.people(m)}:
+		case pending <- f:
 		case <-ctx.Done():
 			return nil
 		}
@@ -289,14 +292,10 @@ func (o *Worker) ack(ctx context.Context, f inflight, fresh bool) {
 	}
 }
 
-// republish publishes the event (and the work message) a state message
-// carries; it returns an error only when ctx ends.
-func (o *Worker) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.PubAckFuture, error) {
+// republish publishes the event (and the work message) of change c a
+// state message carries; it returns an error only when ctx ends.
+func (o *Worker) republish(ctx context.Context, m jetstream.Msg, c events.Change) ([]jetstream.PubAckFuture, error) {
 	h := m.Headers()
-	c, ok := events.PeekChange(h)
-	if !ok {
-		return nil, nil // a write without an event (e.g. a purge marker): nothing to derive
-	}
 	typ, tenant := c.Type, c.Tenant
 	subjects := []string{events.EventSubject(tenant, typ)}
 	if typ != events.TypeGrantCreated && typ != events.TypeGrantRevoked {
@@ -310,8 +309,13 @@ func (o *Worker) republish(ctx context.Context, m jetstream.Msg) ([]jetstream.Pu
 		}
 	}
 	acks := make([]jetstream.PubAckFuture, 0, len(subjects))
-	for _, subj := range subjects {
-		f, err := o.publishAsync(ctx, workMsg(subj, m.Data(), h, c))
+	first := workMsg(subjects[0], m.Data(), h, c)
+	for i, subj := range subjects {
+		msg := first
+		if i > 0 { // the same headers: no message's are written after
+			msg = &nats.Msg{Subject: subj, Data: first.Data, Header: first.Header}
+		}
+		f, err := o.publishAsync(ctx, msg)
 		if err != nil {
 			return nil, err
 		}

@@ -9,7 +9,6 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // People's workers on the bus (SPEC §9): each change of a request tells
@@ -34,10 +33,11 @@ func (o *Worker) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats
 	if (was.Kind == "" && !toOK) || !ok {
 		return nil // a grant's change, or one that waits on nobody
 	}
-	var r events.Request
-	if json.Unmarshal(data, &r) != nil {
+	var pr peopleRecord
+	if json.Unmarshal(data, &pr) != nil {
 		return nil
 	}
+	r := pr.request()
 	still := t.Awaiting(&r) // nil once decided, or on an agent
 	before := countedBefore(&r, c.Type)
 	var now []events.MemberID
@@ -49,13 +49,65 @@ func (o *Worker) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats
 	for _, m := range t.People(was) {
 		if !slices.Contains(still, m) && !before.By(events.Ref{Kind: events.KindPerson, ID: string(m)}) {
 			out = appendPeopleMsg(out, &r, m, events.TypeReviewWithdrawn, tp,
-				events.ReviewWithdrawn{RequestID: r.ID, Status: r.Status})
+				encodeData(events.ReviewWithdrawn{RequestID: r.ID, Status: r.Status}))
 		}
 	}
 	for _, m := range now {
-		out = appendPeopleMsg(out, &r, m, events.TypeReviewRequested, tp, events.NewPersonReviewBundle(&r, m))
+		out = appendPeopleMsg(out, &r, m, events.TypeReviewRequested, tp, personReview(data, m))
 	}
 	return out
+}
+
+// peopleRecord is what peopleMsgs reads of a stored record: decoding only
+// these fields skips the rest, which a review.requested carries as stored.
+type peopleRecord struct {
+	ID        events.RequestID `json:"id"`
+	Tenant    events.TenantID  `json:"tenant"`
+	Status    events.Status    `json:"status"`
+	Approver  *events.Ref      `json:"approver"`
+	Revision  uint64           `json:"revision"`
+	Approvals events.Approvals `json:"approvals"`
+	Decision  *struct {
+		By events.Ref `json:"by"`
+	} `json:"decision"`
+}
+
+// request is the record with only p's fields set.
+func (p *peopleRecord) request() events.Request {
+	r := events.Request{ID: p.ID, Tenant: p.Tenant, Status: p.Status, Approver: p.Approver, Revision: p.Revision, Approvals: p.Approvals}
+	if p.Decision != nil {
+		r.Decision = &events.Decision{By: p.Decision.By}
+	}
+	return r
+}
+
+// personReview is the data of a review.requested for person m, an
+// events.PersonReviewBundle whose request is record's text as stored (as
+// the change's event carries it), not encoded again; nil if m's reference
+// does not encode.
+func personReview(record []byte, m events.MemberID) []byte {
+	decider := encodeData(events.Ref{ID: string(m), Kind: events.KindPerson})
+	if decider == nil {
+		return nil
+	}
+	out := make([]byte, 0, len(record)+len(decider)+25)
+	out = append(out, `{"request":`...)
+	out = append(out, record...)
+	out = append(out, `,"decider":`...)
+	out = append(out, decider...)
+	return append(out, '}')
+}
+
+// encodeData is v in JSON with the record's text as stored (no HTML
+// escapes), as the events carry it; nil if it does not encode.
+func encodeData(v any) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return nil
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // countedBefore are the allows r counted before change typ: those people
@@ -79,28 +131,12 @@ func (o *Worker) superseded(r *events.Request) bool {
 }
 
 // appendPeopleMsg appends the binary-mode CloudEvent typ with data to
-// person m's subject; an event that does not encode is left out.
-func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ, traceparent string, data any) []*nats.Msg {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false) // the record's text as stored, as the events carry it
-	if enc.Encode(data) != nil {
+// person m's subject; an event whose data did not encode (nil) is left out.
+func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ, traceparent string, data []byte) []*nats.Msg {
+	if data == nil {
 		return out
 	}
-	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: bytes.TrimRight(buf.Bytes(), "\n"), Header: nats.Header{}}
-	e := events.NewEvent(typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
-	if events.EncodeHeaders(e, msg.Header) != nil {
-		return out
-	}
+	msg := &nats.Msg{Subject: events.PeopleSubject(r.Tenant, m), Data: data, Header: make(nats.Header, 12)}
+	events.ChangeHeaders(msg.Header, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), traceparent)
 	return append(out, msg)
-}
-
-// people are the messages the change of state message m sends to people's
-// subjects.
-func (o *Worker) people(m jetstream.Msg) []*nats.Msg {
-	c, ok := events.PeekChange(m.Headers())
-	if !ok {
-		return nil
-	}
-	return o.peopleMsgs(m.Headers(), m.Data(), c)
 }
