@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -32,8 +33,8 @@ type OffersConfig struct {
 	// MaxRetry caps the delay between offers. Default 1m.
 	MaxRetry time.Duration
 	// Clock times the take wait and the delay between offers. Default
-	// SystemClock.
-	Clock Clock
+	// clock.System.
+	Clock clock.Clock
 	// Logger default slog.Default().
 	Logger *slog.Logger
 }
@@ -52,7 +53,7 @@ func (c *OffersConfig) setDefaults() {
 		c.Logger = slog.Default()
 	}
 	if c.Clock == nil {
-		c.Clock = SystemClock{}
+		c.Clock = clock.System{}
 	}
 }
 
@@ -187,10 +188,10 @@ func (o *Offers) run(ctx context.Context, key string, r *events.Request, tracepa
 		o.cfg.Logger.Warn("deciders: cannot offer review", "request", r.ID, "err", err)
 		return
 	}
-	delay, clock := o.cfg.Retry, o.cfg.Clock
+	delay, clk := o.cfg.Retry, o.cfg.Clock
 	for o.current(key, r) {
-		next := clock.Now().Add(delay)
-		if o.offerOnce(ctx, msg) || !sleep(ctx, clock, next.Sub(clock.Now())) {
+		next := clk.Now().Add(delay)
+		if o.offerOnce(ctx, msg) || !clock.Sleep(ctx, clk, next.Sub(clk.Now())) {
 			return
 		}
 		delay = min(2*delay, o.cfg.MaxRetry)

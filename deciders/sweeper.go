@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
@@ -31,7 +32,7 @@ type Sweeper struct {
 	tenants func() []*events.Tenant
 	changed chan struct{}
 	acts    TimeActions
-	clock   Clock
+	clock   clock.Clock
 	log     *slog.Logger
 }
 
@@ -42,8 +43,8 @@ type SweeperConfig struct {
 	// Reconfigured.
 	Tenants func() []*events.Tenant
 	Act     TimeActions
-	// Clock is the time retention runs on. Default SystemClock.
-	Clock Clock
+	// Clock is the time retention runs on. Default clock.System.
+	Clock clock.Clock
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -54,7 +55,7 @@ func NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 		return nil, fmt.Errorf("%w: the sweeper needs JetStream, the tenants and the removal", ErrConfig)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
@@ -216,15 +217,8 @@ func (s *Sweeper) pass(ctx context.Context, k kind, next *uint64) error {
 // latest write, retrying a failure until ctx ends (its error then).
 func (s *Sweeper) remove(ctx context.Context, k kind, id string, kvRev uint64, due time.Time) error {
 	for {
-		if wait := due.Sub(s.clock.Now()); wait > 0 {
-			fired := make(chan struct{})
-			stop := s.clock.AfterFunc(wait, func() { close(fired) })
-			select {
-			case <-ctx.Done():
-				stop()
-				return ctx.Err()
-			case <-fired:
-			}
+		if !clock.Sleep(ctx, s.clock, due.Sub(s.clock.Now())) {
+			return ctx.Err()
 		}
 		err := k.remove(ctx, id, kvRev)
 		if err == nil || ctx.Err() != nil {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -48,7 +49,7 @@ type Timers struct {
 	views *views.Views
 	acts  TimeActions
 	log   *slog.Logger
-	clock Clock
+	clock clock.Clock
 	owns  func(key string) bool
 
 	mu      sync.Mutex
@@ -72,8 +73,8 @@ type TimersConfig struct {
 	// this process arms only the requests it owns. Without it, every
 	// request is armed here (one deciders process).
 	Group *Group
-	// Clock is the time timers run on. Default SystemClock.
-	Clock Clock
+	// Clock is the time timers run on. Default clock.System.
+	Clock clock.Clock
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -84,7 +85,7 @@ func NewTimers(cfg TimersConfig) (*Timers, error) {
 		return nil, fmt.Errorf("%w: timers need the views and their actions", ErrConfig)
 	}
 	if cfg.Clock == nil {
-		cfg.Clock = SystemClock{}
+		cfg.Clock = clock.System{}
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/countersign/countersign/clock"
 )
 
 // Config wires a Worker.
@@ -28,7 +30,7 @@ type Config struct {
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 	// Clock times the feeds' leases. Default the system's.
-	Clock Clock
+	Clock clock.Clock
 }
 
 // Tuning bounds delivery. Tests shorten it; deployments keep the defaults.
@@ -87,7 +89,7 @@ func (c *Config) setDefaults() {
 		c.Logger = slog.Default()
 	}
 	if c.Clock == nil {
-		c.Clock = systemClock{}
+		c.Clock = clock.System{}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/countersign/countersign/clock"
 )
 
 // lease lets one process at a time deliver a feed: a bucket entry naming
@@ -17,7 +19,7 @@ type lease struct {
 	key    string
 	holder string
 	ttl    time.Duration
-	clock  Clock
+	clock  clock.Clock
 	rev    uint64
 }
 
@@ -37,7 +39,7 @@ func (l *lease) acquire(ctx context.Context) error {
 		if l.try(ctx) {
 			return nil
 		}
-		if !sleep(ctx, l.clock, l.ttl/3) {
+		if !clock.Sleep(ctx, l.clock, l.ttl/3) {
 			return ctx.Err()
 		}
 	}
@@ -64,7 +66,7 @@ func (l *lease) try(ctx context.Context) bool {
 // ends, then releases it; it calls lost if a renewal fails (another
 // process may take the feed).
 func (l *lease) hold(ctx context.Context, lost func()) {
-	for sleep(ctx, l.clock, l.ttl/3) {
+	for clock.Sleep(ctx, l.clock, l.ttl/3) {
 		rev, err := l.kv.Update(ctx, l.key, l.value(), l.rev)
 		if err != nil {
 			lost()

@@ -16,6 +16,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/busapi"
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
@@ -38,9 +39,9 @@ type Options struct {
 	// Listener, if set, is served instead of listening on Config.Listen.
 	Listener net.Listener
 	// Clock is the time the use cases and the timers go by (deadlines,
-	// approval TTLs, review timeouts). Default deciders.SystemClock; tests
+	// approval TTLs, review timeouts). Default clock.System; tests
 	// step a testutil.Clock.
-	Clock deciders.Clock
+	Clock clock.Clock
 	// Notify bounds webhook delivery; zero fields keep the defaults
 	// (tests shorten the backoff).
 	Notify notify.Tuning
@@ -86,7 +87,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 		o.Logger = slog.Default()
 	}
 	if o.Clock == nil {
-		o.Clock = deciders.SystemClock{}
+		o.Clock = clock.System{}
 	}
 	cfg := o.Config
 	tenants, err := cfg.DomainTenants()
@@ -255,7 +256,7 @@ func agentGone(views *views.Views) func(events.TenantID, events.Ref) bool {
 	}
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *views.Views, svc *approvals.Service, judges *rulesJudge, clock deciders.Clock) error {
+func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *views.Views, svc *approvals.Service, judges *rulesJudge, clock clock.Clock) error {
 	group, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: js, Replicas: a.Broker.Replicas, Logger: a.log})
 	if err != nil {
 		return err

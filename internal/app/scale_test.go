@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
@@ -129,7 +129,7 @@ func startRoleWith(t *testing.T, natsURL string, edit func(*config.Config), role
 }
 
 // startRoleOn starts a process of roles on clock (nil: the system's).
-func startRoleOn(t *testing.T, natsURL string, clock deciders.Clock, edit func(*config.Config), roles ...string) *app.App {
+func startRoleOn(t *testing.T, natsURL string, clock clock.Clock, edit func(*config.Config), roles ...string) *app.App {
 	t.Helper()
 	cfg := config.Demo()
 	edit(cfg)

@@ -14,6 +14,7 @@ const module = "github.com/countersign/countersign"
 // strictly lower rank.
 var rank = map[string]int{
 	"jcs":                  -1, // RFC 8785, beneath the domain nouns
+	"clock":                -1, // time and timers, beneath everything that waits
 	"events":               0,
 	"display":              0,
 	"shell":                0,

@@ -2,7 +2,7 @@ package servertest
 
 import (
 	"context"
-	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/clock"
 	"io"
 	"log/slog"
 	"net"
@@ -29,7 +29,7 @@ type Server struct {
 	App   *app.App
 	cfg   *config.Config
 	addr  string
-	clock deciders.Clock
+	clock clock.Clock
 	tune  notify.Tuning
 	file  string
 	ln    net.Listener // the first start's, when WithListener gave one
@@ -39,7 +39,7 @@ type options struct {
 	file  string
 	yaml  string
 	log   *slog.Logger
-	clock deciders.Clock
+	clock clock.Clock
 	tune  notify.Tuning
 	ln    net.Listener
 }
@@ -64,7 +64,7 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 
 // WithClock runs the server on clock (a testutil.Clock the test steps),
 // kept across Restart.
-func WithClock(c deciders.Clock) Option { return func(o *options) { o.clock = c } }
+func WithClock(c clock.Clock) Option { return func(o *options) { o.clock = c } }
 
 // WithNotify bounds webhook delivery (short backoff in tests); it holds
 // across Restart.

@@ -8,7 +8,7 @@ import (
 
 // Clock is a clock a test steps: Now stands still until Advance, and an
 // AfterFunc call runs when Advance passes its time. It satisfies
-// deciders.Clock and approvals' Now.
+// clock.Clock and approvals' Now.
 type Clock struct {
 	mu      sync.Mutex
 	now     time.Time
