@@ -48,7 +48,10 @@ const maxBatch = 256
 const commitTimeout = 10 * time.Second
 
 // committer gathers writes into batches from one goroutine, which runs
-// while there is work and exits when idle.
+// while there is work and exits when idle. A write that finds it idle goes
+// alone from its caller's goroutine (alone), and writes that come
+// meanwhile queue for the loop it starts when done: no write waits on a
+// timer, and one alone costs no goroutine.
 type committer struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
@@ -65,10 +68,7 @@ type committer struct {
 	rotated              time.Time
 	choice               chooser // used by the one loop goroutine only
 
-	// acks receives the atomic batches' acknowledgements, each on
-	// inbox.<batch id>; made on first use, by the loop goroutine only.
-	acks  *nats.Subscription
-	inbox string
+	acks acks // every write's and batch's acknowledgement
 }
 
 type pendingWrite struct {
@@ -120,13 +120,15 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 	if !c.enabled {
 		return c.single(ctx, msg, last)
 	}
-	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
 	c.mu.Lock()
-	c.queue = append(c.queue, p)
-	if !c.running {
+	if !c.running { // idle: this write goes alone, from this goroutine
 		c.running = true
-		go c.loop()
+		c.mu.Unlock()
+		defer c.idle()
+		return c.alone(ctx, msg, last, lost)
 	}
+	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
+	c.queue = append(c.queue, p)
 	c.mu.Unlock()
 	select {
 	case r := <-p.done:
@@ -136,6 +138,54 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 	case <-lost:
 		return 0, c.gate.lostErr()
 	}
+}
+
+// alone commits one write while the committer runs it alone (it holds
+// running, so nothing else commits meanwhile), waiting for its
+// acknowledgement in the caller's goroutine: no goroutine is started and
+// no other write waits for a timer, so a write on an idle committer costs
+// one round trip to the server.
+func (c *committer) alone(ctx context.Context, msg *nats.Msg, last uint64, lost <-chan struct{}) (uint64, error) {
+	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
+	if len(c.dropLost([]*pendingWrite{p})) == 0 {
+		r := <-p.done
+		return 0, r.err
+	}
+	reply, ack, err := c.post(msg, last)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	var seq uint64
+	select {
+	case m := <-ack:
+		seq, err = pubAck(m)
+	case <-ctx.Done():
+		c.acks.forget(reply)
+		return 0, errors.Join(ErrUnavailable, ctx.Err())
+	case <-lost:
+		c.acks.forget(reply)
+		return 0, c.gate.lostErr()
+	}
+	if errors.Is(err, errNoStream) { // no leader just now: as singles are retried
+		seq, err = c.single(ctx, msg, last)
+	}
+	if err == nil {
+		p.seq = seq
+		c.remember([]*pendingWrite{p})
+	}
+	return seq, err
+}
+
+// idle ends a write that went alone: the writes queued meanwhile go on in
+// the loop, or the committer is idle again.
+func (c *committer) idle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		c.running = false
+		return
+	}
+	go c.loop()
 }
 
 // loop commits what is queued, batch after batch, until the queue is empty.
@@ -281,24 +331,60 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 	return nil
 }
 
-// singles publishes each write of batch on its own, pipelined, and waits
-// for all of them.
+// singles publishes each write of batch on its own, pipelined from this
+// goroutine, and waits for all of them.
 func (c *committer) singles(ctx context.Context, batch []*pendingWrite) {
-	var wg sync.WaitGroup
-	for _, p := range batch {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			seq, err := c.single(ctx, p.msg, p.last)
-			if err == nil {
-				p.seq = seq
-			}
-			p.done <- writeResult{seq: seq, err: err}
-		}()
+	replies := make([]string, len(batch))
+	waits := make([]<-chan *nats.Msg, len(batch))
+	for i, p := range batch {
+		var err error
+		if replies[i], waits[i], err = c.post(p.msg, p.last); err != nil {
+			waits[i] = nil
+			p.done <- writeResult{err: mapErr(err)}
+		}
 	}
-	wg.Wait()
+	for i, p := range batch {
+		if waits[i] == nil {
+			continue
+		}
+		var r writeResult
+		select {
+		case m := <-waits[i]:
+			r.seq, r.err = pubAck(m)
+		case <-ctx.Done():
+			c.acks.forget(replies[i])
+			r.err = errors.Join(ErrUnavailable, ctx.Err())
+		}
+		if errors.Is(r.err, errNoStream) { // no leader just now: retried as jetstream does
+			r.seq, r.err = c.single(ctx, p.msg, p.last)
+		}
+		if r.err == nil {
+			p.seq = r.seq
+		}
+		p.done <- r
+	}
 }
 
+// post publishes msg guarded by last, with a reply subject of its own,
+// and returns the channel its acknowledgement arrives on.
+func (c *committer) post(msg *nats.Msg, last uint64) (reply string, ack <-chan *nats.Msg, err error) {
+	reply, ack, err = c.acks.expect()
+	if err != nil {
+		return "", nil, err
+	}
+	msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(last, 10))
+	msg.Reply = reply
+	err = c.nc.PublishMsg(msg)
+	msg.Reply = ""
+	if err != nil {
+		c.acks.forget(reply)
+		return "", nil, err
+	}
+	return reply, ack, nil
+}
+
+// single publishes msg guarded by last through jetstream, which retries
+// while no stream answers.
 func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
 	msg.Header.Del(nats.ExpectedLastSubjSeqHdr)
 	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last))
@@ -312,13 +398,9 @@ func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uin
 // acknowledgement: the sequence of its first message; any error means
 // nothing of it was stored.
 func (c *committer) send(batch []*pendingWrite) (wait func() (uint64, error), err error) {
-	if c.acks == nil {
-		inbox := c.nc.NewInbox()
-		sub, err := c.nc.SubscribeSync(inbox + ".*")
-		if err != nil {
-			return nil, err
-		}
-		c.acks, c.inbox = sub, inbox
+	reply, ack, err := c.acks.expect()
+	if err != nil {
+		return nil, err
 	}
 	id := nuid.Next()
 	last := batch[len(batch)-1].msg
@@ -337,27 +419,26 @@ func (c *committer) send(batch []*pendingWrite) (wait func() (uint64, error), er
 		h.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
 		if p.msg == last {
 			h.Set("Nats-Batch-Commit", "1")
-			last.Reply = c.inbox + "." + id
+			last.Reply = reply
 		}
 		if err := c.nc.PublishMsg(p.msg); err != nil {
 			clear()
+			c.acks.forget(reply)
 			return nil, err
 		}
 	}
-	want := last.Reply
 	return func() (uint64, error) {
 		defer clear()
-		deadline := time.Now().Add(commitTimeout)
-		for {
-			m, err := c.acks.NextMsg(time.Until(deadline))
-			if err != nil {
-				return 0, err
-			}
-			if m.Subject == want {
-				return batchAck(m.Data, id, len(batch))
-			}
-			// The late acknowledgement of a batch given up on: that
-			// batch's writes were retried singly, and lost to itself.
+		timer := time.NewTimer(commitTimeout)
+		defer timer.Stop()
+		select {
+		case m := <-ack:
+			return batchAck(m.Data, id, len(batch))
+		case <-timer.C:
+			// A late acknowledgement is dropped: the batch's writes are
+			// retried singly, and lose to itself.
+			c.acks.forget(reply)
+			return 0, fmt.Errorf("kvstate: batch %s: %w", id, nats.ErrTimeout)
 		}
 	}, nil
 }
