@@ -118,3 +118,33 @@ func TestPubAck(t *testing.T) {
 		}
 	}
 }
+
+// A probe of singles sends the first few writes of a group singly; the
+// others are committed in the next group, none left unanswered.
+func TestProbeOfSinglesCommitsTheRestNext(t *testing.T) {
+	s, sub := limbo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() { _, _ = kvstate.WriteRaw(ctx, s, "limbo.a", nil) }()
+	m, err := sub.NextMsg(10 * time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const queued = 40
+	var wg sync.WaitGroup
+	for range queued {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+				t.Errorf("queued write: %v", err)
+			}
+		}()
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return kvstate.Queued(s) == queued }, "writes queued behind the one alone")
+	kvstate.ProbeSingles(s)
+	if err := m.Respond([]byte(`{"stream":"limbo","seq":7}`)); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+}

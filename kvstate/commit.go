@@ -66,7 +66,7 @@ type committer struct {
 	// lately (remember; the loop goroutine only).
 	stored, storedBefore map[string]uint64
 	rotated              time.Time
-	choice               chooser // used by the one loop goroutine only
+	choice               chooser // used by the holder of running only
 
 	acks acks // every write's and batch's acknowledgement
 }
@@ -151,6 +151,7 @@ func (c *committer) alone(ctx context.Context, msg *nats.Msg, last uint64, lost 
 		r := <-p.done
 		return 0, r.err
 	}
+	start := time.Now()
 	reply, ack, err := c.post(msg, last)
 	if err != nil {
 		return 0, mapErr(err)
@@ -158,6 +159,7 @@ func (c *committer) alone(ctx context.Context, msg *nats.Msg, last uint64, lost 
 	var seq uint64
 	select {
 	case m := <-ack:
+		c.choice.observeSingles(time.Since(start), 0, 1)
 		seq, err = pubAck(m)
 	case <-ctx.Done():
 		c.acks.forget(reply)
@@ -228,7 +230,15 @@ func (c *committer) loop() {
 		if len(batch) == 0 {
 			continue
 		}
-		tell = c.commit(batch, tell)
+		way, k := asSingles, 1
+		if len(batch) > 1 {
+			way, k = c.choice.choose(len(batch))
+		}
+		if k < len(batch) { // a probe: the rest go next
+			held = append(batch[k:len(batch):len(batch)], held...)
+			batch = batch[:k]
+		}
+		tell = c.commit(batch, way, tell)
 		c.remember(batch)
 	}
 }
@@ -285,7 +295,7 @@ const rememberFor = 250 * time.Millisecond
 // commit commits batch, calling told (the previous batch's news, if any)
 // once batch is sent, and returns the func that tells batch's writers
 // (nil when they were told already).
-func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
+func (c *committer) commit(batch []*pendingWrite, way int, told func()) (tell func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	sent := func() {
@@ -295,12 +305,7 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		}
 	}
 	defer sent()
-	if len(batch) == 1 {
-		sent()
-		c.singles(ctx, batch)
-		return nil
-	}
-	way, start := c.choice.choose(len(batch)), time.Now()
+	start := time.Now()
 	if way == asBatch {
 		wait, err := c.send(batch)
 		sent()
@@ -309,7 +314,7 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 			first, err = wait()
 		}
 		if err == nil {
-			c.choice.observe(asBatch, time.Since(start), len(batch))
+			c.choice.observeBatch(time.Since(start))
 			for i, p := range batch {
 				p.seq = first + uint64(i)
 			}
@@ -326,20 +331,25 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		return nil
 	}
 	sent()
-	c.singles(ctx, batch)
-	c.choice.observe(asSingles, time.Since(start), len(batch))
+	if first, spread, ok := c.singles(ctx, batch); ok {
+		c.choice.observeSingles(first, spread, len(batch))
+	}
 	return nil
 }
 
 // singles publishes each write of batch on its own, pipelined from this
-// goroutine, and waits for all of them.
-func (c *committer) singles(ctx context.Context, batch []*pendingWrite) {
+// goroutine, and waits for all of them. ok tells that all were answered
+// without an error; first is then the time to the first answer (a round
+// trip), spread the time from the first answer to the last.
+func (c *committer) singles(ctx context.Context, batch []*pendingWrite) (first, spread time.Duration, ok bool) {
+	start := time.Now()
+	ok = true
 	replies := make([]string, len(batch))
 	waits := make([]<-chan *nats.Msg, len(batch))
 	for i, p := range batch {
 		var err error
 		if replies[i], waits[i], err = c.post(p.msg, p.last); err != nil {
-			waits[i] = nil
+			waits[i], ok = nil, false
 			p.done <- writeResult{err: mapErr(err)}
 		}
 	}
@@ -361,8 +371,13 @@ func (c *committer) singles(ctx context.Context, batch []*pendingWrite) {
 		if r.err == nil {
 			p.seq = r.seq
 		}
+		ok = ok && r.err == nil
+		if i == 0 {
+			first = time.Since(start)
+		}
 		p.done <- r
 	}
+	return first, time.Since(start) - first, ok
 }
 
 // post publishes msg guarded by last, with a reply subject of its own,
@@ -474,58 +489,68 @@ const (
 
 // probeEvery is how often, in groups, the way not taken is tried again,
 // so that a change (a cache filling, a disk slowing) is noticed. Singles
-// are tried only on groups of at most probeSingles writes: on a disk that
-// syncs slowly, each costs a sync.
+// are tried on the first probeSingles writes of a group only (the rest go
+// in the next): on a disk that syncs slowly, each costs a sync.
 const (
 	probeEvery   = 32
 	probeSingles = 4
 )
 
 // chooser picks the way to commit each group from what each way cost
-// lately (exponentially weighted averages): a batch costs about the same
-// whatever its size (one sync, and the server's per-batch store), a write
-// committed singly costs its own sync, so a group of n goes as singles
-// when n singles cost less than one batch.
+// lately (exponentially weighted averages). A batch costs about the same
+// whatever its size (one sync, and the server's per-batch store). Singles
+// pipelined cost a round trip (the time to the first answer) and then each
+// further write what it adds (the spacing of the answers: its sync, and
+// its share of the cores). So a group of n goes as singles when a round
+// trip and n-1 spacings cost less than one batch. The spacing is measured
+// within one group, so a round trip that is dear (a loaded machine) is not
+// counted in every write, and a probe of a few writes is enough.
 type chooser struct {
 	batch  float64 // ns per batch; 0: not measured yet
-	single float64 // ns per write committed singly; 0: not measured yet
+	one    float64 // ns to the first answer of singles (a round trip); 0: not measured yet
+	single float64 // ns each further write adds to singles; 0: not measured yet
 	groups uint64
 }
 
-// choose returns the way for the next group, of n writes.
-func (c *chooser) choose(n int) int {
+// choose returns the way for the next group of n (n > 1) queued writes,
+// and how many of them go in it (fewer than n for a probe of singles).
+func (c *chooser) choose(n int) (way, k int) {
 	c.groups++
+	probe := min(n, probeSingles)
 	switch {
 	case c.batch == 0:
-		return asBatch
+		return asBatch, n
 	case c.single == 0:
-		if n <= probeSingles {
-			return asSingles
-		}
-		return asBatch
+		return asSingles, probe
 	}
 	best := asBatch
-	if c.single*float64(n) < c.batch {
+	if c.one+float64(n-1)*c.single < c.batch {
 		best = asSingles
 	}
 	if c.groups%probeEvery == 0 {
 		if best == asSingles {
-			return asBatch
+			return asBatch, n
 		}
-		if n <= probeSingles {
-			return asSingles
-		}
+		return asSingles, probe
 	}
-	return best
+	return best, n
 }
 
-// observe records that a group of n writes took d the given way.
-func (c *chooser) observe(way int, d time.Duration, n int) {
-	const weight = 0.2
-	sample, avg := float64(d), &c.batch
-	if way == asSingles {
-		sample, avg = sample/float64(n), &c.single
+// observeBatch records that a batch took d.
+func (c *chooser) observeBatch(d time.Duration) { ewma(&c.batch, float64(d)) }
+
+// observeSingles records that n writes sent singly had their first answer
+// after first, and the last spread after it.
+func (c *chooser) observeSingles(first, spread time.Duration, n int) {
+	ewma(&c.one, float64(first))
+	if n > 1 {
+		ewma(&c.single, float64(spread)/float64(n-1))
 	}
+}
+
+// ewma adds sample (at least 1) to the average at avg (0: none yet).
+func ewma(avg *float64, sample float64) {
+	const weight = 0.2
 	sample = max(sample, 1)
 	if *avg == 0 {
 		*avg = sample

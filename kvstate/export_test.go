@@ -40,9 +40,12 @@ const (
 	AsSingles = asSingles
 )
 
-// Choose and Observe expose the chooser's methods.
-func (c *Chooser) Choose(n int) int                        { return c.choose(n) }
-func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }
+// Choose, ObserveBatch and ObserveSingles expose the chooser's methods.
+func (c *Chooser) Choose(n int) (way, k int)    { return c.choose(n) }
+func (c *Chooser) ObserveBatch(d time.Duration) { c.observeBatch(d) }
+func (c *Chooser) ObserveSingles(first, spread time.Duration, n int) {
+	c.observeSingles(first, spread, n)
+}
 
 // WithStored is r as its writer has it: with its stored bytes.
 func WithStored(r Record, raw []byte) Record { r.raw = raw; return r }
@@ -68,3 +71,7 @@ var (
 	PubAck      = pubAck
 	ErrNoStream = errNoStream
 )
+
+// ProbeSingles makes s's next group of request writes a probe of singles:
+// batches measured, singles not yet.
+func ProbeSingles(s *Store) { s.commits.choice = chooser{batch: 1} }
