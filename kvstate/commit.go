@@ -156,11 +156,16 @@ func (c *committer) alone(ctx context.Context, msg *nats.Msg, last uint64, lost 
 	if err != nil {
 		return 0, mapErr(err)
 	}
+	timer := time.NewTimer(commitTimeout) // as the loop bounds its groups
+	defer timer.Stop()
 	var seq uint64
 	select {
 	case m := <-ack:
 		c.choice.observeSingles(time.Since(start), 0, 1)
 		seq, err = pubAck(m)
+	case <-timer.C:
+		c.acks.forget(reply)
+		return 0, errors.Join(ErrUnavailable, fmt.Errorf("kvstate: no acknowledgement in %v", commitTimeout))
 	case <-ctx.Done():
 		c.acks.forget(reply)
 		return 0, errors.Join(ErrUnavailable, ctx.Err())
