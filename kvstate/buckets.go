@@ -83,8 +83,8 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 		return nil, fmt.Errorf("kvstate: bucket %s: %w", BucketRequests, mapErr(err))
 	}
 	gate := newWriteGate()
-	commits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
-	idemCommits := &committer{nc: js.Conn(), js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
+	commits := &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
+	idemCommits := &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
 	return &Store{js: js, gate: gate, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}, nil
 }

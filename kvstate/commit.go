@@ -48,7 +48,10 @@ const maxBatch = 256
 const commitTimeout = 10 * time.Second
 
 // committer gathers writes into batches from one goroutine, which runs
-// while there is work and exits when idle.
+// while there is work and exits when idle. A write that finds it idle goes
+// alone from its caller's goroutine (alone), and writes that come
+// meanwhile queue for the loop it starts when done: no write waits on a
+// timer, and one alone costs no goroutine.
 type committer struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
@@ -63,12 +66,9 @@ type committer struct {
 	// lately (remember; the loop goroutine only).
 	stored, storedBefore map[string]uint64
 	rotated              time.Time
-	choice               chooser // used by the one loop goroutine only
+	choice               chooser // used by the holder of running only
 
-	// acks receives the atomic batches' acknowledgements, each on
-	// inbox.<batch id>; made on first use, by the loop goroutine only.
-	acks  *nats.Subscription
-	inbox string
+	acks acks // every write's and batch's acknowledgement
 }
 
 type pendingWrite struct {
@@ -120,13 +120,15 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 	if !c.enabled {
 		return c.single(ctx, msg, last)
 	}
-	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
 	c.mu.Lock()
-	c.queue = append(c.queue, p)
-	if !c.running {
+	if !c.running { // idle: this write goes alone, from this goroutine
 		c.running = true
-		go c.loop()
+		c.mu.Unlock()
+		defer c.idle()
+		return c.alone(ctx, msg, last, lost)
 	}
+	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
+	c.queue = append(c.queue, p)
 	c.mu.Unlock()
 	select {
 	case r := <-p.done:
@@ -136,6 +138,61 @@ func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint
 	case <-lost:
 		return 0, c.gate.lostErr()
 	}
+}
+
+// alone commits one write while the committer runs it alone (it holds
+// running, so nothing else commits meanwhile), waiting for its
+// acknowledgement in the caller's goroutine: no goroutine is started and
+// no other write waits for a timer, so a write on an idle committer costs
+// one round trip to the server.
+func (c *committer) alone(ctx context.Context, msg *nats.Msg, last uint64, lost <-chan struct{}) (uint64, error) {
+	p := &pendingWrite{msg: msg, last: last, done: make(chan writeResult, 1)}
+	if len(c.dropLost([]*pendingWrite{p})) == 0 {
+		r := <-p.done
+		return 0, r.err
+	}
+	start := time.Now()
+	reply, ack, err := c.post(msg, last)
+	if err != nil {
+		return 0, mapErr(err)
+	}
+	timer := time.NewTimer(commitTimeout) // as the loop bounds its groups
+	defer timer.Stop()
+	var seq uint64
+	select {
+	case m := <-ack:
+		c.choice.observeSingles(time.Since(start), 0, 1)
+		seq, err = pubAck(m)
+	case <-timer.C:
+		c.acks.forget(reply)
+		return 0, errors.Join(ErrUnavailable, fmt.Errorf("kvstate: no acknowledgement in %v", commitTimeout))
+	case <-ctx.Done():
+		c.acks.forget(reply)
+		return 0, errors.Join(ErrUnavailable, ctx.Err())
+	case <-lost:
+		c.acks.forget(reply)
+		return 0, c.gate.lostErr()
+	}
+	if errors.Is(err, errNoStream) { // no leader just now: as singles are retried
+		seq, err = c.single(ctx, msg, last)
+	}
+	if err == nil {
+		p.seq = seq
+		c.remember([]*pendingWrite{p})
+	}
+	return seq, err
+}
+
+// idle ends a write that went alone: the writes queued meanwhile go on in
+// the loop, or the committer is idle again.
+func (c *committer) idle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.queue) == 0 {
+		c.running = false
+		return
+	}
+	go c.loop()
 }
 
 // loop commits what is queued, batch after batch, until the queue is empty.
@@ -178,7 +235,15 @@ func (c *committer) loop() {
 		if len(batch) == 0 {
 			continue
 		}
-		tell = c.commit(batch, tell)
+		way, k := asSingles, 1
+		if len(batch) > 1 {
+			way, k = c.choice.choose(len(batch))
+		}
+		if k < len(batch) { // a probe: the rest go next
+			held = append(batch[k:len(batch):len(batch)], held...)
+			batch = batch[:k]
+		}
+		tell = c.commit(batch, way, tell)
 		c.remember(batch)
 	}
 }
@@ -235,7 +300,7 @@ const rememberFor = 250 * time.Millisecond
 // commit commits batch, calling told (the previous batch's news, if any)
 // once batch is sent, and returns the func that tells batch's writers
 // (nil when they were told already).
-func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
+func (c *committer) commit(batch []*pendingWrite, way int, told func()) (tell func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), commitTimeout)
 	defer cancel()
 	sent := func() {
@@ -245,12 +310,7 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		}
 	}
 	defer sent()
-	if len(batch) == 1 {
-		sent()
-		c.singles(ctx, batch)
-		return nil
-	}
-	way, start := c.choice.choose(len(batch)), time.Now()
+	start := time.Now()
 	if way == asBatch {
 		wait, err := c.send(batch)
 		sent()
@@ -259,7 +319,7 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 			first, err = wait()
 		}
 		if err == nil {
-			c.choice.observe(asBatch, time.Since(start), len(batch))
+			c.choice.observeBatch(time.Since(start))
 			for i, p := range batch {
 				p.seq = first + uint64(i)
 			}
@@ -276,29 +336,75 @@ func (c *committer) commit(batch []*pendingWrite, told func()) (tell func()) {
 		return nil
 	}
 	sent()
-	c.singles(ctx, batch)
-	c.choice.observe(asSingles, time.Since(start), len(batch))
+	if first, spread, ok := c.singles(ctx, batch); ok {
+		c.choice.observeSingles(first, spread, len(batch))
+	}
 	return nil
 }
 
-// singles publishes each write of batch on its own, pipelined, and waits
-// for all of them.
-func (c *committer) singles(ctx context.Context, batch []*pendingWrite) {
-	var wg sync.WaitGroup
-	for _, p := range batch {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			seq, err := c.single(ctx, p.msg, p.last)
-			if err == nil {
-				p.seq = seq
-			}
-			p.done <- writeResult{seq: seq, err: err}
-		}()
+// singles publishes each write of batch on its own, pipelined from this
+// goroutine, and waits for all of them. ok tells that all were answered
+// without an error; first is then the time to the first answer (a round
+// trip), spread the time from the first answer to the last.
+func (c *committer) singles(ctx context.Context, batch []*pendingWrite) (first, spread time.Duration, ok bool) {
+	start := time.Now()
+	ok = true
+	replies := make([]string, len(batch))
+	waits := make([]<-chan *nats.Msg, len(batch))
+	for i, p := range batch {
+		var err error
+		if replies[i], waits[i], err = c.post(p.msg, p.last); err != nil {
+			waits[i], ok = nil, false
+			p.done <- writeResult{err: mapErr(err)}
+		}
 	}
-	wg.Wait()
+	for i, p := range batch {
+		if waits[i] == nil {
+			continue
+		}
+		var r writeResult
+		select {
+		case m := <-waits[i]:
+			r.seq, r.err = pubAck(m)
+		case <-ctx.Done():
+			c.acks.forget(replies[i])
+			r.err = errors.Join(ErrUnavailable, ctx.Err())
+		}
+		if errors.Is(r.err, errNoStream) { // no leader just now: retried as jetstream does
+			r.seq, r.err = c.single(ctx, p.msg, p.last)
+		}
+		if r.err == nil {
+			p.seq = r.seq
+		}
+		ok = ok && r.err == nil
+		if i == 0 {
+			first = time.Since(start)
+		}
+		p.done <- r
+	}
+	return first, time.Since(start) - first, ok
 }
 
+// post publishes msg guarded by last, with a reply subject of its own,
+// and returns the channel its acknowledgement arrives on.
+func (c *committer) post(msg *nats.Msg, last uint64) (reply string, ack <-chan *nats.Msg, err error) {
+	reply, ack, err = c.acks.expect()
+	if err != nil {
+		return "", nil, err
+	}
+	msg.Header.Set(nats.ExpectedLastSubjSeqHdr, strconv.FormatUint(last, 10))
+	msg.Reply = reply
+	err = c.nc.PublishMsg(msg)
+	msg.Reply = ""
+	if err != nil {
+		c.acks.forget(reply)
+		return "", nil, err
+	}
+	return reply, ack, nil
+}
+
+// single publishes msg guarded by last through jetstream, which retries
+// while no stream answers.
 func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
 	msg.Header.Del(nats.ExpectedLastSubjSeqHdr)
 	ack, err := c.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last))
@@ -312,13 +418,9 @@ func (c *committer) single(ctx context.Context, msg *nats.Msg, last uint64) (uin
 // acknowledgement: the sequence of its first message; any error means
 // nothing of it was stored.
 func (c *committer) send(batch []*pendingWrite) (wait func() (uint64, error), err error) {
-	if c.acks == nil {
-		inbox := c.nc.NewInbox()
-		sub, err := c.nc.SubscribeSync(inbox + ".*")
-		if err != nil {
-			return nil, err
-		}
-		c.acks, c.inbox = sub, inbox
+	reply, ack, err := c.acks.expect()
+	if err != nil {
+		return nil, err
 	}
 	id := nuid.Next()
 	last := batch[len(batch)-1].msg
@@ -337,27 +439,26 @@ func (c *committer) send(batch []*pendingWrite) (wait func() (uint64, error), er
 		h.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
 		if p.msg == last {
 			h.Set("Nats-Batch-Commit", "1")
-			last.Reply = c.inbox + "." + id
+			last.Reply = reply
 		}
 		if err := c.nc.PublishMsg(p.msg); err != nil {
 			clear()
+			c.acks.forget(reply)
 			return nil, err
 		}
 	}
-	want := last.Reply
 	return func() (uint64, error) {
 		defer clear()
-		deadline := time.Now().Add(commitTimeout)
-		for {
-			m, err := c.acks.NextMsg(time.Until(deadline))
-			if err != nil {
-				return 0, err
-			}
-			if m.Subject == want {
-				return batchAck(m.Data, id, len(batch))
-			}
-			// The late acknowledgement of a batch given up on: that
-			// batch's writes were retried singly, and lost to itself.
+		timer := time.NewTimer(commitTimeout)
+		defer timer.Stop()
+		select {
+		case m := <-ack:
+			return batchAck(m.Data, id, len(batch))
+		case <-timer.C:
+			// A late acknowledgement is dropped: the batch's writes are
+			// retried singly, and lose to itself.
+			c.acks.forget(reply)
+			return 0, fmt.Errorf("kvstate: batch %s: %w", id, nats.ErrTimeout)
 		}
 	}, nil
 }
@@ -393,58 +494,68 @@ const (
 
 // probeEvery is how often, in groups, the way not taken is tried again,
 // so that a change (a cache filling, a disk slowing) is noticed. Singles
-// are tried only on groups of at most probeSingles writes: on a disk that
-// syncs slowly, each costs a sync.
+// are tried on the first probeSingles writes of a group only (the rest go
+// in the next): on a disk that syncs slowly, each costs a sync.
 const (
 	probeEvery   = 32
 	probeSingles = 4
 )
 
 // chooser picks the way to commit each group from what each way cost
-// lately (exponentially weighted averages): a batch costs about the same
-// whatever its size (one sync, and the server's per-batch store), a write
-// committed singly costs its own sync, so a group of n goes as singles
-// when n singles cost less than one batch.
+// lately (exponentially weighted averages). A batch costs about the same
+// whatever its size (one sync, and the server's per-batch store). Singles
+// pipelined cost a round trip (the time to the first answer) and then each
+// further write what it adds (the spacing of the answers: its sync, and
+// its share of the cores). So a group of n goes as singles when a round
+// trip and n-1 spacings cost less than one batch. The spacing is measured
+// within one group, so a round trip that is dear (a loaded machine) is not
+// counted in every write, and a probe of a few writes is enough.
 type chooser struct {
 	batch  float64 // ns per batch; 0: not measured yet
-	single float64 // ns per write committed singly; 0: not measured yet
+	one    float64 // ns to the first answer of singles (a round trip); 0: not measured yet
+	single float64 // ns each further write adds to singles; 0: not measured yet
 	groups uint64
 }
 
-// choose returns the way for the next group, of n writes.
-func (c *chooser) choose(n int) int {
+// choose returns the way for the next group of n (n > 1) queued writes,
+// and how many of them go in it (fewer than n for a probe of singles).
+func (c *chooser) choose(n int) (way, k int) {
 	c.groups++
+	probe := min(n, probeSingles)
 	switch {
 	case c.batch == 0:
-		return asBatch
+		return asBatch, n
 	case c.single == 0:
-		if n <= probeSingles {
-			return asSingles
-		}
-		return asBatch
+		return asSingles, probe
 	}
 	best := asBatch
-	if c.single*float64(n) < c.batch {
+	if c.one+float64(n-1)*c.single < c.batch {
 		best = asSingles
 	}
 	if c.groups%probeEvery == 0 {
 		if best == asSingles {
-			return asBatch
+			return asBatch, n
 		}
-		if n <= probeSingles {
-			return asSingles
-		}
+		return asSingles, probe
 	}
-	return best
+	return best, n
 }
 
-// observe records that a group of n writes took d the given way.
-func (c *chooser) observe(way int, d time.Duration, n int) {
-	const weight = 0.2
-	sample, avg := float64(d), &c.batch
-	if way == asSingles {
-		sample, avg = sample/float64(n), &c.single
+// observeBatch records that a batch took d.
+func (c *chooser) observeBatch(d time.Duration) { ewma(&c.batch, float64(d)) }
+
+// observeSingles records that n writes sent singly had their first answer
+// after first, and the last spread after it.
+func (c *chooser) observeSingles(first, spread time.Duration, n int) {
+	ewma(&c.one, float64(first))
+	if n > 1 {
+		ewma(&c.single, float64(spread)/float64(n-1))
 	}
+}
+
+// ewma adds sample (at least 1) to the average at avg (0: none yet).
+func ewma(avg *float64, sample float64) {
+	const weight = 0.2
 	sample = max(sample, 1)
 	if *avg == 0 {
 		*avg = sample

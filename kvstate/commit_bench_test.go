@@ -167,3 +167,19 @@ func BenchmarkFastBatchSize(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCreateAlone measures request creates from one writer, each
+// waiting for the last (the latency an agent alone feels), on the disk
+// under TMPDIR.
+//
+//	go test -run '^$' -bench CreateAlone -benchmem ./kvstate/
+func BenchmarkCreateAlone(b *testing.B) {
+	s, ctx := newStore(b), context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

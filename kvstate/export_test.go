@@ -1,7 +1,10 @@
 package kvstate
 
 import (
+	"context"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // UseLeaderReads makes s read as on a replicated bucket (read.go).
@@ -37,9 +40,38 @@ const (
 	AsSingles = asSingles
 )
 
-// Choose and Observe expose the chooser's methods.
-func (c *Chooser) Choose(n int) int                        { return c.choose(n) }
-func (c *Chooser) Observe(way int, d time.Duration, n int) { c.observe(way, d, n) }
+// Choose, ObserveBatch and ObserveSingles expose the chooser's methods.
+func (c *Chooser) Choose(n int) (way, k int)    { return c.choose(n) }
+func (c *Chooser) ObserveBatch(d time.Duration) { c.observeBatch(d) }
+func (c *Chooser) ObserveSingles(first, spread time.Duration, n int) {
+	c.observeSingles(first, spread, n)
+}
 
 // WithStored is r as its writer has it: with its stored bytes.
 func WithStored(r Record, raw []byte) Record { r.raw = raw; return r }
+
+// WriteRaw writes data to subject through s's request committer, as a
+// request write goes, expecting no earlier message on it.
+func WriteRaw(ctx context.Context, s *Store, subject string, data []byte) (uint64, error) {
+	return s.commits.write(ctx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, 0)
+}
+
+// GateWrites sets what s's write probe last found (nil: writable).
+func GateWrites(s *Store, err error) { s.gate.set(err) }
+
+// Queued counts the request writes waiting for s's committer.
+func Queued(s *Store) int {
+	s.commits.mu.Lock()
+	defer s.commits.mu.Unlock()
+	return len(s.commits.queue)
+}
+
+// PubAck and ErrNoStream expose the reading of a write's acknowledgement.
+var (
+	PubAck      = pubAck
+	ErrNoStream = errNoStream
+)
+
+// ProbeSingles makes s's next group of request writes a probe of singles:
+// batches measured, singles not yet.
+func ProbeSingles(s *Store) { s.commits.choice = chooser{batch: 1} }

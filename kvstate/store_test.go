@@ -173,40 +173,60 @@ func TestGroupCommitSequences(t *testing.T) {
 // way not taken is tried every probeEvery groups.
 func TestCommitWayFollowsTheCost(t *testing.T) {
 	var c kvstate.Chooser
-	if w := c.Choose(50); w != kvstate.AsBatch {
-		t.Fatalf("first way %d, want a batch", w)
+	way := func(n int) int { w, _ := c.Choose(n); return w }
+	if w, k := c.Choose(50); w != kvstate.AsBatch || k != 50 {
+		t.Fatalf("first group of 50: way %d with %d, want a batch of all", w, k)
 	}
-	c.Observe(kvstate.AsBatch, time.Millisecond, 50) // a slow sync: 1 ms a batch
-	if w := c.Choose(50); w != kvstate.AsBatch {
-		t.Fatalf("a group of 50 with singles unmeasured went %d, want a batch", w)
+	c.ObserveBatch(time.Millisecond) // a slow sync: 1 ms a batch
+	if w, k := c.Choose(50); w != kvstate.AsSingles || k != 4 {
+		t.Fatalf("a group of 50 with singles unmeasured: way %d with %d, want its first 4 singly (a probe)", w, k)
 	}
-	if w := c.Choose(2); w != kvstate.AsSingles {
-		t.Fatalf("a group of 2 with singles unmeasured went %d, want singles", w)
+	if w, k := c.Choose(2); w != kvstate.AsSingles || k != 2 {
+		t.Fatalf("a group of 2 with singles unmeasured: way %d with %d, want both singly", w, k)
 	}
-	c.Observe(kvstate.AsSingles, 1600*time.Microsecond, 2) // 0.8 ms a write
-	count := func(groups, n int) (singles int) {
+	c.ObserveSingles(500*time.Microsecond, 800*time.Microsecond, 2) // 0.8 ms a further write
+	count := func(groups, n int) (singles, probes int) {
 		for range groups {
-			if c.Choose(n) == kvstate.AsSingles {
+			if w, k := c.Choose(n); w == kvstate.AsSingles {
 				singles++
+				if k < n {
+					probes++
+				}
 			}
 		}
-		return singles
+		return singles, probes
 	}
-	// Two writes singly cost more than a batch.
-	if got := count(320, 3); got != 10 {
+	// Two writes singly cost more than a batch: groups of 3 go singly only
+	// as probes, and groups of 50 probe their first 4 writes.
+	if got, _ := count(320, 3); got != 10 {
 		t.Fatalf("groups of 3 went singly %d times in 320, want 10 (probes)", got)
 	}
-	if got := count(320, 50); got != 0 {
-		t.Fatalf("groups of 50 went singly %d times in 320, want never (too dear to probe)", got)
+	if got, probes := count(320, 50); got != 10 || probes != 10 {
+		t.Fatalf("groups of 50 went singly %d times (%d probes) in 320, want 10 probes of 4", got, probes)
 	}
-	// Syncs became nearly free (tmpfs): a batch now costs 300 µs, a write
-	// singly 5 µs; 50 singles win, and batches are re-tried every 32 groups.
+	// Syncs became nearly free (tmpfs) and the machine is loaded: a batch
+	// now costs 1 ms, a round trip 100 µs, each further write 10 µs. 60
+	// singles (about 690 µs) win, and batches are re-tried every 32 groups.
+	// (Counting the round trip in every write, as a probe of 4 writes
+	// taking 130 µs would suggest, 60 would cost 1.95 ms: batches.)
 	for range 30 {
-		c.Observe(kvstate.AsBatch, 300*time.Microsecond, 50)
-		c.Observe(kvstate.AsSingles, 20*time.Microsecond, 4)
+		c.ObserveBatch(time.Millisecond)
+		c.ObserveSingles(100*time.Microsecond, 30*time.Microsecond, 4)
 	}
-	if got := count(320, 50); got != 310 {
-		t.Fatalf("groups of 50 went singly %d times in 320, want 310", got)
+	if got, _ := count(320, 60); got != 310 {
+		t.Fatalf("groups of 60 went singly %d times in 320, want 310", got)
+	}
+	// A disk syncing in 400 µs: a round trip 500 µs, then 400 µs a write,
+	// a batch 4 ms. Batches win for 60, singles for 2.
+	for range 30 {
+		c.ObserveBatch(4 * time.Millisecond)
+		c.ObserveSingles(500*time.Microsecond, 1200*time.Microsecond, 4)
+	}
+	if got, probes := count(320, 60); got != 10 || probes != 10 {
+		t.Fatalf("disk: groups of 60 went singly %d times (%d probes) in 320, want 10 probes", got, probes)
+	}
+	if w := way(2); w != kvstate.AsSingles {
+		t.Fatalf("disk: a group of 2 went %d, want singles (900 µs against a 4 ms batch)", w)
 	}
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -38,8 +39,12 @@ func runBench(args []string) int {
 	auditMode := fl.String("audit", "on", "the built-in server's audit log: on (its lag is reported), off, or both (each scenario off, then on)")
 	asJSON := fl.Bool("json", false, "print the result as one JSON line")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (the built-in server runs in this process; against --url, profile the server with serve --pprof)")
+	memProfile := fl.String("memprofile", "", "write an allocation profile of the run to this file (as --cpuprofile, this process only)")
 	if err := fl.Parse(args); err != nil {
 		return 2
+	}
+	if *memProfile != "" {
+		defer writeAllocProfile(*memProfile)
 	}
 	if *cpuProfile != "" {
 		stopProfile, err := startCPUProfile(*cpuProfile)
@@ -89,6 +94,17 @@ func startCPUProfile(file string) (func(), error) {
 		return nil, err
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// writeAllocProfile writes the allocations made since the start to file.
+func writeAllocProfile(file string) {
+	f, err := os.Create(file)
+	if err == nil {
+		err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+	}
 }
 
 func printBench(r bench.Result, asJSON bool) {
