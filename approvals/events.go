@@ -38,7 +38,7 @@ func (s *Service) EventsAfter(ctx context.Context, c Caller, lastID string) (Eve
 			return EventsFrom{}, false, stateErr(err, ErrUnavailable)
 		}
 	}
-	cur, err := s.store.CursorNow(ctx)
+	cur, err := s.store.CursorNow(ctx, c.Tenant.ID)
 	return EventsFrom{cur}, false, stateErr(err, ErrUnavailable)
 }
 

@@ -23,6 +23,16 @@ var sources = [...]string{
 	InStream,
 }
 
+// sourceName names source src: sources[src], or past them request shard
+// src-len(sources)+1 (with request_shards above 1; shard 0 is the
+// first source). The cursor's keys are these names.
+func sourceName(src int) string {
+	if src < len(sources) {
+		return sources[src]
+	}
+	return kvstate.StreamOf(kvstate.RequestBucket(src - len(sources) + 1))
+}
+
 // sourceMsg is one stored message of a source stream.
 type sourceMsg struct {
 	src     int // index in sources
@@ -57,7 +67,10 @@ type mapper struct {
 // changes returns what m adds to the logs: none for a message that is no
 // event (a request removed after its retention, say).
 func (mp *mapper) changes(m sourceMsg) []change {
-	switch sources[m.src] {
+	if m.src >= len(sources) { // a request shard past the first
+		return stateChange(m)
+	}
+	switch sourceName(m.src) {
 	case kvstate.StreamOf(kvstate.BucketRequests), kvstate.StreamOf(kvstate.BucketGrants):
 		return stateChange(m)
 	case kvstate.StreamOf(kvstate.BucketAgents):

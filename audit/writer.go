@@ -40,6 +40,8 @@ type WriterConfig struct {
 	// ConfigTenants names the tenants a config file's revision applies
 	// to. Default: config revisions are not logged.
 	ConfigTenants func(raw []byte) []events.TenantID
+	// Shards is request_shards (kvstate's shards.go). Default 1.
+	Shards int
 	// Retention is a tenant's audit_retention. Default DefaultRetention.
 	Retention func(events.TenantID) time.Duration
 	// Logger. Default slog.Default().
@@ -52,9 +54,10 @@ type WriterConfig struct {
 // Writer projects the sources into the tenants' logs (see the package
 // doc for why it neither skips nor repeats an entry).
 type Writer struct {
-	cfg    WriterConfig
-	mapper mapper
-	gap    time.Duration // commitGap; tests set it
+	cfg     WriterConfig
+	mapper  mapper
+	gap     time.Duration // commitGap; tests set it
+	sources int           // how many: sources and the request shards past the first (sourceName)
 }
 
 // NewWriter validates cfg. Errors: ErrConfig.
@@ -68,7 +71,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Retention == nil {
 		cfg.Retention = func(events.TenantID) time.Duration { return DefaultRetention }
 	}
-	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap}, nil
+	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap, sources: len(sources) + max(cfg.Shards, 1) - 1}, nil
 }
 
 // ErrConfig: a Writer's config is incomplete.
@@ -128,8 +131,9 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs, errc := make(chan sourceMsg, 4*maxBatch), make(chan error, len(sources))
-	for i, name := range sources {
+	msgs, errc := make(chan sourceMsg, 4*maxBatch), make(chan error, w.sources)
+	for i := range w.sources {
+		name := sourceName(i)
 		from := cur[name] + 1 // read here: the batches below move cur on
 		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
@@ -184,14 +188,14 @@ func gather(ctx context.Context, b *batch, msgs <-chan sourceMsg, until time.Tim
 
 // pump feeds src's messages from stream sequence from on, in order.
 func (w *Writer) pump(ctx context.Context, src int, from uint64, out chan<- sourceMsg) error {
-	cons, err := w.cfg.JS.OrderedConsumer(ctx, sources[src], jetstream.OrderedConsumerConfig{
+	cons, err := w.cfg.JS.OrderedConsumer(ctx, sourceName(src), jetstream.OrderedConsumerConfig{
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from})
 	if err != nil {
-		return fmt.Errorf("audit: source %s: %w", sources[src], err)
+		return fmt.Errorf("audit: source %s: %w", sourceName(src), err)
 	}
 	it, err := cons.Messages()
 	if err != nil {
-		return fmt.Errorf("audit: source %s: %w", sources[src], err)
+		return fmt.Errorf("audit: source %s: %w", sourceName(src), err)
 	}
 	defer it.Stop()
 	go func() { <-ctx.Done(); it.Stop() }()
@@ -201,7 +205,7 @@ func (w *Writer) pump(ctx context.Context, src int, from uint64, out chan<- sour
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("audit: source %s: %w", sources[src], err)
+			return fmt.Errorf("audit: source %s: %w", sourceName(src), err)
 		}
 		sm, err := fromJetStream(src, m)
 		if err != nil {
@@ -238,7 +242,7 @@ type carry struct {
 // after the cursor are already stored: one message can hold more
 // changes than a batch (a config revision, one for each tenant), so a
 // batch may store part of one. Absent: none.
-func doneKey(src int) string { return sources[src] + "#done" }
+func doneKey(src int) string { return sourceName(src) + "#done" }
 
 func (b *batch) reset(cur cursor, curSeq uint64) {
 	b.cur, b.curSeq, b.changes = cur, curSeq, b.changes[:0]
@@ -247,7 +251,7 @@ func (b *batch) reset(cur cursor, curSeq uint64) {
 // add adds m's changes not yet stored.
 func (b *batch) add(m sourceMsg) {
 	cs := b.w.mapper.changes(m)
-	if m.seq == b.cur[sources[m.src]]+1 {
+	if m.seq == b.cur[sourceName(m.src)]+1 {
 		cs = cs[min(b.cur[doneKey(m.src)], uint64(len(cs))):]
 	}
 	b.addChanges(m.src, m.seq, cs)
@@ -264,6 +268,6 @@ func (b *batch) addChanges(src int, seq uint64, cs []change) {
 		return
 	}
 	b.changes = append(b.changes, cs...)
-	b.cur[sources[src]] = seq
+	b.cur[sourceName(src)] = seq
 	delete(b.cur, doneKey(src))
 }

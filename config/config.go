@@ -28,6 +28,13 @@ type Config struct {
 	Replicas int `yaml:"replicas"`
 	// replicasLine is the line of the file's replicas key (0: not given).
 	replicasLine int
+	// RequestShards is K, the request shards (kvstate's shards.go): a
+	// tenant's requests, idempotency keys and their events live in one of
+	// K pairs of buckets, the hash of the tenant's id. Default 1. Fixed
+	// once a request is stored.
+	RequestShards int `yaml:"request_shards"`
+	// requestShardsLine is the line of the file's request_shards key.
+	requestShardsLine int
 	// AuthCalloutSeedEnv names the variable holding the account nkey seed
 	// (SA…) that signs auth callout answers on an external cluster whose
 	// auth_callout issuer is that account. Empty: no callout service.
@@ -298,6 +305,9 @@ func (c *Config) Validate() error {
 	return nil
 }
 
+// MaxRequestShards bounds request_shards (as kvstate.MaxShards does).
+const MaxRequestShards = 64
+
 // DefaultNATSListen is the embedded server's client port unless
 // nats_listen says otherwise.
 const DefaultNATSListen = "127.0.0.1:4222"
@@ -308,6 +318,12 @@ func (c *Config) validateNATS() error {
 			return lineErr(c.replicasLine, "replicas: %d is not 1 to 5", c.Replicas)
 		}
 		return fmt.Errorf("config: replicas: %d is not 1 to 5", c.Replicas)
+	}
+	if c.RequestShards < 0 || c.RequestShards > MaxRequestShards || (c.requestShardsLine > 0 && c.RequestShards == 0) {
+		if c.requestShardsLine > 0 {
+			return lineErr(c.requestShardsLine, "request_shards: %d is not 1 to %d", c.RequestShards, MaxRequestShards)
+		}
+		return fmt.Errorf("config: request_shards: %d is not 1 to %d", c.RequestShards, MaxRequestShards)
 	}
 	if c.NATSListen == "" || c.NATSListen == "off" {
 		return nil

@@ -20,6 +20,9 @@ func TestNATSKeys(t *testing.T) {
 	if c.NATSListen != "off" || c.Replicas != 3 {
 		t.Fatalf("got nats_listen %q replicas %d, want off 3", c.NATSListen, c.Replicas)
 	}
+	if c, err = Parse([]byte("request_shards: 3\n" + base)); err != nil || c.RequestShards != 3 {
+		t.Fatalf("request_shards 3: %v %d", err, c.RequestShards)
+	}
 }
 
 func TestNATSKeysRefused(t *testing.T) {
@@ -28,6 +31,9 @@ func TestNATSKeysRefused(t *testing.T) {
 		{"nats_listen: \"127.0.0.1:http\"\n", "nats_listen"},
 		{"replicas: 7\n", "replicas"},
 		{"replicas: -1\n", "replicas"},
+		{"request_shards: 0\n", "line 1: request_shards: 0 is not 1 to 64"},
+		{"request_shards: 65\n", "request_shards"},
+		{"request_shards: -2\n", "request_shards"},
 	} {
 		if _, err := Parse([]byte(c.yaml + base)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: %v, want an error naming %s", c.yaml, err, c.want)

@@ -35,6 +35,9 @@ func decodeStrict(b []byte) (*Config, *yaml.Node, error) {
 		if n := valueOf(root.Content[0], "replicas"); n != nil {
 			c.replicasLine = n.Line
 		}
+		if n := valueOf(root.Content[0], "request_shards"); n != nil {
+			c.requestShardsLine = n.Line
+		}
 	}
 	return &c, &root, nil
 }

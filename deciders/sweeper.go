@@ -30,6 +30,7 @@ import (
 type Sweeper struct {
 	js      jetstream.JetStream
 	tenants func() []*events.Tenant
+	shards  int
 	changed chan struct{}
 	acts    TimeActions
 	clock   clock.Clock
@@ -42,7 +43,9 @@ type SweeperConfig struct {
 	// Tenants is the running config's tenants, read again after each
 	// Reconfigured.
 	Tenants func() []*events.Tenant
-	Act     TimeActions
+	// Shards is request_shards (kvstate's shards.go). Default 1.
+	Shards int
+	Act    TimeActions
 	// Clock is the time retention runs on. Default clock.System.
 	Clock clock.Clock
 	// Logger. Default slog.Default().
@@ -60,7 +63,7 @@ func NewSweeper(cfg SweeperConfig) (*Sweeper, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Sweeper{js: cfg.JS, tenants: cfg.Tenants, changed: make(chan struct{}, 1), acts: cfg.Act, clock: cfg.Clock, log: cfg.Logger}, nil
+	return &Sweeper{js: cfg.JS, tenants: cfg.Tenants, shards: max(cfg.Shards, 1), changed: make(chan struct{}, 1), acts: cfg.Act, clock: cfg.Clock, log: cfg.Logger}, nil
 }
 
 // sweepRetry is the wait before a failed read or removal is tried again.
@@ -136,7 +139,7 @@ type ended struct {
 // requests: a write that left its request terminal is due its retention
 // after it ended.
 func (s *Sweeper) requests(t *events.Tenant) kind {
-	return kind{bucket: kvstate.BucketRequests, prefix: kvstate.RequestSubjectPrefix(t.ID),
+	return kind{bucket: kvstate.RequestBucket(kvstate.ShardOf(t.ID, s.shards)), prefix: kvstate.RequestSubjectPrefix(t.ID, s.shards),
 		due: func(data []byte) (time.Time, bool) {
 			var r ended
 			if json.Unmarshal(data, &r) != nil || !r.Status.Terminal() || r.Decision == nil {

@@ -29,45 +29,68 @@ const (
 // handful of times), so that the outbox never misses one.
 const requestHistory = 64
 
-// BucketConfigs declares the buckets; replicas is 1 embedded, 3 clustered.
-func BucketConfigs(replicas int) []jetstream.KeyValueConfig {
-	kv := func(name, desc string, history uint8) jetstream.KeyValueConfig {
-		return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history,
-			Storage: jetstream.FileStorage, Replicas: replicas}
+// LimitMarkerTTL is the limit marker TTL of the buckets with per-key TTLs
+// (idempotency keys) or purge markers with a TTL (requests, grants).
+const LimitMarkerTTL = time.Minute
+
+func bucketConfig(name, desc string, history uint8, replicas int) jetstream.KeyValueConfig {
+	return jetstream.KeyValueConfig{Bucket: name, Description: desc, History: history,
+		Storage: jetstream.FileStorage, Replicas: replicas}
+}
+
+// BucketConfigs declares the buckets of k request shards (shards.go);
+// replicas is 1 embedded, 3 clustered.
+func BucketConfigs(replicas, k int) []jetstream.KeyValueConfig {
+	grants := bucketConfig(BucketGrants, "grants, one key per <tenant>.<grant id>", 8, replicas)
+	grants.LimitMarkerTTL = LimitMarkerTTL // enables the purge markers' TTL (RemoveGrant)
+	var out []jetstream.KeyValueConfig
+	for i := range k {
+		out = append(out, shardConfigs(replicas, i)...)
 	}
-	idem := kv(BucketIdempotency, "Idempotency-Key → request, per tenant and principal", 1)
-	idem.LimitMarkerTTL = time.Minute // enables per-key TTLs
-	requests := kv(BucketRequests, "request records, one key per <tenant>.<request id>", requestHistory)
-	requests.LimitMarkerTTL = time.Minute // enables the purge markers' TTL (RemoveRequest)
-	grants := kv(BucketGrants, "grants, one key per <tenant>.<grant id>", 8)
-	grants.LimitMarkerTTL = time.Minute // enables the purge markers' TTL (RemoveGrant)
-	return []jetstream.KeyValueConfig{
-		requests,
+	return append(out,
 		grants,
-		kv(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1),
-		kv(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1),
-		idem,
-		kv(BucketConfig, "the config file's revisions, under one key", configHistory),
-		kv(BucketDelegations, "delegated work, one key per <tenant>.<agent id>.<session hash>", 1),
-	}
+		bucketConfig(BucketAgents, "registered subagents, one key per <tenant>.<agent id>", 1, replicas),
+		bucketConfig(BucketRules, "rules, one key per <tenant>.<agent id>.<rule id>", 1, replicas),
+		bucketConfig(BucketConfig, "the config file's revisions, under one key", configHistory, replicas),
+		bucketConfig(BucketDelegations, "delegated work, one key per <tenant>.<agent id>.<session hash>", 1, replicas),
+	)
 }
 
 // Store holds the buckets. Its methods are safe for concurrent use.
 type Store struct {
-	js                                   jetstream.JetStream
-	requests, grants, agents, rules, idm jetstream.KeyValue
-	config, delegations                  jetstream.KeyValue
-	commits, idemCommits                 *committer // request and idempotency writes, group-committed
-	leaderReads                          bool       // replicated buckets: decisive reads go to the leader (read.go)
-	snaps                                jetstream.ObjectStore
-	requestStream                        jetstream.Stream // the requests bucket's, for its snapshots
-	gate                                 *writeGate       // the write probe's last answer (writable.go)
+	js                                         jetstream.JetStream
+	shards                                     []shard // request shards (shards.go); a tenant's are one
+	grants, agents, rules, config, delegations jetstream.KeyValue
+	leaderReads                                bool // replicated buckets: decisive reads go to the leader (read.go)
+	snaps                                      jetstream.ObjectStore
+	gate                                       *writeGate // the write probe's last answer (writable.go)
 }
 
-// Open creates the buckets if they are missing (idempotently) and binds them.
-func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, error) {
+// Option sets one thing Open builds with.
+type Option func(*options)
+
+type options struct{ shards int }
+
+// WithShards lays the requests out in k shards (request_shards, default
+// 1; see shards.go).
+func WithShards(k int) Option { return func(o *options) { o.shards = k } }
+
+// Open creates the buckets if they are missing (idempotently) and binds
+// them. With request shards other than those the stored requests are in,
+// it returns ErrLayout.
+func Open(ctx context.Context, js jetstream.JetStream, replicas int, opts ...Option) (*Store, error) {
+	o := options{shards: 1}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.shards < 1 || o.shards > MaxShards {
+		return nil, fmt.Errorf("%w: %d is not 1 to %d", ErrLayout, o.shards, MaxShards)
+	}
+	if err := checkLayout(ctx, js, o.shards); err != nil {
+		return nil, err
+	}
 	kvs := map[string]jetstream.KeyValue{}
-	for _, cfg := range BucketConfigs(replicas) {
+	for _, cfg := range BucketConfigs(replicas, o.shards) {
 		kv, err := createBucket(ctx, js, cfg)
 		if err != nil {
 			return nil, fmt.Errorf("kvstate: bucket %s: %w", cfg.Bucket, mapErr(err))
@@ -78,15 +101,20 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int) (*Store, er
 	if err != nil {
 		return nil, fmt.Errorf("kvstate: object store %s: %w", SnapshotBucket, mapErr(err))
 	}
-	reqStream, err := js.Stream(ctx, StreamOf(BucketRequests))
-	if err != nil {
-		return nil, fmt.Errorf("kvstate: bucket %s: %w", BucketRequests, mapErr(err))
-	}
 	gate := newWriteGate()
-	commits := &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, BucketRequests), gate: gate}
-	idemCommits := &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, BucketIdempotency), gate: gate}
-	return &Store{js: js, gate: gate, snaps: snaps, requestStream: reqStream, leaderReads: replicas > 1, commits: commits, idemCommits: idemCommits, requests: kvs[BucketRequests], grants: kvs[BucketGrants],
-		agents: kvs[BucketAgents], rules: kvs[BucketRules], idm: kvs[BucketIdempotency], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}, nil
+	s := &Store{js: js, gate: gate, snaps: snaps, leaderReads: replicas > 1, grants: kvs[BucketGrants],
+		agents: kvs[BucketAgents], rules: kvs[BucketRules], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}
+	for i := range o.shards {
+		sh := shard{reqBucket: RequestBucket(i), idmBucket: IdempotencyBucket(i)}
+		sh.requests, sh.idm = kvs[sh.reqBucket], kvs[sh.idmBucket]
+		if sh.requestStream, err = js.Stream(ctx, StreamOf(sh.reqBucket)); err != nil {
+			return nil, fmt.Errorf("kvstate: bucket %s: %w", sh.reqBucket, mapErr(err))
+		}
+		sh.commits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.reqBucket), gate: gate}
+		sh.idemCommits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.idmBucket), gate: gate}
+		s.shards = append(s.shards, sh)
+	}
+	return s, nil
 }
 
 // StreamOf returns the JetStream stream name behind a bucket.
@@ -96,9 +124,9 @@ func StreamOf(bucket string) string { return "KV_" + bucket }
 func subjectOf(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // RequestSubjectPrefix is the stream subject of a tenant's requests, up to
-// the request id.
-func RequestSubjectPrefix(tenant events.TenantID) string {
-	return subjectOf(BucketRequests, string(tenant)+".")
+// the request id, in its shard's stream among k (ShardOf).
+func RequestSubjectPrefix(tenant events.TenantID, k int) string {
+	return subjectOf(RequestBucket(ShardOf(tenant, k)), string(tenant)+".")
 }
 
 // GrantSubjectPrefix is the stream subject of a tenant's grants, up to the
@@ -106,9 +134,6 @@ func RequestSubjectPrefix(tenant events.TenantID) string {
 func GrantSubjectPrefix(tenant events.TenantID) string {
 	return subjectOf(BucketGrants, string(tenant)+".")
 }
-
-// Requests returns the requests bucket, for mirrors and watchers.
-func (s *Store) Requests() jetstream.KeyValue { return s.requests }
 
 // Grants returns the grants bucket.
 func (s *Store) Grants() jetstream.KeyValue { return s.grants }
@@ -124,10 +149,6 @@ func (s *Store) Delegations() jetstream.KeyValue { return s.delegations }
 
 // Snapshots returns the object store bucket of mirror snapshots.
 func (s *Store) Snapshots() jetstream.ObjectStore { return s.snaps }
-
-// RequestStream returns the requests bucket's stream, which its mirror's
-// snapshots are checked against.
-func (s *Store) RequestStream() jetstream.Stream { return s.requestStream }
 
 // JetStream returns the JetStream context the store writes through.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }

@@ -19,9 +19,9 @@ type Change struct {
 }
 
 // ChangeCursor is where a reader of a tenant's changes starts in each of
-// the two streams whose writes carry events.
+// the two streams whose writes carry events (changeBuckets).
 type ChangeCursor struct {
-	starts [len(changeBuckets)]changeStart
+	starts [2]changeStart
 }
 
 // changeStart is a stream sequence or, when seq is 0, a time.
@@ -30,8 +30,11 @@ type changeStart struct {
 	at  time.Time
 }
 
-// changeBuckets are the buckets whose writes carry events.
-var changeBuckets = [...]string{BucketRequests, BucketGrants}
+// changeBuckets are the buckets whose writes carry tenant's events: its
+// requests shard's and the grants'.
+func (s *Store) changeBuckets(tenant events.TenantID) [2]string {
+	return [2]string{s.RequestBucketOf(tenant), BucketGrants}
+}
 
 // ResumeSkew is how far before a resumed change the other stream starts
 // again (CursorAfter): requests and grants are two streams, delivered side
@@ -40,11 +43,11 @@ var changeBuckets = [...]string{BucketRequests, BucketGrants}
 // missed.
 const ResumeSkew = 2 * time.Second
 
-// CursorNow returns a cursor at the current end of both streams: only
-// changes stored from now on.
-func (s *Store) CursorNow(ctx context.Context) (ChangeCursor, error) {
+// CursorNow returns a cursor at the current end of both streams of
+// tenant's changes: only changes stored from now on.
+func (s *Store) CursorNow(ctx context.Context, tenant events.TenantID) (ChangeCursor, error) {
 	var c ChangeCursor
-	for i, b := range changeBuckets {
+	for i, b := range s.changeBuckets(tenant) {
 		st, err := s.js.Stream(ctx, StreamOf(b))
 		if err != nil {
 			return c, mapErr(err)
@@ -60,7 +63,8 @@ func (s *Store) CursorNow(ctx context.Context) (ChangeCursor, error) {
 // ErrNotFound if that write is not stored (never made, or removed with its
 // request after the retention).
 func (s *Store) CursorAfter(ctx context.Context, tenant events.TenantID, id events.ChangeID) (ChangeCursor, Change, error) {
-	i, subject := 0, subjectOf(BucketRequests, RequestKey(tenant, id.Request))
+	buckets := s.changeBuckets(tenant)
+	i, subject := 0, subjectOf(buckets[0], RequestKey(tenant, id.Request))
 	match := func(h nats.Header) bool { return h.Get("ce-revision") == strconv.FormatUint(id.Revision, 10) }
 	if id.Grant != "" {
 		typ := events.TypeGrantCreated
@@ -71,7 +75,7 @@ func (s *Store) CursorAfter(ctx context.Context, tenant events.TenantID, id even
 		match = func(h nats.Header) bool { return h.Get("ce-type") == typ }
 	}
 	var c ChangeCursor
-	m, err := s.findWrite(ctx, changeBuckets[i], subject, match)
+	m, err := s.findWrite(ctx, buckets[i], subject, match)
 	if err != nil {
 		return c, Change{}, err
 	}
@@ -109,8 +113,9 @@ func (s *Store) Changes(ctx context.Context, tenant events.TenantID, cur ChangeC
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make(chan jetstream.Msg)
-	errc := make(chan error, len(changeBuckets))
-	for i, b := range changeBuckets {
+	buckets := s.changeBuckets(tenant)
+	errc := make(chan error, len(buckets))
+	for i, b := range buckets {
 		it, err := s.changeReader(ctx, b, tenant, cur.starts[i])
 		if err != nil {
 			return err

@@ -24,12 +24,12 @@ func CommitWay(s *Store, singles bool) {
 	if singles {
 		c = chooser{batch: 1 << 40, single: 1}
 	}
-	s.commits.choice = c
+	s.shards[0].commits.choice = c
 }
 
 // BatchesRefused counts the atomic batches of request writes the server
 // refused whole.
-func BatchesRefused(s *Store) int64 { return s.commits.refused.Load() }
+func BatchesRefused(s *Store) int64 { return s.shards[0].commits.refused.Load() }
 
 // Chooser exposes the commit-way chooser to its test.
 type Chooser = chooser
@@ -53,7 +53,7 @@ func WithStored(r Record, raw []byte) Record { r.raw = raw; return r }
 // WriteRaw writes data to subject through s's request committer, as a
 // request write goes, expecting no earlier message on it.
 func WriteRaw(ctx context.Context, s *Store, subject string, data []byte) (uint64, error) {
-	return s.commits.write(ctx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, 0)
+	return s.shards[0].commits.write(ctx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, 0)
 }
 
 // GateWrites sets what s's write probe last found (nil: writable).
@@ -61,9 +61,9 @@ func GateWrites(s *Store, err error) { s.gate.set(err) }
 
 // Queued counts the request writes waiting for s's committer.
 func Queued(s *Store) int {
-	s.commits.mu.Lock()
-	defer s.commits.mu.Unlock()
-	return len(s.commits.queue)
+	s.shards[0].commits.mu.Lock()
+	defer s.shards[0].commits.mu.Unlock()
+	return len(s.shards[0].commits.queue)
 }
 
 // PubAck and ErrNoStream expose the reading of a write's acknowledgement.
@@ -74,4 +74,4 @@ var (
 
 // ProbeSingles makes s's next group of request writes a probe of singles:
 // batches measured, singles not yet.
-func ProbeSingles(s *Store) { s.commits.choice = chooser{batch: 1} }
+func ProbeSingles(s *Store) { s.shards[0].commits.choice = chooser{batch: 1} }

@@ -38,10 +38,11 @@ func IdempotencyKey(tenant events.TenantID, principal events.Ref, key string) st
 // through the KV API, which handles markers.
 func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempotency, ttl time.Duration) (Idempotency, bool, error) {
 	data, _ := json.Marshal(want)
-	msg := nats.NewMsg(subjectOf(BucketIdempotency, key))
+	sh := s.shardOfKey(key)
+	msg := nats.NewMsg(subjectOf(sh.idmBucket, key))
 	msg.Data = data
 	msg.Header.Set(jetstream.MsgTTLHeader, ttl.String())
-	_, err := s.idemCommits.write(ctx, msg, 0)
+	_, err := sh.idemCommits.write(ctx, msg, 0)
 	if err == nil {
 		return want, true, nil
 	}
@@ -50,12 +51,12 @@ func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempoten
 	}
 	// The key is taken (a read that finds none is stale or found an
 	// expiry marker, which the KV create handles).
-	e, err := s.readKey(ctx, BucketIdempotency, s.idm, key)
+	e, err := s.readKey(ctx, sh.idmBucket, sh.idm, key)
 	if errors.Is(err, ErrNotFound) {
-		if _, err = s.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl)); mapErr(err) == nil {
+		if _, err = sh.idm.Create(ctx, key, data, jetstream.KeyTTL(ttl)); mapErr(err) == nil {
 			return want, true, nil
 		}
-		e, err = s.readKeyAfter(ctx, BucketIdempotency, s.idm, key, 1)
+		e, err = s.readKeyAfter(ctx, sh.idmBucket, sh.idm, key, 1)
 	}
 	if err != nil {
 		return Idempotency{}, false, err
@@ -70,7 +71,8 @@ func (s *Store) ClaimIdempotency(ctx context.Context, key string, want Idempoten
 // LookupIdempotency returns what key holds, reading only; ErrNotFound
 // when it holds nothing (never claimed, or expired).
 func (s *Store) LookupIdempotency(ctx context.Context, key string) (Idempotency, error) {
-	e, err := s.readKey(ctx, BucketIdempotency, s.idm, key)
+	sh := s.shardOfKey(key)
+	e, err := s.readKey(ctx, sh.idmBucket, sh.idm, key)
 	if err != nil {
 		return Idempotency{}, err
 	}

@@ -32,13 +32,14 @@ func (s *Store) ChangesAt(ctx context.Context, tenant events.TenantID, id events
 		return ErrNotFound
 	}
 	rev := strconv.FormatUint(id.Revision, 10)
-	m, err := s.findWrite(ctx, BucketRequests, subjectOf(BucketRequests, RequestKey(tenant, id.Request)),
+	bucket := s.RequestBucketOf(tenant)
+	m, err := s.findWrite(ctx, bucket, subjectOf(bucket, RequestKey(tenant, id.Request)),
 		func(h nats.Header) bool { return h.Get("ce-revision") == rev })
 	if err != nil {
 		return err
 	}
-	cons, err := s.js.OrderedConsumer(ctx, StreamOf(BucketRequests), jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{subjectOf(BucketRequests, string(tenant)+".>")},
+	cons, err := s.js.OrderedConsumer(ctx, StreamOf(bucket), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subjectOf(bucket, string(tenant)+".>")},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: m.Sequence,
 		InactiveThreshold: pageConsumerIdle})
 	if err != nil {

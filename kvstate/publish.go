@@ -13,8 +13,8 @@ import (
 // the key must not exist).
 func (s *Store) publish(ctx context.Context, bucket, key string, data []byte, h nats.Header, last uint64) (uint64, error) {
 	msg := &nats.Msg{Subject: subjectOf(bucket, key), Data: data, Header: h}
-	if bucket == BucketRequests {
-		return s.commits.write(ctx, msg, last)
+	if sh := s.shardOfKey(key); bucket == sh.reqBucket {
+		return sh.commits.write(ctx, msg, last)
 	}
 	ack, err := s.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(last))
 	if err != nil {

@@ -48,7 +48,8 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 	laggingReplica(t, b.JS)
 	key := kvstate.RequestKey(r.Tenant, r.ID)
 	testutil.Eventually(t, 10*time.Second, func() bool {
-		_, err := s.Requests().Get(ctx, key)
+		kv, _ := s.RequestShard(0)
+		_, err := kv.Get(ctx, key)
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	}, "the lagging replica answers a direct get")
 	for i := range 100 {

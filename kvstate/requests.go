@@ -130,7 +130,8 @@ func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id event
 // stale and read again; reads that stay stale are ErrUnavailable (with
 // ErrStale).
 func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
-	e, err := s.readKeyAfter(ctx, BucketRequests, s.requests, RequestKey(tenant, id), floor)
+	sh := s.shard(tenant)
+	e, err := s.readKeyAfter(ctx, sh.reqBucket, sh.requests, RequestKey(tenant, id), floor)
 	if err != nil {
 		return Record{}, err
 	}
@@ -144,10 +145,10 @@ func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id 
 // ErrNotFound (the request was removed); on a replicated bucket, where a
 // lagging replica may not have it yet, the read falls back to PeekRequest.
 func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events.RequestID, rev uint64) (Record, error) {
-	key := RequestKey(tenant, id)
-	m, err := s.requestStream.GetMsg(ctx, rev)
+	key, sh := RequestKey(tenant, id), s.shard(tenant)
+	m, err := sh.requestStream.GetMsg(ctx, rev)
 	switch {
-	case err == nil && m.Subject == subjectOf(BucketRequests, key) && m.Header.Get(kvOperationHdr) == "":
+	case err == nil && m.Subject == subjectOf(sh.reqBucket, key) && m.Header.Get(kvOperationHdr) == "":
 		return decodeRecord(stored{key: key, value: m.Data, rev: m.Sequence, at: m.Time})
 	case s.leaderReads:
 		return s.PeekRequest(ctx, tenant, id, rev)
@@ -164,7 +165,7 @@ func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events
 // TransitionFrom checks a refusal based on it against the leader's.
 func (s *Store) PeekRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
 	if s.leaderReads {
-		e, err := s.requests.Get(ctx, RequestKey(tenant, id))
+		e, err := s.shard(tenant).requests.Get(ctx, RequestKey(tenant, id))
 		if err == nil && e.Revision() >= floor {
 			rec, err := decodeRecord(stored{key: e.Key(), value: e.Value(), rev: e.Revision(), at: e.Created()})
 			rec.replica = true
@@ -285,7 +286,7 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 		h.Set(events.HeaderWasTo, events.WorkTo(*was))
 	}
 	events.ChangeHeaders(h, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
-	rev, err := s.publish(ctx, BucketRequests, RequestKey(r.Tenant, r.ID), data, h, last)
+	rev, err := s.publish(ctx, s.RequestBucketOf(r.Tenant), RequestKey(r.Tenant, r.ID), data, h, last)
 	return rev, data, err
 }
 
@@ -331,14 +332,15 @@ func leavesGrants(d *events.Decision) bool {
 // LastWrite returns the stored message of a request's latest change: the
 // record and the CloudEvent headers it was written with.
 func (s *Store) LastWrite(ctx context.Context, tenant events.TenantID, id events.RequestID) (*jetstream.RawStreamMsg, error) {
+	bucket := s.RequestBucketOf(tenant)
 	if s.leaderReads {
-		return s.leaderLast(ctx, StreamOf(BucketRequests), subjectOf(BucketRequests, RequestKey(tenant, id)))
+		return s.leaderLast(ctx, StreamOf(bucket), subjectOf(bucket, RequestKey(tenant, id)))
 	}
-	stream, err := s.js.Stream(ctx, StreamOf(BucketRequests))
+	stream, err := s.js.Stream(ctx, StreamOf(bucket))
 	if err != nil {
 		return nil, mapErr(err)
 	}
-	msg, err := stream.GetLastMsgForSubject(ctx, subjectOf(BucketRequests, RequestKey(tenant, id)))
+	msg, err := stream.GetLastMsgForSubject(ctx, subjectOf(bucket, RequestKey(tenant, id)))
 	return msg, mapErr(err)
 }
 
@@ -364,6 +366,6 @@ const PurgeMarkerTTL = 24 * time.Hour
 // retention (SPEC §9). Watchers see the removal and drop it from memory;
 // the removal's own marker goes after PurgeMarkerTTL.
 func (s *Store) RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error {
-	err := s.requests.Purge(ctx, RequestKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
+	err := s.shard(tenant).requests.Purge(ctx, RequestKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
 	return mapErr(err)
 }

@@ -319,7 +319,8 @@ func TestWrittenRecordsCarryTheirStoredJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for what, rec := range map[string]kvstate.Record{"created": created, "decided": next} {
-		entry, err := s.Requests().GetRevision(ctx, kvstate.RequestKey("acme", r.ID), rec.KVRevision)
+		kv, _ := s.RequestShard(0)
+		entry, err := kv.GetRevision(ctx, kvstate.RequestKey("acme", r.ID), rec.KVRevision)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -11,8 +11,15 @@ import (
 )
 
 // writeBuckets are the buckets a write needs: submit, answer, cancel and
-// claim write requests and idempotency keys, and answers write grants.
-var writeBuckets = []string{BucketRequests, BucketIdempotency, BucketGrants}
+// claim write requests and idempotency keys (of every shard), and answers
+// write grants.
+func (s *Store) writeBuckets() []string {
+	var out []string
+	for _, sh := range s.shards {
+		out = append(out, sh.reqBucket, sh.idmBucket)
+	}
+	return append(out, BucketGrants)
+}
 
 // writableTimeout bounds one probe: a stream whose leader is gone may not
 // answer at all.
@@ -114,7 +121,7 @@ func (g *writeGate) lostErr() error {
 func (s *Store) writable(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, writableTimeout)
 	defer cancel()
-	for _, b := range writeBuckets {
+	for _, b := range s.writeBuckets() {
 		if s.leaderReads {
 			if err := s.ledBy(ctx, StreamOf(b)); err != nil {
 				return fmt.Errorf("%w: bucket %s %v", ErrUnavailable, b, err)

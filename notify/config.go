@@ -23,6 +23,9 @@ type Config struct {
 	Links *Links
 	// Replicas of the progress bucket. Default 1.
 	Replicas int
+	// Shards is request_shards (kvstate's shards.go): which stream holds a
+	// tenant's requests. Default 1.
+	Shards int
 	// Tuning bounds attempts and retries; zero fields keep their defaults.
 	Tuning Tuning
 	// Registry receives the delivery metrics. Default: a registry of its own.

@@ -16,10 +16,10 @@ import (
 // Bucket keeps each feed's progress and lease.
 const Bucket = "webhooks"
 
-// The state streams whose writes carry events, as kvstate names them.
-var sourceStreams = []struct{ stream, prefix string }{
-	{kvstate.StreamOf(kvstate.BucketRequests), "$KV." + kvstate.BucketRequests + "."},
-	{kvstate.StreamOf(kvstate.BucketGrants), "$KV." + kvstate.BucketGrants + "."},
+// sourceBuckets are the state buckets whose writes carry tenant's events,
+// as kvstate names them: its requests shard's and the grants'.
+func sourceBuckets(tenant events.TenantID, shards int) []string {
+	return []string{kvstate.RequestBucket(kvstate.ShardOf(tenant, shards)), kvstate.BucketGrants}
 }
 
 // BucketConfig declares the progress bucket.
@@ -84,8 +84,8 @@ func (w *Worker) Prepare(ctx context.Context) error {
 	w.kv = kv
 	w.feeds = nil
 	for i := range w.eps {
-		for _, src := range sourceStreams {
-			f := w.feed(&w.eps[i], src.stream, src.prefix)
+		for _, b := range sourceBuckets(w.eps[i].Tenant, w.cfg.Shards) {
+			f := w.feed(&w.eps[i], kvstate.StreamOf(b), "$KV."+b+".")
 			if _, _, err := f.load(ctx); err != nil {
 				return fmt.Errorf("notify: %s: %w", w.eps[i].URL, err)
 			}

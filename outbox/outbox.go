@@ -124,17 +124,20 @@ func (o *Worker) Run(ctx context.Context) error {
 		o.log.Warn("outbox: re-deriving work messages", "err", err)
 	}
 	go o.followConnection(ctx)
-	errc := make(chan error, 2)
-	for _, bucket := range []string{kvstate.BucketRequests, kvstate.BucketGrants} {
+	buckets := append(o.store.RequestBuckets(), kvstate.BucketGrants)
+	errc := make(chan error, len(buckets))
+	for _, bucket := range buckets {
 		cons, err := o.consumer(ctx, bucket)
 		if err != nil {
 			return err
 		}
 		go func() { errc <- o.keep(ctx, bucket, cons) }()
 	}
-	err := <-errc
-	if err2 := <-errc; err == nil {
-		err = err2
+	var err error
+	for range buckets {
+		if e := <-errc; err == nil {
+			err = e
+		}
 	}
 	return err
 }

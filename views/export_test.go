@@ -16,7 +16,11 @@ import (
 func Resumed(v *Views) uint64 { return v.snaps.Resumed() }
 
 // NoSnapshots makes v replay every stored request at start.
-func NoSnapshots(v *Views) { v.requests.resume = nil }
+func NoSnapshots(v *Views) {
+	for _, m := range v.requests.shards {
+		m.resume = nil
+	}
+}
 
 // Dump lists what m holds, a line per key in key order: the revision,
 // whether the value is held in full, the summary, the index keys and a
@@ -53,7 +57,11 @@ func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq u
 const SnapshotMaxAge = snapshotMaxAge
 
 // SnapshotParts makes v's snapshots be written in parts of n bytes.
-func SnapshotParts(v *Views, n int) { v.snaps.partSize = n }
+func SnapshotParts(v *Views, n int) {
+	for _, s := range v.snaps.shards {
+		s.partSize = n
+	}
+}
 
 // DefaultSnapshotPart makes n the part size of views that set none (a
 // version that writes smaller parts), until the test ends.
@@ -99,10 +107,14 @@ func ReadSnapshotObject(s *kvstate.Store, name string) []byte {
 
 // PackedKept is how many packed bytes v's request mirror has kept, in all.
 func PackedKept(v *Views) uint64 {
-	p := v.requests.packer
-	p.amu.Lock()
-	defer p.amu.Unlock()
-	return p.kept
+	var kept uint64
+	for _, m := range v.requests.shards {
+		p := m.packer
+		p.amu.Lock()
+		kept += p.kept
+		p.amu.Unlock()
+	}
+	return kept
 }
 
 // SnapshotHasSample reports whether snapshot data carries a packing sample.

@@ -646,20 +646,3 @@ func (s *Snapshots[T]) CatchUp(ctx context.Context) error {
 	}
 	return nil
 }
-
-// Keep saves the snapshot at each interval every (SnapshotEvery in a
-// process) until ctx ends.
-func (s *Snapshots[T]) Keep(ctx context.Context, every time.Duration) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Save(ctx); err != nil && ctx.Err() == nil {
-				s.log("snapshot: not saved", "err", err)
-			}
-		}
-	}
-}

@@ -176,7 +176,7 @@ func TestSnapshotResumesLikeAReplay(t *testing.T) {
 	if views.Resumed(v3) != 0 {
 		t.Fatal("a replay resumed from a snapshot")
 	}
-	got, want := views.Dump(v2.Requests()), views.Dump(v3.Requests())
+	got, want := views.Dump(v2.Requests().Shard(0)), views.Dump(v3.Requests().Shard(0))
 	if !slices.Equal(got, want) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
@@ -200,19 +200,19 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	snapshotFixture(t, s, 40) // records enough to complete a packing sample
 	v, _, _ := runViews(t, s, false)
 	created := time.Unix(1_700_000_000, 0)
-	data := views.EncodeSnapshot(v.Requests(), created, 100) // in many parts
+	data := views.EncodeSnapshot(v.Requests().Shard(0), created, 100) // in many parts
 	if data == nil || !views.SnapshotHasSample(data) {
 		t.Fatalf("no snapshot (%d bytes), or one without a packing sample, of a mirror that holds requests", len(data))
 	}
 	seq := uint64(0) // the last revision the watcher delivered: the highest held
-	for _, line := range views.Dump(v.Requests()) {
+	for _, line := range views.Dump(v.Requests().Shard(0)) {
 		var rev uint64
 		fmt.Sscanf(line[strings.Index(line, "rev="):], "rev=%d", &rev)
 		seq = max(seq, rev)
 	}
 	now := time.Now()
 	fresh := func() *views.Mirror[kvstate.Record] {
-		return views.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests()
+		return views.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests().Shard(0)
 	}
 	for _, c := range []struct {
 		name    string
@@ -266,7 +266,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	if err != nil || next != seq+1 {
 		t.Fatalf("a good snapshot: resume at %d, %v; want %d", next, err, seq+1)
 	}
-	if got, want := views.Dump(m), views.Dump(v.Requests()); !slices.Equal(got, want) {
+	if got, want := views.Dump(m), views.Dump(v.Requests().Shard(0)); !slices.Equal(got, want) {
 		t.Fatalf("loaded:\n%s\nheld:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
@@ -368,7 +368,7 @@ func TestSnapshotOfLargerPartsResumes(t *testing.T) {
 		t.Fatal("a snapshot of larger parts was not used")
 	}
 	v3, _, _ := runViews(t, s, false)
-	if got, want := views.Dump(v2.Requests()), views.Dump(v3.Requests()); !slices.Equal(got, want) {
+	if got, want := views.Dump(v2.Requests().Shard(0)), views.Dump(v3.Requests().Shard(0)); !slices.Equal(got, want) {
 		t.Fatalf("from the snapshot:\n%s\nfrom a replay:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

@@ -27,8 +27,8 @@ type Views struct {
 	grants   *Mirror[events.Grant]
 	rules    *Mirror[events.Rule]
 	delegs   *Mirror[events.Delegation]
-	requests *Mirror[kvstate.Record]
-	snaps    *Snapshots[kvstate.Record]
+	requests *RequestMirror
+	snaps    *RequestSnapshots
 }
 
 // Option sets one thing NewViews builds with.
@@ -36,7 +36,13 @@ type Option func(*Views)
 
 // WithLogger is where the views tell what they cannot do (a snapshot that
 // cannot be read or saved); slog's default without it.
-func WithLogger(l *slog.Logger) Option { return func(v *Views) { v.snaps.log = l.Warn } }
+func WithLogger(l *slog.Logger) Option {
+	return func(v *Views) {
+		for _, s := range v.snaps.shards {
+			s.log = l.Warn
+		}
+	}
+}
 
 // NewViews builds the views over store for the configured tenants.
 func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *Views {
@@ -54,12 +60,19 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *V
 	v.delegs = NewMirror(store.Delegations(), func(d events.Delegation) []string {
 		return []string{"a:" + string(d.Tenant) + "/" + string(d.Agent)}
 	})
-	v.requests = NewMirror(store.Requests(), v.requestIndex)
-	v.requests.summarize, v.requests.peek = summarizeRequest, peekRequest
-	v.requests.packer, v.requests.stored, v.requests.packID = &packer{}, storedRecord, requestDictID
-	v.snaps = &Snapshots[kvstate.Record]{mirror: v.requests, obs: store.Snapshots(), stream: store.RequestStream(), name: kvstate.BucketRequests,
-		now: time.Now, log: slog.Default().Warn}
-	v.requests.resume = v.snaps.Resume
+	var shards []*Mirror[kvstate.Record]
+	v.snaps = &RequestSnapshots{}
+	for i := range store.Shards() {
+		kv, stream := store.RequestShard(i)
+		m := NewMirror(kv, v.requestIndex)
+		m.summarize, m.peek = summarizeRequest, peekRequest
+		m.packer, m.stored, m.packID = &packer{}, storedRecord, requestDictID
+		snaps := &Snapshots[kvstate.Record]{mirror: m, obs: store.Snapshots(), stream: stream, name: kvstate.RequestBucket(i),
+			now: time.Now, log: slog.Default().Warn}
+		m.resume = snaps.Resume
+		shards, v.snaps.shards = append(shards, m), append(v.snaps.shards, snaps)
+	}
+	v.requests = newRequestMirror(shards)
 	for _, o := range opts {
 		o(v)
 	}
@@ -73,20 +86,22 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *V
 // mirror, and what the watcher delivered for the key meanwhile is applied
 // when WriteRequest returns. The record and error are write's.
 func (v *Views) WriteRequest(tenant events.TenantID, id events.RequestID, write func() (kvstate.Record, error)) (kvstate.Record, error) {
-	defer v.requests.Expect(kvstate.RequestKey(tenant, id))()
+	m := v.requests.of(tenant)
+	defer m.Expect(kvstate.RequestKey(tenant, id))()
 	rec, err := write()
 	if err == nil {
-		v.requests.Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
+		m.Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
 	}
 	return rec, err
 }
 
-// Snapshots keeps the request mirror's snapshots (snapshot.go).
-func (v *Views) Snapshots() *Snapshots[kvstate.Record] { return v.snaps }
+// Snapshots keeps the request mirror's snapshots (snapshot.go), a set per
+// shard.
+func (v *Views) Snapshots() *RequestSnapshots { return v.snaps }
 
 // Requests is the mirror of request records (the inbox, deadlines, waits
 // are fed from its one watcher).
-func (v *Views) Requests() *Mirror[kvstate.Record] { return v.requests }
+func (v *Views) Requests() *RequestMirror { return v.requests }
 
 // GrantMirror is the mirror of grants.
 func (v *Views) GrantMirror() *Mirror[events.Grant] { return v.grants }
@@ -313,7 +328,7 @@ func (v *Views) ScanGrants(tenant events.TenantID, after string, fn func(g *even
 
 // Pending returns a tenant's pending requests, oldest first.
 func (v *Views) Pending(tenant events.TenantID) []kvstate.Record {
-	return v.requests.ByIndex(pendingKey(tenant))
+	return v.requests.of(tenant).ByIndex(pendingKey(tenant))
 }
 
 // PendingInbox returns the pending requests in which principal p takes
@@ -371,7 +386,7 @@ func PendingScope(tenant events.TenantID) RequestScope { return RequestScope(pen
 // mirror, nor keep r.
 func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after string, fn func(id events.RequestID, s Summary, kvRev uint64, r *kvstate.Record) bool) {
 	skip := len(tenant) + 1
-	v.requests.Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *kvstate.Record) bool {
+	v.requests.of(tenant).Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *kvstate.Record) bool {
 		return fn(events.RequestID(key[skip:]), s, rev, r)
 	})
 }
@@ -380,12 +395,13 @@ func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after s
 // kvRev (a terminal request), without reading KV; false when it holds it
 // at another revision, in full, or not at all.
 func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev uint64) (events.Request, bool) {
-	z, rev, ok := v.requests.Packed(kvstate.RequestKey(tenant, id))
+	m := v.requests.of(tenant)
+	z, rev, ok := m.Packed(kvstate.RequestKey(tenant, id))
 	if !ok || rev != kvRev {
 		return events.Request{}, false
 	}
 	var r events.Request
-	if decodePacked(v.requests.packer, z, &r) != nil {
+	if decodePacked(m.packer, z, &r) != nil {
 		return events.Request{}, false
 	}
 	return r, true
@@ -427,13 +443,13 @@ func agentPendingKey(tenant events.TenantID, agent events.AgentID) string {
 // process's mirror holds them: its own writes at once, other processes'
 // a moment later.
 func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
-	return v.requests.Count(agentPendingKey(tenant, agent))
+	return v.requests.of(tenant).Count(agentPendingKey(tenant, agent))
 }
 
 // PendingOfAgent returns the pending requests agent made in tenant, oldest
 // first, as this process's mirror holds them.
 func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []kvstate.Record {
-	return v.requests.ByIndex(agentPendingKey(tenant, agent))
+	return v.requests.of(tenant).ByIndex(agentPendingKey(tenant, agent))
 }
 
 // requestIndex indexes a request under its tenant, under its tenant's

@@ -131,13 +131,14 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err := declareStreams(ctx, b); err != nil {
 		return nil, err
 	}
-	store, err := kvstate.Open(ctx, b.JS, b.Replicas)
+	shards := kvstate.WithShards(max(o.Config.RequestShards, 1))
+	store, err := kvstate.Open(ctx, b.JS, b.Replicas, shards)
 	if err != nil {
 		return nil, err
 	}
 	// The group-committed buckets' batches are staged in memory (before
 	// the first batch is sent): it saves the server five syncs a batch.
-	if root, err := b.StageBatchesInMemory(kvstate.StreamOf(kvstate.BucketRequests), kvstate.StreamOf(kvstate.BucketIdempotency)); err != nil {
+	if root, err := b.StageBatchesInMemory(store.ShardedStreams()...); err != nil {
 		o.Logger.Warn("atomic batches: some are staged on disk", "err", err)
 	} else if root != "" {
 		o.Logger.Debug("atomic batches: staged in memory", "under", root)
@@ -147,7 +148,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
-	watchStore, err := kvstate.Open(ctx, watchJS, b.Replicas)
+	watchStore, err := kvstate.Open(ctx, watchJS, b.Replicas, shards)
 	if err != nil {
 		return nil, err
 	}
@@ -283,7 +284,7 @@ func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *
 	a.checks = append(a.checks, ob.Healthy, worker.Healthy)
 	a.workers.Go(func() error { return timers.Run(ctx) })
 	a.workers.Go(func() error { return group.Run(ctx) })
-	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants, Act: svc, Logger: a.log, Clock: clock})
+	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants, Shards: svc.Store().Shards(), Act: svc, Logger: a.log, Clock: clock})
 	if err != nil {
 		return err
 	}

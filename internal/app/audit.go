@@ -49,7 +49,7 @@ func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *vie
 			return fmt.Errorf("app: audit metrics: %w", err)
 		}
 	}
-	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log,
+	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log, Shards: a.Service.Store().Shards(),
 		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
 		Retention: func(t events.TenantID) time.Duration {
 			if ten, ok := views.Tenant(t); ok && ten.AuditRetention > 0 {

@@ -23,7 +23,15 @@ import (
 // maxRequests bounds the load whatever -cluster.duration says.
 const maxRequests = 20000
 
-var requestsStream = kvstate.StreamOf(kvstate.BucketRequests)
+// requestsBucket holds the demo tenant's requests: its shard's among
+// -cluster.shards (the cluster runs with request_shards 3 by default, so
+// the shards' streams elect their leaders on different nodes, and the
+// faults below hit the demo tenant's).
+func requestsBucket() string {
+	return kvstate.RequestBucket(kvstate.ShardOf("demo", *shards))
+}
+
+var requestsStream = kvstate.StreamOf(requestsBucket())
 
 // Three NATS nodes from deploy/nats, two api and two deciders processes
 // under load; the node leading the requests bucket and a deciders process
@@ -262,7 +270,7 @@ func settledRecord(nc *nats.Conn, id string) (record, error) {
 // which its leader answers (a KV get is a direct get, which any replica,
 // current or not, may answer).
 func leaderRecord(nc *nats.Conn, id string) (record, error) {
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + kvstate.BucketRequests + "." + kvstate.RequestKey("demo", events.RequestID(id))})
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", events.RequestID(id))})
 	m, err := nc.Request("$JS.API.STREAM.MSG.GET."+requestsStream, req, 10*time.Second)
 	if err != nil {
 		return record{}, err
@@ -298,7 +306,7 @@ func lastPerNode(c *natsCluster, id string) string {
 			out = append(out, n.Name+":"+err.Error())
 			continue
 		}
-		m, err := nc.Request("$JS.API.DIRECT.GET."+requestsStream+".$KV."+kvstate.BucketRequests+"."+kvstate.RequestKey("demo", events.RequestID(id)), nil, 5*time.Second)
+		m, err := nc.Request("$JS.API.DIRECT.GET."+requestsStream+".$KV."+requestsBucket()+"."+kvstate.RequestKey("demo", events.RequestID(id)), nil, 5*time.Second)
 		nc.Close()
 		if err != nil {
 			out = append(out, n.Name+":"+err.Error())
@@ -316,7 +324,7 @@ func history(t *testing.T, nc *nats.Conn, id string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, requestsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{"$KV." + kvstate.BucketRequests + "." + kvstate.RequestKey("demo", events.RequestID(id))}})
+		FilterSubjects: []string{"$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", events.RequestID(id))}})
 	if err != nil {
 		return err.Error()
 	}
@@ -435,4 +443,10 @@ func checkReplicated(t *testing.T, js jetstream.JetStream) {
 	}
 	sort.Strings(peers)
 	t.Logf("%s: leader %s, replicas %v, allow_direct %v", requestsStream, info.Cluster.Leader, peers, info.Config.AllowDirect)
+	var leaders []string
+	for i := range *shards {
+		stream := kvstate.StreamOf(kvstate.RequestBucket(i))
+		leaders = append(leaders, stream+"@"+leaderOf(t, js, stream))
+	}
+	t.Logf("request shards' leaders: %v", leaders)
 }

@@ -15,6 +15,7 @@ import (
 var (
 	loadDuration = flag.Duration("cluster.duration", 15*time.Second, "how long TestClusterUnderFaults drives load (longer for a soak)")
 	loadWorkers  = flag.Int("cluster.workers", 6, "agents submitting at once in TestClusterUnderFaults")
+	shards       = flag.Int("cluster.shards", 3, "request_shards of the countersign processes")
 )
 
 // The binaries every test runs as processes, built once per run.

@@ -218,14 +218,21 @@ type csProcess struct {
 // startCountersign runs the built binary with the demo tenant against the
 // cluster, in one role.
 func startCountersign(t *testing.T, c *natsCluster, name, role string) *csProcess {
+	t.Helper() // the demo tenant, its quotas lifted: the load submits from one token
+	return startCountersignWith(t, c, name, role, fmt.Sprintf("request_shards: %d\n", *shards)+testutil.Unthrottled(config.DemoYAML))
+}
+
+// startCountersignWith runs the built binary with config yaml against the
+// cluster, in roles role (comma-separated).
+func startCountersignWith(t *testing.T, c *natsCluster, name, role, yaml string) *csProcess {
 	t.Helper()
-	dir := t.TempDir() // the demo tenant, its quotas lifted: the load submits from one token
-	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(testutil.Unthrottled(config.DemoYAML)), 0o600); err != nil {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "countersign.yaml"), []byte(yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	p := &csProcess{}
 	args := []string{"serve", "--nats-url", c.URL(), "--roles", role, "--data", filepath.Join(dir, "data")}
-	if role == "api" {
+	if strings.Contains(role, "api") {
 		p.addr = fmt.Sprintf("127.0.0.1:%d", testutil.FreeLoopbackPort(t))
 		args = append(args, "--listen", p.addr)
 	}
