@@ -84,6 +84,7 @@ func measureShards(t *testing.T, k int, tenants []string) {
 	workers := *loadWorkers * len(tenants)
 	var stop atomic.Bool
 	var acked, failed atomic.Int64
+	var codes sync.Map // status code → count, of the submits not acknowledged
 	var wg sync.WaitGroup
 	began := time.Now()
 	for w := range workers {
@@ -94,11 +95,13 @@ func measureShards(t *testing.T, k int, tenants []string) {
 			defer wg.Done()
 			for i := 0; !stop.Load(); i++ {
 				var r record
-				code := cl.do("POST", "/v1/requests", call("read_ledger", rand.Int(), "5m"), nil, &r)
+				code := cl.do("POST", "/v1/requests", call("read_ledger", rand.IntN(1_000_000_000), "5m"), nil, &r)
 				if code == 201 && r.Status == "approved" {
 					acked.Add(1)
 				} else {
 					failed.Add(1)
+					n, _ := codes.LoadOrStore(fmt.Sprint(code, " ", r.Status, r.Error), new(atomic.Int64))
+					n.(*atomic.Int64).Add(1)
 				}
 			}
 		}()
@@ -107,6 +110,12 @@ func measureShards(t *testing.T, k int, tenants []string) {
 	stop.Store(true)
 	wg.Wait()
 	ran := time.Since(began)
+	var notAcked []string
+	codes.Range(func(k, v any) bool {
+		notAcked = append(notAcked, fmt.Sprintf("%s ×%d", k, v.(*atomic.Int64).Load()))
+		return true
+	})
+	t.Logf("not acknowledged: %v", notAcked)
 	if acked.Load() == 0 {
 		t.Fatalf("no submit acknowledged (%d failed)", failed.Load())
 	}
