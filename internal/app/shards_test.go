@@ -60,6 +60,7 @@ func TestShardedRequests(t *testing.T) {
 	js := srv.App.Broker.JS
 	ctx := context.Background()
 	pending := map[string]string{} // tenant → a request left pending over the restart
+	first := map[string]string{}   // tenant → its first request
 	for i, id := range ids {
 		agent, person := newClient(srv.URL, id+"-agent"), newClient(srv.URL, id+"-person")
 		key := map[string]string{"Idempotency-Key": "k-1"}
@@ -93,6 +94,7 @@ func TestShardedRequests(t *testing.T) {
 				t.Fatalf("%s (shard %d): %d idempotency keys in shard %d", id, i, n, s)
 			}
 		}
+		first[id] = r.ID
 		var list struct{ Items []record }
 		if code := person.do(t, "GET", "/v1/requests", nil, nil, &list); code != 200 || len(list.Items) != 1 || list.Items[0].ID != r.ID {
 			t.Fatalf("%s: inbox %d %+v, want %s alone", id, code, list.Items, r.ID)
@@ -128,6 +130,21 @@ func TestShardedRequests(t *testing.T) {
 		testutil.Eventually(t, 10*time.Second, func() bool {
 			return strings.Contains(auditOf(t, srv.URL, id+"-admin"), `"subject":"`+r.ID+`"`)
 		}, id+"'s audit entries")
+	}
+
+	// The live protocol's log is the tenant's shard's stream.
+	for _, id := range ids {
+		res := srv.API(t).DialRPC(id+"-person").Call("view/page", map[string]any{"cursor": first[id] + ":0"})
+		var got []string
+		list, _ := res["events"].([]any)
+		for _, e := range list {
+			ev := e.(map[string]any)
+			got = append(got, ev["method"].(string)+" "+ev["params"].(map[string]any)["approvalId"].(string))
+		}
+		want := []string{"approval/requested " + first[id], "approval/resolved " + first[id], "approval/requested " + pending[id]}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: view/page %v, want %v", id, got, want)
+		}
 	}
 
 	srv.Restart(t)
