@@ -107,7 +107,7 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int, opts ...Opt
 	for i := range o.shards {
 		sh := shard{reqBucket: RequestBucket(i), idmBucket: IdempotencyBucket(i)}
 		sh.requests, sh.idm = kvs[sh.reqBucket], kvs[sh.idmBucket]
-		if sh.requestStream, err = js.Stream(ctx, StreamOf(sh.reqBucket)); err != nil {
+		if sh.requestStream, err = streamInfo(ctx, js, StreamOf(sh.reqBucket)); err != nil {
 			return nil, fmt.Errorf("kvstate: bucket %s: %w", sh.reqBucket, mapErr(err))
 		}
 		sh.commits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.reqBucket), gate: gate}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go/jetstream"
@@ -133,7 +134,7 @@ func shardConfigs(replicas, i int) []jetstream.KeyValueConfig {
 func checkLayout(ctx context.Context, js jetstream.JetStream, k int) error {
 	var have []jetstream.Stream
 	for i := 0; ; i++ {
-		st, err := js.Stream(ctx, StreamOf(RequestBucket(i)))
+		st, err := streamInfo(ctx, js, StreamOf(RequestBucket(i)))
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			break
 		}
@@ -153,4 +154,24 @@ func checkLayout(ctx context.Context, js jetstream.JetStream, k int) error {
 		}
 	}
 	return nil // no request stored yet: the layout may still change
+}
+
+// streamInfo binds a stream, retrying as createBucket does while a
+// cluster that has just started, or a node that has just come back,
+// elects its leaders (a stream info then goes unanswered); a missing
+// stream is ErrStreamNotFound at once.
+func streamInfo(ctx context.Context, js jetstream.JetStream, name string) (jetstream.Stream, error) {
+	var err error
+	for attempt := 0; attempt < 10; attempt++ {
+		var st jetstream.Stream
+		if st, err = js.Stream(ctx, name); err == nil || errors.Is(err, jetstream.ErrStreamNotFound) || ctx.Err() != nil {
+			return st, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+		}
+	}
+	return nil, err
 }
