@@ -117,13 +117,9 @@ func (r *RequestMirror) Restart() {
 
 // Run runs every shard's watcher until ctx ends (see Mirror.Run).
 func (r *RequestMirror) Run(ctx context.Context) error {
-	go r.once.Do(func() {
+	go r.once.Do(func() { // each shard's Run below closes its Ready, caught up or not
 		for _, m := range r.shards {
-			select {
-			case <-m.Ready():
-			case <-ctx.Done():
-				return
-			}
+			<-m.Ready()
 		}
 		close(r.ready)
 	})
