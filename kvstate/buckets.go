@@ -63,7 +63,6 @@ type Store struct {
 	grants, agents, rules, config, delegations jetstream.KeyValue
 	leaderReads                                bool // replicated buckets: decisive reads go to the leader (read.go)
 	snaps                                      jetstream.ObjectStore
-	gate                                       *writeGate // the write probe's last answer (writable.go)
 }
 
 // Option sets one thing Open builds with.
@@ -101,11 +100,11 @@ func Open(ctx context.Context, js jetstream.JetStream, replicas int, opts ...Opt
 	if err != nil {
 		return nil, fmt.Errorf("kvstate: object store %s: %w", SnapshotBucket, mapErr(err))
 	}
-	gate := newWriteGate()
-	s := &Store{js: js, gate: gate, snaps: snaps, leaderReads: replicas > 1, grants: kvs[BucketGrants],
+	s := &Store{js: js, snaps: snaps, leaderReads: replicas > 1, grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}
 	for i := range o.shards {
-		sh := shard{reqBucket: RequestBucket(i), idmBucket: IdempotencyBucket(i)}
+		gate := newWriteGate()
+		sh := shard{reqBucket: RequestBucket(i), idmBucket: IdempotencyBucket(i), gate: gate}
 		sh.requests, sh.idm = kvs[sh.reqBucket], kvs[sh.idmBucket]
 		if sh.requestStream, err = streamInfo(ctx, js, StreamOf(sh.reqBucket)); err != nil {
 			return nil, fmt.Errorf("kvstate: bucket %s: %w", sh.reqBucket, mapErr(err))

@@ -56,8 +56,13 @@ func WriteRaw(ctx context.Context, s *Store, subject string, data []byte) (uint6
 	return s.shards[0].commits.write(ctx, &nats.Msg{Subject: subject, Data: data, Header: nats.Header{}}, 0)
 }
 
-// GateWrites sets what s's write probe last found (nil: writable).
-func GateWrites(s *Store, err error) { s.gate.set(err) }
+// GateWrites sets what s's write probe last found (nil: writable), for
+// every shard.
+func GateWrites(s *Store, err error) {
+	for _, sh := range s.shards {
+		sh.gate.set(err)
+	}
+}
 
 // Queued counts the request writes waiting for s's committer.
 func Queued(s *Store) int {

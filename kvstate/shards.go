@@ -72,6 +72,7 @@ type shard struct {
 	requests, idm        jetstream.KeyValue
 	requestStream        jetstream.Stream
 	commits, idemCommits *committer // group-committed writes (commit.go)
+	gate                 *writeGate // the write probe's last answer for this shard (writable.go)
 }
 
 // shard returns tenant's shard.

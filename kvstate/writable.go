@@ -1,6 +1,7 @@
 package kvstate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,17 +10,6 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 )
-
-// writeBuckets are the buckets a write needs: submit, answer, cancel and
-// claim write requests and idempotency keys (of every shard), and answers
-// write grants.
-func (s *Store) writeBuckets() []string {
-	var out []string
-	for _, sh := range s.shards {
-		out = append(out, sh.reqBucket, sh.idmBucket)
-	}
-	return append(out, BucketGrants)
-}
 
 // writableTimeout bounds one probe: a stream whose leader is gone may not
 // answer at all.
@@ -54,11 +44,14 @@ func (p *WriteProbe) Check(ctx context.Context) error {
 	if !p.at.IsZero() && time.Since(p.at) < p.every {
 		return p.err
 	}
-	p.err = p.store.writable(ctx)
+	var shards []error
+	shards, p.err = p.store.writable(ctx)
 	p.at = time.Now()
 	// Only replicated buckets elect leaders; and a caller gone is no news.
 	if p.store.leaderReads && ctx.Err() == nil {
-		p.store.gate.set(p.err)
+		for i, sh := range p.store.shards {
+			sh.gate.set(shards[i])
+		}
 	}
 	return p.err
 }
@@ -118,15 +111,18 @@ func (g *writeGate) lostErr() error {
 	return fmt.Errorf("%w (this write may or may not have been stored; retry it with the same Idempotency-Key or expected revision)", err)
 }
 
-func (s *Store) writable(ctx context.Context) error {
+// writable probes every bucket a write needs and returns, for each
+// shard, why its writes cannot be taken (nil: they can), and the first of
+// those.
+func (s *Store) writable(ctx context.Context) ([]error, error) {
 	ctx, cancel := context.WithTimeout(ctx, writableTimeout)
 	defer cancel()
-	for _, b := range s.writeBuckets() {
+	probe := func(b string) error {
 		if s.leaderReads {
 			if err := s.ledBy(ctx, StreamOf(b)); err != nil {
 				return fmt.Errorf("%w: bucket %s %v", ErrUnavailable, b, err)
 			}
-			continue
+			return nil
 		}
 		st, err := s.js.Stream(ctx, StreamOf(b))
 		if err != nil {
@@ -135,8 +131,23 @@ func (s *Store) writable(ctx context.Context) error {
 		if c := st.CachedInfo().Cluster; c != nil && c.Leader == "" {
 			return fmt.Errorf("%w: bucket %s has no leader", ErrUnavailable, b)
 		}
+		return nil
 	}
-	return nil
+	// A shard's writes need its buckets and the grants'; the first
+	// bucket that cannot take a write is the answer.
+	grants := probe(BucketGrants)
+	shards := make([]error, len(s.shards))
+	var first error
+	for i, sh := range s.shards {
+		shards[i] = grants
+		for _, b := range []string{sh.reqBucket, sh.idmBucket} {
+			if shards[i] == nil {
+				shards[i] = probe(b)
+			}
+		}
+		first = cmp.Or(first, shards[i])
+	}
+	return shards, first
 }
 
 // ledBy asks a replicated stream for its info and waits for the answer of

@@ -3,6 +3,7 @@ package kvstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +88,55 @@ func TestWriteProbeGatesWrites(t *testing.T) {
 	}
 	if _, err := store.GetRequest(ctx, "acme", refused); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Errorf("the refused write: %v, want ErrNotFound (never sent)", err)
+	}
+}
+
+// TestWriteProbeGatesOneShard: with request shards, a shard whose bucket
+// cannot take a write holds back only its own tenants' writes; another
+// shard's go on.
+func TestWriteProbeGatesOneShard(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	ctx := context.Background()
+	store, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onShard [2]events.TenantID // a tenant of each shard
+	for n := 0; onShard[0] == "" || onShard[1] == ""; n++ {
+		id := events.TenantID(fmt.Sprint("t", n))
+		onShard[kvstate.ShardOf(id, 2)] = id
+	}
+	write := func(tenant events.TenantID) error {
+		r := pending(events.NewRequestID())
+		r.Tenant = tenant
+		_, err := store.CreateRequest(ctx, r)
+		return err
+	}
+	kvstate.UseLeaderReads(store)
+	probe := store.WriteProbe(0)
+	if err := b.JS.DeleteKeyValue(ctx, kvstate.IdempotencyBucket(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := probe.Check(ctx); !errors.Is(err, kvstate.ErrUnavailable) || !strings.Contains(err.Error(), kvstate.IdempotencyBucket(1)) {
+		t.Fatalf("without %s: %v, want ErrUnavailable naming it", kvstate.IdempotencyBucket(1), err)
+	}
+	if err := write(onShard[1]); !errors.Is(err, kvstate.ErrUnavailable) {
+		t.Errorf("a tenant of the shard without its bucket: write %v, want ErrUnavailable", err)
+	}
+	if err := write(onShard[0]); err != nil {
+		t.Errorf("a tenant of the other shard: write %v, want it taken", err)
+	}
+	// Without the grants bucket no shard can take an answer's writes.
+	if _, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(2)); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.JS.DeleteKeyValue(ctx, kvstate.BucketGrants); err != nil {
+		t.Fatal(err)
+	}
+	_ = probe.Check(ctx)
+	for _, tenant := range onShard {
+		if err := write(tenant); !errors.Is(err, kvstate.ErrUnavailable) {
+			t.Errorf("no grants bucket, tenant %s: write %v, want ErrUnavailable", tenant, err)
+		}
 	}
 }
