@@ -108,7 +108,7 @@ func (b *batch) grow(ctx context.Context, t events.TenantID, msgs *[]*nats.Msg) 
 		}
 		e := c.entry
 		e.Seq, e.Prev = uint64(g.base+g.count+1), g.last
-		line, err := seal(&e)
+		line, err := seal(&e, c.canonical)
 		if err != nil {
 			return nil, err
 		}
@@ -187,9 +187,15 @@ func (p *packer) flush() {
 	p.lines, p.parts = p.lines[:0], p.parts+1
 }
 
-// seal seals e; data the canonicalizer refuses (a number out of range,
-// say) is kept as a JSON string of its bytes rather than block the log.
-func seal(e *Entry) ([]byte, error) {
+// seal seals e, whose data is in RFC 8785 form already if canonical;
+// data the canonicalizer refuses (a number out of range, say) is kept as
+// a JSON string of its bytes rather than block the log.
+func seal(e *Entry, canonical bool) ([]byte, error) {
+	if canonical {
+		if line, ok := sealCanonical(e); ok {
+			return line, nil
+		}
+	}
 	line, err := Seal(e)
 	if err == nil {
 		return line, nil

@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/countersign/countersign/jcs"
 )
@@ -109,4 +111,61 @@ func canonical(obj map[string]json.RawMessage) ([]byte, error) {
 		return nil, err
 	}
 	return jcs.Canonicalize(raw)
+}
+
+// sealCanonical is Seal for an entry whose data is already in RFC 8785
+// form, the writer's case (it canonicalizes each change's data once, as
+// it maps it): the line is written directly, without a second parse of
+// the data or an encoding of the other members. It reports false, having
+// set nothing, where a member needs the general encoding (a string with
+// escapes, a time or seq a JSON encoder might refuse or round).
+func sealCanonical(e *Entry) ([]byte, bool) {
+	at := e.At.UTC()
+	if y := at.Year(); y < 0 || y > 9999 || e.Seq > 1<<53 || len(e.Data) == 0 {
+		return nil, false
+	}
+	for _, s := range [...]string{e.Actor.ID, e.Actor.Kind, e.Prev, e.Subject, e.Tenant, e.Type} {
+		if !plain(s) {
+			return nil, false
+		}
+	}
+	// The members in RFC 8785 order: {actor, at, data}, hash, {prev …
+	// type}; the hash is of the line without its member, and is written
+	// in the room left for it once known.
+	const hashKey = `,"hash":"`
+	line := make([]byte, 0, len(e.Data)+len(e.Actor.ID)+len(e.Subject)+len(e.Tenant)+len(e.Type)+300)
+	line = appendPlain(append(line, `{"actor":{"id":`...), e.Actor.ID)
+	line = appendPlain(append(line, `,"kind":`...), e.Actor.Kind)
+	line = append(at.AppendFormat(append(line, `},"at":"`...), time.RFC3339Nano), `","data":`...)
+	line = append(line, e.Data...)
+	mid := len(line)
+	line = append(line, hashKey+ZeroHash+`"`...)
+	rest := len(line)
+	line = appendPlain(append(line, `,"prev":`...), e.Prev)
+	line = strconv.AppendUint(append(line, `,"seq":`...), e.Seq, 10)
+	line = appendPlain(append(line, `,"subject":`...), e.Subject)
+	line = appendPlain(append(line, `,"tenant":`...), e.Tenant)
+	line = append(appendPlain(append(line, `,"type":`...), e.Type), '}')
+	h := sha256.New()
+	h.Write(line[:mid])
+	h.Write(line[rest:])
+	var sum [sha256.Size]byte
+	hex.Encode(line[mid+len(hashKey):rest-1], h.Sum(sum[:0]))
+	e.At, e.Hash = at, string(line[mid+len(hashKey):rest-1])
+	return line, true
+}
+
+// plain reports whether RFC 8785 writes s as it is between quotes: valid
+// UTF-8 without a control character, quote or backslash.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return utf8.ValidString(s)
+}
+
+func appendPlain(b []byte, s string) []byte {
+	return append(append(append(b, '"'), s...), '"')
 }

@@ -171,7 +171,7 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 	if len(info.State.Subjects) != len(tenants) {
 		t.Fatalf("%d tenants' logs; want %d", len(info.State.Subjects), len(tenants))
 	}
-	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0511", "t0512", "t0698"} {
+	for _, tn := range []events.TenantID{"t0000", tenants[maxBatch-1], tenants[maxBatch], "t0698"} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
 		}
@@ -191,7 +191,7 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 // entries (the cursor counts them) stores only the rest.
 func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	tenants := make([]events.TenantID, 300)
+	tenants := make([]events.TenantID, maxBatch+44)
 	for i := range tenants {
 		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
 	}
@@ -219,8 +219,9 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	if _, err := b.commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if n := w.size(t, "t0255"); n != 1 || w.size(t, "t0256") != 0 {
-		t.Fatalf("after the first part: t0255 %d entries, t0256 %d; want 1, 0", n, w.size(t, "t0256"))
+	lastIn, firstOut, last := tenants[maxBatch-1], tenants[maxBatch], tenants[len(tenants)-1]
+	if n := w.size(t, lastIn); n != 1 || w.size(t, firstOut) != 0 {
+		t.Fatalf("after the first part: %s %d entries, %s %d; want 1, 0", lastIn, n, firstOut, w.size(t, firstOut))
 	}
 	second, err := NewWriter(cfg)
 	if err != nil {
@@ -230,8 +231,8 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); _ = second.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
-	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "t0299") == 1 }, "the rest stored")
-	for _, tn := range []events.TenantID{"t0000", "t0255", "t0256", "t0299"} {
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, last) == 1 }, "the rest stored")
+	for _, tn := range []events.TenantID{"t0000", lastIn, firstOut, last} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
 		}

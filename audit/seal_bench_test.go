@@ -3,6 +3,10 @@ package audit
 import (
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
+	"golang.org/x/mod/sumdb/tlog"
 )
 
 // BenchmarkSeal: one entry of a typical request record (about 900 bytes).
@@ -12,6 +16,33 @@ func BenchmarkSeal(b *testing.B) {
 		e := Entry{Seq: 7, At: time.Now(), Tenant: "acme", Type: "dev.countersign.request.decided", Actor: Actor{Kind: "person", ID: "u-1"}, Subject: "req_01JABCDEFGHJKMNPQRSTVWXYZ0", Data: data, Prev: ZeroHash}
 		if _, err := Seal(&e); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkEntry: what the writer does for one request write it reads,
+// from the stored message to its sealed line and tree hashes.
+func BenchmarkEntry(b *testing.B) {
+	h := nats.Header{}
+	id := "req_01JABCDEFGHJKMNPQRSTVWXYZ0"
+	events.ChangeHeaders(h, events.TypeRequestDecided, "acme", id, 2, time.Now(), "")
+	m := sourceMsg{src: 0, seq: 9, subject: "$KV.requests.acme." + id, header: h, data: benchRecord(id), at: time.Now()}
+	var mp mapper
+	var tr grown
+	tr.tl = &tenantLog{}
+	for b.Loop() {
+		for _, c := range mp.changes(m) {
+			e := c.entry
+			e.Seq, e.Prev = uint64(tr.count+1), ZeroHash
+			line, err := seal(&e, c.canonical)
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs, err := tlog.StoredHashes(tr.count, line, &tr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			tr.hashes, tr.count = append(tr.hashes, hs...), tr.count+1
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -52,10 +53,12 @@ func fromJetStream(src int, m jetstream.Msg) (sourceMsg, error) {
 }
 
 // change is what a source message adds to one tenant's log: an entry
-// without its seq, prev and hash.
+// without its seq, prev and hash. canonical: the entry's data is in RFC
+// 8785 form already.
 type change struct {
-	tenant events.TenantID
-	entry  Entry
+	tenant    events.TenantID
+	entry     Entry
+	canonical bool
 }
 
 // mapper turns source messages into changes.
@@ -88,10 +91,30 @@ func (mp *mapper) changes(m sourceMsg) []change {
 func kvOp(m sourceMsg) string { return m.header.Get("KV-Operation") }
 
 func one(tenant events.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte) []change {
-	if !json.Valid(data) {
-		data, _ = json.Marshal(string(data))
+	data, canonical := canonicalData(data)
+	return oneOf(tenant, typ, actor, subject, at, data, canonical)
+}
+
+func oneOf(tenant events.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte, canonical bool) []change {
+	e := Entry{At: at, Tenant: string(tenant), Type: typ, Actor: actor, Subject: subject, Data: data}
+	return []change{{tenant: tenant, entry: e, canonical: canonical}}
+}
+
+// canonicalData is data in RFC 8785 form (once here, rather than when
+// its entry is sealed and again by whatever reads it first), and true;
+// data that is no JSON becomes a JSON string of its bytes. Data the
+// canonicalizer refuses (a number out of range, say) stays as it is,
+// with false: seal keeps it as a string.
+func canonicalData(data []byte) (json.RawMessage, bool) {
+	if c, err := jcs.Canonicalize(data); err == nil {
+		return c, true
 	}
-	return []change{{tenant: tenant, entry: Entry{At: at, Tenant: string(tenant), Type: typ, Actor: actor, Subject: subject, Data: data}}}
+	if json.Valid(data) {
+		return data, false
+	}
+	s, _ := json.Marshal(string(data))
+	c, err := jcs.Canonicalize(s)
+	return c, err == nil
 }
 
 // stateChange maps a request or grant write that carries a CloudEvent.
@@ -104,38 +127,118 @@ func stateChange(m sourceMsg) []change {
 	if t, err := time.Parse(time.RFC3339Nano, m.header.Get("ce-time")); err == nil {
 		at = t
 	}
-	return one(c.Tenant, c.Type, actorOf(c.Type, m.data), c.Subject, at, m.data)
+	data, canonical := canonicalData(m.data)
+	return oneOf(c.Tenant, c.Type, actorOf(c.Type, data), c.Subject, at, data, canonical)
 }
 
 // actorOf says who made a request's or grant's change: the agent that
 // asked, who decided, who claimed, who made the grant; the system
 // otherwise (a timer, a revocation without a recorded author).
 func actorOf(typ string, data []byte) Actor {
-	var v struct {
-		Agent     string                   `json:"agent"`
-		Approver  *events.Ref              `json:"approver"`
-		Decision  *struct{ By events.Ref } `json:"decision"`
-		CreatedBy *events.Ref              `json:"created_by"`
-	}
-	_ = json.Unmarshal(data, &v)
-	ref := func(r *events.Ref) Actor {
-		if r == nil || r.Kind == "" {
+	ref := func(key string) Actor {
+		var r events.Ref
+		if v := member(data, key); v != nil {
+			_ = json.Unmarshal(v, &r)
+		}
+		if r.Kind == "" {
 			return Actor{Kind: "system"}
 		}
 		return Actor{Kind: r.Kind, ID: r.ID}
 	}
 	switch typ {
 	case events.TypeRequestCreated:
-		return Actor{Kind: events.KindAgent, ID: v.Agent}
+		var agent string
+		if v := member(data, "agent"); v != nil {
+			_ = json.Unmarshal(v, &agent)
+		}
+		return Actor{Kind: events.KindAgent, ID: agent}
 	case events.TypeRequestClaimed:
-		return ref(v.Approver)
+		return ref("approver")
 	case events.TypeGrantCreated:
-		return ref(v.CreatedBy)
+		return ref("created_by")
 	}
-	if v.Decision != nil {
-		return ref(&v.Decision.By)
+	if d := member(data, "decision"); d != nil {
+		var v struct{ By events.Ref }
+		if json.Unmarshal(d, &v) != nil || v.By.Kind == "" {
+			return Actor{Kind: "system"}
+		}
+		return Actor{Kind: v.By.Kind, ID: v.By.ID}
 	}
 	return Actor{Kind: "system"}
+}
+
+// member is the value of the top-level member key of obj as written, nil
+// if obj is no object or holds none: reading the few members actorOf
+// needs costs a scan of the record where decoding it cost two. obj is
+// valid JSON (canonicalData's).
+func member(obj []byte, key string) []byte {
+	i := skipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return nil
+	}
+	for i++; ; i++ {
+		if i = skipSpace(obj, i); i >= len(obj) || obj[i] != '"' {
+			return nil // the end, or no JSON
+		}
+		end := skipString(obj, i)
+		k := obj[i+1 : max(i+1, end-1)]
+		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
+			return nil
+		}
+		i = skipSpace(obj, i+1)
+		end = skipValue(obj, i)
+		if string(k) == key {
+			return obj[i:end]
+		}
+		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ',' {
+			return nil
+		}
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the end of the string that starts at b[i].
+func skipString(b []byte, i int) int {
+	for i++; i < len(b); i++ {
+		switch b[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return len(b)
+}
+
+// skipValue returns the end of the value that starts at b[i].
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			if i = skipString(b, i); depth == 0 {
+				return i
+			}
+			i--
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth--; depth <= 0 {
+				return i + 1 + depth // a scalar ends at its parent's close
+			}
+		case ',', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return len(b)
 }
 
 // tenantOfKey splits a bucket key <tenant>.<rest> out of a KV subject.

@@ -189,7 +189,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 			a.stopWorkers()
 			return nil, err
 		}
-		if err := a.startAudit(wctx, workJS, vw, o.NoAudit); err != nil {
+		if err := a.startAudit(wctx, vw, o.NoAudit); err != nil {
 			a.stopWorkers()
 			return nil, err
 		}

@@ -35,8 +35,11 @@ func auditAPI(ctx context.Context, js jetstream.JetStream, cfg *config.Config, a
 // startAudit runs the audit writer, unless off: in the one deciders
 // process that owns the writer's key in the deciders group (the others
 // take over when it stops; the audit cursor's compare-and-set keeps the
-// log whole even while two run for a moment).
-func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *views.Views, off bool) error {
+// log whole even while two run for a moment). The writer reads on a
+// connection of its own: on the deciders' one, every state write it
+// reads queued behind the outbox's messages and theirs behind it, in
+// one read loop.
+func (a *App) startAudit(ctx context.Context, views *views.Views, off bool) error {
 	if off {
 		return nil
 	}
@@ -48,6 +51,10 @@ func (a *App) startAudit(ctx context.Context, js jetstream.JetStream, views *vie
 		if err := a.Registry.Register(c); err != nil {
 			return fmt.Errorf("app: audit metrics: %w", err)
 		}
+	}
+	js, err := a.Broker.Connect("audit")
+	if err != nil {
+		return err
 	}
 	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log, Shards: a.Service.Store().Shards(),
 		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
