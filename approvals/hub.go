@@ -66,9 +66,15 @@ func (h *Hub) Observe(key string, r kvstate.Record, deleted bool) {
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch := range h.waiters[key] {
+	set := h.waiters[key]
+	if len(set) == 0 {
+		return
+	}
+	woken := new(kvstate.Record) // only for waiters: r itself stays off the heap
+	*woken = r
+	for ch := range set {
 		select {
-		case ch <- &r:
+		case ch <- woken:
 		default:
 		}
 	}

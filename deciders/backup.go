@@ -15,18 +15,24 @@ import (
 // loops back). ok is false when r does not wait on a person, or that
 // person has no backup to move to.
 func Backup(v *views.Views, r *events.Request) (to events.Ref, within time.Duration, ok bool) {
-	if r.Approver == nil || r.Approver.Kind != events.KindPerson {
+	return backupOf(v, r.Tenant, r.Approver, r.Escalation)
+}
+
+// backupOf is Backup of a request of tenant waiting on approver, last
+// moved by esc (nil: never moved).
+func backupOf(v *views.Views, tenant events.TenantID, approver *events.Ref, esc *events.Escalation) (to events.Ref, within time.Duration, ok bool) {
+	if approver == nil || approver.Kind != events.KindPerson {
 		return events.Ref{}, 0, false
 	}
-	t, ok := v.Tenant(r.Tenant)
+	t, ok := v.Tenant(tenant)
 	if !ok {
 		return events.Ref{}, 0, false
 	}
-	m := t.Members[events.MemberID(r.Approver.ID)]
+	m := t.Members[events.MemberID(approver.ID)]
 	if m == nil || m.Backup == "" || m.AnswerWithin <= 0 || m.Backup == m.ID || t.Members[m.Backup] == nil {
 		return events.Ref{}, 0, false
 	}
-	if r.Escalation != nil && slices.Contains(r.Escalation.Passed, m.Backup) {
+	if esc != nil && slices.Contains(esc.Passed, m.Backup) {
 		return events.Ref{}, 0, false
 	}
 	return events.Ref{Kind: events.KindPerson, ID: string(m.Backup)}, m.AnswerWithin, true
@@ -43,18 +49,18 @@ func waitingSince(r kvstate.Record) time.Time {
 	return r.Written
 }
 
-// backupDue is when r moves to its approver's backup: their answer_within
-// after r came to wait on them, that is after its stored write or, if
-// later, its last move (stamped by the deciders' clock, which the write's
-// server clock may trail).
-func backupDue(v *views.Views, r kvstate.Record) (time.Time, bool) {
-	_, within, ok := Backup(v, &r.Request)
+// backupDue is when a request of tenant, waiting on approver since
+// (waitingSince) and last moved by esc, moves to its approver's backup:
+// their answer_within after it came to wait on them, that is after its
+// stored write or, if later, its last move (stamped by the deciders'
+// clock, which the write's server clock may trail).
+func backupDue(v *views.Views, tenant events.TenantID, approver *events.Ref, esc *events.Escalation, since time.Time) (time.Time, bool) {
+	_, within, ok := backupOf(v, tenant, approver, esc)
 	if !ok {
 		return time.Time{}, false
 	}
-	since := waitingSince(r)
-	if r.Escalation != nil && r.Escalation.At.After(since) {
-		since = r.Escalation.At
+	if esc != nil && esc.At.After(since) {
+		since = esc.At
 	}
 	return since.Add(within), true
 }

@@ -53,16 +53,24 @@ type Timers struct {
 	owns  func(key string) bool
 
 	mu      sync.Mutex
-	timed   map[string]kvstate.Record // every record with a time to act at, by key
-	timers  map[string]func() bool    // each armed timer's stop
-	due     chan job
+	timed   map[string]*timed // every pending request, by key
+	due     chan *timed
 	stopped bool
 }
 
-// job is what a fired timer asks Run to do: act on a pending request.
-type job struct {
-	id  events.RequestID
-	run func(ctx context.Context) error
+// timed is what Timers hold of a pending request: only what arming its
+// timer and acting on it read, not the record (a million pending
+// requests each hold one). Approver and escalation are the record's own,
+// which a change never writes (events.Request.Clone).
+type timed struct {
+	tenant     events.TenantID
+	id         events.RequestID
+	approver   *events.Ref
+	escalation *events.Escalation
+	deadline   time.Time
+	since      time.Time // waitingSince
+	rev        uint64
+	stop       func() bool // the armed timer's stop (nil: not armed)
 }
 
 // TimersConfig wires Timers.
@@ -91,7 +99,7 @@ func NewTimers(cfg TimersConfig) (*Timers, error) {
 		cfg.Logger = slog.Default()
 	}
 	t := &Timers{views: cfg.Views, acts: cfg.Act, log: cfg.Logger, clock: cfg.Clock, owns: func(string) bool { return true },
-		timed: map[string]kvstate.Record{}, timers: map[string]func() bool{}, due: make(chan job, 1024)}
+		timed: map[string]*timed{}, due: make(chan *timed, 1024)}
 	if cfg.Group != nil {
 		t.owns = cfg.Group.Owns
 		cfg.Group.OnChange(t.rebalance)
@@ -103,17 +111,18 @@ func NewTimers(cfg TimersConfig) (*Timers, error) {
 func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.disarm(key)
-	delete(t.timed, key)
-	if deleted || t.stopped {
-		return
+	if old := t.timed[key]; old != nil {
+		old.disarm()
+		delete(t.timed, key)
 	}
-	if _, ok := t.when(r); ok {
-		r.Trim() // held until it ends: without large arguments, which timers never read
-		t.timed[key] = r
-		if t.owns(key) {
-			t.arm(key, r)
-		}
+	if deleted || t.stopped || r.Status != events.StatusPending {
+		return // a terminal request's removal is the Sweeper's
+	}
+	p := &timed{tenant: r.Tenant, id: r.ID, approver: r.Approver, escalation: r.Escalation,
+		deadline: r.DeadlineAt, since: waitingSince(r), rev: r.Revision}
+	t.timed[key] = p
+	if t.owns(key) {
+		t.arm(p)
 	}
 }
 
@@ -125,13 +134,13 @@ func (t *Timers) rebalance() {
 	if t.stopped {
 		return
 	}
-	for key, r := range t.timed {
-		owned, armed := t.owns(key), t.timers[key] != nil
+	for key, p := range t.timed {
+		owned, armed := t.owns(key), p.stop != nil
 		switch {
 		case owned && !armed:
-			t.arm(key, r)
+			t.arm(p)
 		case !owned && armed:
-			t.disarm(key)
+			p.disarm()
 		}
 	}
 }
@@ -145,45 +154,34 @@ func (t *Timers) Reconfigured() {
 	if t.stopped {
 		return
 	}
-	for key, r := range t.timed {
+	for key, p := range t.timed {
 		if t.owns(key) {
-			t.disarm(key)
-			t.arm(key, r)
+			p.disarm()
+			t.arm(p)
 		}
 	}
 }
 
-// when is when to act on r: its deadline or review end while pending;
-// false once it is terminal (its removal is the Sweeper's).
-func (t *Timers) when(r kvstate.Record) (time.Time, bool) {
-	if r.Status == events.StatusPending {
-		return t.next(r), true
-	}
-	return time.Time{}, false
+// arm sets p's timer; t.mu held.
+func (t *Timers) arm(p *timed) {
+	p.stop = t.clock.AfterFunc(t.next(p).Sub(t.clock.Now()), func() { t.fire(p) })
 }
 
-// arm sets key's timer for r; t.mu held.
-func (t *Timers) arm(key string, r kvstate.Record) {
-	at, _ := t.when(r)
-	j := job{id: r.ID, run: func(ctx context.Context) error { return t.act(ctx, r) }}
-	t.timers[key] = t.clock.AfterFunc(at.Sub(t.clock.Now()), func() { t.fire(j) })
-}
-
-// disarm stops key's timer, if armed; t.mu held.
-func (t *Timers) disarm(key string) {
-	if stop := t.timers[key]; stop != nil {
-		stop()
-		delete(t.timers, key)
+// disarm stops p's timer, if armed; t.mu held.
+func (p *timed) disarm() {
+	if p.stop != nil {
+		p.stop()
+		p.stop = nil
 	}
 }
 
-// fire hands a due job to Run, unless Run has returned.
-func (t *Timers) fire(r job) {
+// fire hands a due request to Run, unless Run has returned.
+func (t *Timers) fire(p *timed) {
 	t.mu.Lock()
 	stopped, due := t.stopped, t.due
 	t.mu.Unlock()
 	if !stopped {
-		due <- r
+		due <- p
 	}
 }
 
@@ -192,8 +190,8 @@ func (t *Timers) stop() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.stopped = true
-	for key := range t.timers {
-		t.disarm(key)
+	for _, p := range t.timed {
+		p.disarm()
 	}
 	clear(t.timed)
 	for len(t.due) > 0 { // a fire blocked on a full channel gets through and finds stopped
@@ -201,25 +199,25 @@ func (t *Timers) stop() {
 	}
 }
 
-// next is when r must be looked at: its deadline, or sooner the end of the
+// next is when p must be looked at: its deadline, or sooner the end of the
 // current agent decider's review, or the end of the current person's
 // answer_within when they have a backup.
-func (t *Timers) next(r kvstate.Record) time.Time {
-	at := r.DeadlineAt
-	if due, ok := t.reviewDue(r); ok && due.Before(at) {
+func (t *Timers) next(p *timed) time.Time {
+	at := p.deadline
+	if due, ok := t.reviewDue(p); ok && due.Before(at) {
 		at = due
 	}
-	if due, ok := backupDue(t.views, r); ok && due.Before(at) {
+	if due, ok := backupDue(t.views, p.tenant, p.approver, p.escalation, p.since); ok && due.Before(at) {
 		at = due
 	}
 	return at
 }
 
-func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
-	if r.Approver == nil || r.Approver.Kind != events.KindAgent {
+func (t *Timers) reviewDue(p *timed) (time.Time, bool) {
+	if p.approver == nil || p.approver.Kind != events.KindAgent {
 		return time.Time{}, false
 	}
-	a, ok := t.views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
+	a, ok := t.views.Agent(p.tenant, events.AgentID(p.approver.ID))
 	if !ok {
 		return time.Time{}, false
 	}
@@ -227,7 +225,7 @@ func (t *Timers) reviewDue(r kvstate.Record) (time.Time, bool) {
 	if d <= 0 {
 		d = DefaultReviewTimeout
 	}
-	return waitingSince(r).Add(d), true
+	return p.since.Add(d), true
 }
 
 // Run acts on due requests until ctx ends. A failed action is retried a
@@ -239,21 +237,21 @@ func (t *Timers) Run(ctx context.Context) error {
 		select {
 		case <-ctx.Done():
 			return nil
-		case j := <-due:
-			if err := j.run(ctx); err != nil && ctx.Err() == nil {
-				t.log.Warn("timer action failed; retrying", "request", j.id, "err", err)
-				t.clock.AfterFunc(time.Second, func() { t.fire(j) })
+		case p := <-due:
+			if err := t.act(ctx, p); err != nil && ctx.Err() == nil {
+				t.log.Warn("timer action failed; retrying", "request", p.id, "err", err)
+				t.clock.AfterFunc(time.Second, func() { t.fire(p) })
 			}
 		}
 	}
 }
 
-func (t *Timers) act(ctx context.Context, r kvstate.Record) error {
-	if !t.clock.Now().Before(r.DeadlineAt) {
-		return t.acts.Expire(ctx, r.Tenant, r.ID)
+func (t *Timers) act(ctx context.Context, p *timed) error {
+	if !t.clock.Now().Before(p.deadline) {
+		return t.acts.Expire(ctx, p.tenant, p.id)
 	}
-	if r.Approver.Kind == events.KindPerson {
-		return t.acts.MoveToBackup(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
+	if p.approver.Kind == events.KindPerson {
+		return t.acts.MoveToBackup(ctx, p.tenant, p.id, *p.approver, p.rev)
 	}
-	return t.acts.PassUp(ctx, r.Tenant, r.ID, *r.Approver, r.Revision)
+	return t.acts.PassUp(ctx, p.tenant, p.id, *p.approver, p.rev)
 }

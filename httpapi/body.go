@@ -80,7 +80,8 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 func writeRecord(w http.ResponseWriter, status int, rec *kvstate.Record) error {
 	raw := rec.Stored()
 	if raw == nil {
-		return writeJSON(w, status, &rec.Request)
+		req := rec.Request // a copy on the heap only here: rec stays on its caller's stack
+		return writeJSON(w, status, &req)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)

@@ -40,10 +40,13 @@ const LargeArguments = 4 << 10
 // Trim drops r's arguments when they are larger than LargeArguments,
 // marking r partial: what a mirror holds in full.
 func (r *Record) Trim() {
-	if len(r.Arguments) > LargeArguments {
+	if r.Trims() {
 		r.Arguments, r.partial = nil, true
 	}
 }
+
+// Trims reports whether Trim would drop r's arguments.
+func (r *Record) Trims() bool { return len(r.Arguments) > LargeArguments }
 
 // Partial reports whether r is held without its arguments (Trim): a
 // reader that shows or checks them reads r with Store.Full first.

@@ -342,15 +342,18 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	if s, ok := any(&v).(interface{ SetMeta(uint64, time.Time) }); ok {
 		s.SetMeta(rev, e.Created())
 	}
-	m.apply(key, v, rev, e.Value())
+	m.apply(key, &v, rev, e.Value())
 }
 
 // Apply records v as key's value at revision rev unless a later revision is
 // already held.
-func (m *Mirror[T]) Apply(key string, v T, rev uint64) { m.apply(key, v, rev, nil) }
+func (m *Mirror[T]) Apply(key string, v T, rev uint64) { m.apply(key, &v, rev, nil) }
 
-// apply is Apply with v's stored bytes, when the caller has them.
-func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
+// apply is Apply with v's stored bytes, when the caller has them. The
+// mirror holds *v itself in full, unless Trim would change it: nothing
+// else may write *v (a copy would cost a pending request's record twice
+// over while the submits run, and leave the heap's pages partly used).
+func (m *Mirror[T]) apply(key string, v *T, rev uint64, raw []byte) {
 	if m.holds(key, rev) {
 		// Held already: the watcher often delivers a write before its
 		// writer, woken by the acknowledgement, applies it. Checked before
@@ -360,36 +363,44 @@ func (m *Mirror[T]) apply(key string, v T, rev uint64, raw []byte) {
 	it := mirrored[T]{rev: rev}
 	var ix []string
 	if m.index != nil {
-		ix = internAll(m.index(v))
+		ix = internAll(m.index(*v))
 	}
 	var sum Summary
 	hot := true
 	if m.summarize != nil {
-		sum, hot = m.summarize(&v)
+		sum, hot = m.summarize(v)
 	}
 	if !hot && m.packer != nil {
 		if raw == nil {
-			raw = m.stored(&v)
+			raw = m.stored(v)
 		}
 		var release func()
 		it.z, release = m.packer.pack(raw)
 		defer release()
 	} else {
-		if d, ok := any(&v).(interface{ DropStored() }); ok {
+		if d, ok := any(v).(interface{ DropStored() }); ok {
 			d.DropStored() // held in full: its bytes are not needed
 		}
-		held := v // OnChange is told v whole
-		if t, ok := any(&held).(interface{ Trim() }); ok {
-			t.Trim() // large arguments stay in the bucket
+		it.v = v
+		if t, ok := any(v).(trimmer); ok && t.Trims() {
+			held := *v                  // OnChange is told v whole
+			any(&held).(trimmer).Trim() // large arguments stay in the bucket
+			it.v = &held
 		}
-		it.v = &held
 	}
 	if !m.store(key, it, sum, ix) {
 		return
 	}
 	for _, fn := range m.changed {
-		fn(key, v, false)
+		fn(key, *v, false)
 	}
+}
+
+// trimmer is a value a mirror holds without its large parts (a
+// kvstate.Record without its large arguments).
+type trimmer interface {
+	Trims() bool // Trim would change the value
+	Trim()
 }
 
 // holds reports whether key's revision rev, or a later one, is held.

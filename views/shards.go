@@ -123,9 +123,9 @@ func (r *RequestMirror) Run(ctx context.Context) error {
 		}
 		close(r.ready)
 	})
-	g, ctx := errgroup.WithContext(ctx)
+	g, gctx := errgroup.WithContext(ctx) // not ctx: the goroutine above reads it
 	for _, m := range r.shards {
-		g.Go(func() error { return m.Run(ctx) })
+		g.Go(func() error { return m.Run(gctx) })
 	}
 	return g.Wait()
 }
