@@ -123,7 +123,7 @@ func (r *RequestMirror) Run(ctx context.Context) error {
 		}
 		close(r.ready)
 	})
-	g, gctx := errgroup.WithContext(ctx) // not ctx: the goroutine above reads it
+	g, gctx := errgroup.WithContext(ctx)
 	for _, m := range r.shards {
 		g.Go(func() error { return m.Run(gctx) })
 	}
