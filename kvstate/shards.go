@@ -154,7 +154,18 @@ func checkLayout(ctx context.Context, js jetstream.JetStream, k int) error {
 				ErrLayout, k, len(have), len(have))
 		}
 	}
-	return nil // no request stored yet: the layout may still change
+	// No request stored yet: the layout may still change. The shards past
+	// k go, so that the shards that exist are always those of the K the
+	// requests were written with (an empty shard left behind would be
+	// counted as one the next time).
+	for i := k; i < len(have); i++ {
+		for _, b := range []string{RequestBucket(i), IdempotencyBucket(i)} {
+			if err := js.DeleteKeyValue(ctx, b); err != nil && !errors.Is(err, jetstream.ErrBucketNotFound) {
+				return fmt.Errorf("kvstate: bucket %s: %w", b, mapErr(err))
+			}
+		}
+	}
+	return nil
 }
 
 // streamInfo binds a stream, retrying as createBucket does while a
