@@ -27,7 +27,7 @@ func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
 	}
 	h := nats.Header{}
 	events.ChangeHeaders(h, events.TypeGrantCreated, g.Tenant, string(g.ID), 0, time.Now(), "")
-	rev, err := s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, h, 0)
+	rev, err := s.publish(ctx, BucketGrants, GrantKey(g.Tenant, g.ID), data, h, 0, nil)
 	if errors.Is(err, ErrConflict) {
 		return 0, nil
 	}
@@ -68,7 +68,7 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		data, _ := json.Marshal(g)
 		h := nats.Header{}
 		events.ChangeHeaders(h, events.TypeGrantRevoked, tenant, string(id), 1, at, "")
-		next, err := s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, h, rev)
+		next, err := s.publish(ctx, BucketGrants, GrantKey(tenant, id), data, h, rev, nil)
 		if !errors.Is(err, ErrConflict) {
 			return g, next, err
 		}

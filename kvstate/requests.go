@@ -289,7 +289,8 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 		h.Set(events.HeaderWasTo, events.WorkTo(*was))
 	}
 	events.ChangeHeaders(h, typ, r.Tenant, string(r.ID), r.Revision, time.Now(), tp)
-	rev, err := s.publish(ctx, s.RequestBucketOf(r.Tenant), RequestKey(r.Tenant, r.ID), data, h, last)
+	sh := s.shard(r.Tenant)
+	rev, err := s.publish(ctx, sh.reqBucket, RequestKey(r.Tenant, r.ID), data, h, last, sh.commits)
 	return rev, data, err
 }
 
