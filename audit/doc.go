@@ -17,7 +17,8 @@
 //
 // A batch of entries is stored as one JetStream atomic batch: every
 // tenant's new entries (packed, a message holding several lines: each
-// stored message costs the server a write and an fsync), each tenant's
+// stored message costs the server a write and an fsync; and compressed
+// with S2, Audit-Encoding: read them through Lines), each tenant's
 // new tree hashes, and last the
 // cursor, the stream sequence of every source up to which the logs hold
 // everything (and, when a source message has more changes than a batch

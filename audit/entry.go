@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -120,20 +121,28 @@ func canonical(obj map[string]json.RawMessage) ([]byte, error) {
 // set nothing, where a member needs the general encoding (a string with
 // escapes, a time or seq a JSON encoder might refuse or round).
 func sealCanonical(e *Entry) ([]byte, bool) {
+	line, ok := appendSealCanonical(nil, e)
+	return line, ok
+}
+
+// appendSealCanonical is sealCanonical appending the line to dst (which
+// it returns unchanged when it cannot: ok false).
+func appendSealCanonical(dst []byte, e *Entry) (_ []byte, ok bool) {
 	at := e.At.UTC()
 	if y := at.Year(); y < 0 || y > 9999 || e.Seq > 1<<53 || len(e.Data) == 0 {
-		return nil, false
+		return dst, false
 	}
 	for _, s := range [...]string{e.Actor.ID, e.Actor.Kind, e.Prev, e.Subject, e.Tenant, e.Type} {
 		if !plain(s) {
-			return nil, false
+			return dst, false
 		}
 	}
 	// The members in RFC 8785 order: {actor, at, data}, hash, {prev …
 	// type}; the hash is of the line without its member, and is written
 	// in the room left for it once known.
 	const hashKey = `,"hash":"`
-	line := make([]byte, 0, len(e.Data)+len(e.Actor.ID)+len(e.Subject)+len(e.Tenant)+len(e.Type)+300)
+	start := len(dst)
+	line := slices.Grow(dst, len(e.Data)+len(e.Actor.ID)+len(e.Subject)+len(e.Tenant)+len(e.Type)+300)
 	line = appendPlain(append(line, `{"actor":{"id":`...), e.Actor.ID)
 	line = appendPlain(append(line, `,"kind":`...), e.Actor.Kind)
 	line = append(at.AppendFormat(append(line, `},"at":"`...), time.RFC3339Nano), `","data":`...)
@@ -147,7 +156,7 @@ func sealCanonical(e *Entry) ([]byte, bool) {
 	line = appendPlain(append(line, `,"tenant":`...), e.Tenant)
 	line = append(appendPlain(append(line, `,"type":`...), e.Type), '}')
 	h := sha256.New()
-	h.Write(line[:mid])
+	h.Write(line[start:mid])
 	h.Write(line[rest:])
 	var sum [sha256.Size]byte
 	hex.Encode(line[mid+len(hashKey):rest-1], h.Sum(sum[:0]))

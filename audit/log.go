@@ -19,7 +19,12 @@ const (
 	hdrCount    = "Audit-Count"     // how many records a tree message adds, or lines an entries message holds (absent: 1)
 	hdrLastHash = "Audit-Last-Hash" // the hash of a tree message's last entry
 	hdrParts    = "Audit-Parts"     // how many entries messages just before a tree message hold its records (absent: one each)
+	hdrEncoding = "Audit-Encoding"  // how an entries message's lines are compressed (absent: not at all)
 )
+
+// encodingS2 is Audit-Encoding for lines compressed with S2
+// (github.com/klauspost/compress/s2, its block format).
+const encodingS2 = "s2"
 
 // Log reads the tenants' logs from the audit stream: each tenant's Merkle
 // tree (from the tree messages, which the writer stores with the entries

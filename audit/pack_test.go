@@ -12,6 +12,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -235,6 +236,65 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	for _, tn := range []events.TenantID{"t0000", lastIn, firstOut, last} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
+		}
+	}
+}
+
+// lastEntriesMessage reads the last message stored on subject.
+func lastEntriesMessage(t *testing.T, w *world, subject string) jetstream.Msg {
+	t.Helper()
+	cons, err := w.b.JS.OrderedConsumer(context.Background(), Stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subject}, DeliverPolicy: jetstream.DeliverLastPolicy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := cons.Next(jetstream.FetchMaxWait(5 * time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg
+}
+
+// A packed entries message is stored compressed, and reads back as the
+// lines the log exports; a message stored before compression reads as
+// it is, and one of an unknown encoding is an error, not garbage.
+func TestEntriesAreStoredCompressed(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	var changes []change
+	for i := range 40 {
+		changes = append(changes, one("acme", events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), time.Now(), nil)...)
+	}
+	commitChanges(t, w, changes)
+	msg := lastEntriesMessage(t, w, events.AuditEntrySubject("acme"))
+	if enc := msg.Headers().Get(hdrEncoding); enc != encodingS2 {
+		t.Fatalf("%s: %q; want %q", hdrEncoding, enc, encodingS2)
+	}
+	lines, err := Lines(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(string(w.export(t, "acme")), "\n"); string(lines) != want {
+		t.Errorf("lines:\n%s\nwant the export:\n%s", lines, want)
+	}
+	if len(msg.Data())*3 > len(lines) {
+		t.Errorf("40 entries: %d bytes stored for %d; want a third or less", len(msg.Data()), len(lines))
+	}
+
+	for _, c := range []struct{ tenant, enc, data string }{{"old", "", "line 1\nline 2"}, {"new", "zstd", "x"}} {
+		m := nats.NewMsg(events.AuditEntrySubject(events.TenantID(c.tenant)))
+		m.Data = []byte(c.data)
+		if c.enc != "" {
+			m.Header.Set(hdrEncoding, c.enc)
+		}
+		if _, err := w.b.JS.PublishMsg(context.Background(), m); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Lines(lastEntriesMessage(t, w, m.Subject))
+		switch {
+		case c.enc == "" && (err != nil || string(got) != c.data):
+			t.Errorf("uncompressed: %q, %v; want %q", got, err, c.data)
+		case c.enc != "" && (err == nil || !strings.Contains(err.Error(), c.enc)):
+			t.Errorf("encoding %s: %q, %v; want an error naming it", c.enc, got, err)
 		}
 	}
 }

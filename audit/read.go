@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -46,7 +47,11 @@ func (l *Log) Entries(ctx context.Context, t events.TenantID, after uint64, unti
 			return err
 		}
 		seq, _ := strconv.ParseUint(msg.Headers().Get(hdrSeq), 10, 64)
-		for line := range bytes.SplitSeq(msg.Data(), []byte{'\n'}) {
+		data, err := Lines(msg)
+		if err != nil {
+			return err
+		}
+		for line := range bytes.SplitSeq(data, []byte{'\n'}) {
 			if seq > n || (!until.IsZero() && timeOf(line).After(until)) {
 				return nil
 			}
@@ -61,6 +66,24 @@ func (l *Log) Entries(ctx context.Context, t events.TenantID, after uint64, unti
 		if err != nil || md.NumPending == 0 || seq > n {
 			return err
 		}
+	}
+}
+
+// Lines returns the exported lines an entries message of the audit
+// stream holds, newline-separated, uncompressed. Errors: an encoding
+// this version does not know, or a damaged message.
+func Lines(msg jetstream.Msg) ([]byte, error) {
+	switch enc := msg.Headers().Get(hdrEncoding); enc {
+	case "":
+		return msg.Data(), nil // stored before entries were compressed
+	case encodingS2:
+		data, err := s2.Decode(nil, msg.Data())
+		if err != nil {
+			return nil, fmt.Errorf("audit: entries message %s: %w", msg.Subject(), err)
+		}
+		return data, nil
+	default:
+		return nil, fmt.Errorf("audit: entries message %s: unknown %s %q", msg.Subject(), hdrEncoding, enc)
 	}
 }
 

@@ -230,7 +230,9 @@ type batch struct {
 	cur     cursor
 	curSeq  uint64
 	changes []change
-	carry   carry // what did not fit, for the next batch
+	carry   carry  // what did not fit, for the next batch
+	pack    []byte // a tenant's lines being packed (packer), reused
+	out     []byte // the compressed entries messages, reused once sent
 }
 
 // carry is the rest of a source message's changes, after those a batch
@@ -248,7 +250,7 @@ type carry struct {
 func doneKey(src int) string { return sourceName(src) + "#done" }
 
 func (b *batch) reset(cur cursor, curSeq uint64) {
-	b.cur, b.curSeq, b.changes = cur, curSeq, b.changes[:0]
+	b.cur, b.curSeq, b.changes, b.out = cur, curSeq, b.changes[:0], b.out[:0]
 }
 
 // add adds m's changes not yet stored.

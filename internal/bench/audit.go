@@ -43,7 +43,11 @@ func measureAuditLag(ctx context.Context, js jetstream.JetStream, res *Result) e
 			return fmt.Errorf("bench: audit entries: %w", err)
 		}
 		md, _ := m.Metadata()
-		for line := range bytes.SplitSeq(m.Data(), []byte{'\n'}) { // a message packs several entries
+		data, err := audit.Lines(m)
+		if err != nil {
+			return fmt.Errorf("bench: audit entries: %w", err)
+		}
+		for line := range bytes.SplitSeq(data, []byte{'\n'}) { // a message packs several entries
 			var e struct {
 				At time.Time `json:"at"`
 			}
