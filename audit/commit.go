@@ -212,12 +212,10 @@ func (p *packer) flush() {
 	p.buf, p.lines, p.parts = p.buf[:0], 0, p.parts+1
 }
 
-// seal seals e, whose data is in RFC 8785 form already if canonical;
-// data the canonicalizer refuses (a number out of range, say) is kept as
-// a JSON string of its bytes rather than block the log.
-func seal(e *Entry, canonical bool) ([]byte, error) { return appendSeal(nil, e, canonical) }
-
-// appendSeal is seal appending the line to dst.
+// appendSeal seals e and appends its line to dst. e's data is in RFC
+// 8785 form already if canonical; data the canonicalizer refuses (a
+// number out of range, say) is kept as a JSON string of its bytes rather
+// than block the log.
 func appendSeal(dst []byte, e *Entry, canonical bool) ([]byte, error) {
 	if canonical {
 		if line, ok := appendSealCanonical(dst, e); ok {

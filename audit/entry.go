@@ -114,19 +114,14 @@ func canonical(obj map[string]json.RawMessage) ([]byte, error) {
 	return jcs.Canonicalize(raw)
 }
 
-// sealCanonical is Seal for an entry whose data is already in RFC 8785
+// appendSealCanonical is Seal for an entry whose data is already in RFC 8785
 // form, the writer's case (it canonicalizes each change's data once, as
 // it maps it): the line is written directly, without a second parse of
 // the data or an encoding of the other members. It reports false, having
 // set nothing, where a member needs the general encoding (a string with
 // escapes, a time or seq a JSON encoder might refuse or round).
-func sealCanonical(e *Entry) ([]byte, bool) {
-	line, ok := appendSealCanonical(nil, e)
-	return line, ok
-}
-
-// appendSealCanonical is sealCanonical appending the line to dst (which
-// it returns unchanged when it cannot: ok false).
+// It appends the line to dst, which it returns unchanged when it cannot
+// (ok false).
 func appendSealCanonical(dst []byte, e *Entry) (_ []byte, ok bool) {
 	at := e.At.UTC()
 	if y := at.Year(); y < 0 || y > 9999 || e.Seq > 1<<53 || len(e.Data) == 0 {

@@ -37,9 +37,9 @@ func TestSealOfCanonicalDataIsSeal(t *testing.T) {
 		fast, slow := base, base
 		c.edit(&fast)
 		c.edit(&slow)
-		_, direct := sealCanonical(&Entry{Seq: fast.Seq, At: fast.At, Tenant: fast.Tenant, Type: fast.Type,
+		_, direct := appendSealCanonical(nil, &Entry{Seq: fast.Seq, At: fast.At, Tenant: fast.Tenant, Type: fast.Type,
 			Actor: fast.Actor, Subject: fast.Subject, Prev: fast.Prev, Data: fast.Data})
-		line, err := seal(&fast, true)
+		line, err := appendSeal(nil, &fast, true)
 		want, werr := Seal(&slow)
 		if direct != c.direct || (err != nil) != (werr != nil) || !bytes.Equal(line, want) || fast.Hash != slow.Hash || !fast.At.Equal(slow.At) {
 			t.Errorf("%s: written directly %v (want %v): %s %s %v\nSeal: %s %s %v", c.name, direct, c.direct, line, fast.Hash, err, want, slow.Hash, werr)
@@ -67,7 +67,7 @@ func TestCanonicalData(t *testing.T) {
 	}
 	e := Entry{Seq: 1, At: time.Unix(0, 0), Tenant: "acme", Type: "t", Actor: Actor{Kind: "system"}, Prev: ZeroHash}
 	e.Data, _ = canonicalData([]byte(`{"n":1e400}`))
-	if line, err := seal(&e, false); err != nil || !bytes.Contains(line, []byte(`"data":{"unparsed":"{\"n\":1e400}"}`)) {
+	if line, err := appendSeal(nil, &e, false); err != nil || !bytes.Contains(line, []byte(`"data":{"unparsed":"{\"n\":1e400}"}`)) {
 		t.Fatalf("got %s, %v; want the data kept as a string", line, err)
 	}
 }

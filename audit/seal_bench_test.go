@@ -34,7 +34,7 @@ func BenchmarkEntry(b *testing.B) {
 		for _, c := range mp.changes(m) {
 			e := c.entry
 			e.Seq, e.Prev = uint64(tr.count+1), ZeroHash
-			line, err := seal(&e, c.canonical)
+			line, err := appendSeal(nil, &e, c.canonical)
 			if err != nil {
 				b.Fatal(err)
 			}
