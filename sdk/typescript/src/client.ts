@@ -155,6 +155,22 @@ export class Client {
   }
 
   /**
+   * Submits call (with its derived Idempotency-Key) without waiting: the
+   * record as the submit answered it (terminal when policy, a read rule, a
+   * grant or a rule decided at once), or the unavailable Outcome.
+   */
+  async submit(call: Call, opts: RunOptions = {}): Promise<RequestRecord | Outcome<never>> {
+    const w = new Waiter(this, this.#o, call, opts);
+    try {
+      return await w.submit();
+    } catch (e) {
+      return w.giveUp(null, e);
+    } finally {
+      w.done();
+    }
+  }
+
+  /**
    * fn gated by countersign: each call of the returned function asks for
    * tools.call:<tool> with args as the arguments and runs fn only with a
    * valid, claimed approval. It resolves to the Outcome.
