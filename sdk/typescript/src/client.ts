@@ -89,6 +89,17 @@ export function idempotencyKey(call: Pick<Call, "session" | "tool_call_id" | "to
   return "cs1-" + h.digest("hex");
 }
 
+/**
+ * Whether a submit's answer is an approval made at submit (member policy
+ * aside, by a read rule, a grant or a rule: SPEC §2 steps 2–4), which no
+ * decider was asked for. Such a call needs no approval round in a framework;
+ * the answer stays the same for the same call, so a framework that asks again
+ * gets the same answer.
+ */
+export function approvedAtSubmit(rec: RequestRecord | Outcome<never>): boolean {
+  return "status" in rec && rec.status === "approved" && rec.approver === null;
+}
+
 /** The client of one token: an agent submitting calls, or a decider answering them. */
 export class Client {
   readonly url: string;

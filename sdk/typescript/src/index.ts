@@ -1,6 +1,6 @@
 // @countersign/sdk: hold an AI agent's tool call until countersign decides,
 // then run it once, with the approved arguments (SPEC §15).
-export { Client, idempotencyKey } from "./client.js";
+export { Client, idempotencyKey, approvedAtSubmit } from "./client.js";
 export type { ClientOptions, RunOptions, RunContext, ToolFn, Approved, GuardOptions, GuardCallOptions } from "./client.js";
 export { CountersignError, BadResponseError } from "./errors.js";
 export { canonicalize, canonicalBinding, callDigest, parseJSON, sha256, CanonicalError } from "./jcs.js";

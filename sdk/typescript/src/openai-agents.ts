@@ -3,7 +3,7 @@
 // run's interruptions are answered from countersign's decision, and whose
 // execute runs only through Client.run's claim.
 import { run as agentsRun, tool, type Agent, type RunContext, type RunResult, type RunToolApprovalItem } from "@openai/agents";
-import type { Client } from "./client.js";
+import { approvedAtSubmit, type Client } from "./client.js";
 import type { Call } from "./types.js";
 
 type ToolParams = Parameters<typeof tool>[0];
@@ -51,7 +51,7 @@ export function gatedTool<A extends Record<string, unknown>>(client: Client, o: 
       const call = callOf(input as Record<string, unknown>, callId, rc.context);
       submitted.set(callId, call);
       const rec = await client.submit(call);
-      return !("status" in rec && rec.status === "approved");
+      return !approvedAtSubmit(rec);
     },
     execute: async (input: unknown, rc?: RunContext<unknown>, details?: { toolCall?: { callId?: string }; signal?: AbortSignal }) => {
       const callId = details?.toolCall?.callId;
