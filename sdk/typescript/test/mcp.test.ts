@@ -47,6 +47,7 @@ describe("MCP client", () => {
     assert.deepEqual(runs, [{ payment_id: "p1", amount: 10 }]);
     assert.equal(rec.reason, "Duplicate.");
     assert.deepEqual(rec.arguments, { payment_id: "p1", amount: 10 });
+    assert.ok((await srv.client(TOKENS.agent).get(rec.id)).claimed_at, "the approval was claimed before the tool ran");
     await close();
   });
 
