@@ -109,16 +109,25 @@ func reasonOf(prefix []string, args []arg, assigns bool) string {
 }
 
 // argsReason is why a stage whose prefix could cover it is opaque after
-// all: an interpreter (with its words, when every word is plain, for an
-// exact grant), or a known command given an argument that runs code or one
-// countersign does not know (see known).
+// all, and its words when only a grant of exactly them may cover it (when
+// every word is plain): an interpreter; a command the table does not have;
+// a row's command given a flag or subcommand the row does not know; or,
+// with no words, a row's command given an argument that runs code (see
+// known).
 func argsReason(args []arg) (string, []string) {
 	name := commandName(args[0].text)
 	if interpreters[name] {
 		return OpaqueInterpreter, argvOf(args)
 	}
-	if k, ok := known[name]; ok && k.runsCode(args[1:]) {
+	k, ok := known[name]
+	if !ok {
+		return OpaqueNotInTable, argvOf(args)
+	}
+	switch k.judge(args[1:]) {
+	case runs:
 		return OpaqueRunsCode, nil
+	case unknown:
+		return OpaqueUnknownArg, argvOf(args)
 	}
 	return "", nil
 }
