@@ -120,20 +120,20 @@ func (k *knownCmd) judge(args []arg) verdict {
 		args = k.prep(args)
 	}
 	sc := scan{k: k}
-	for sc.i = 0; sc.i < len(args) && sc.v == knows && sc.sub == nil; sc.i++ {
+	for sc.i = 0; sc.i < len(args) && sc.v != runs && !sc.lost && sc.sub == nil; sc.i++ {
 		sc.word(args)
 	}
 	switch {
-	case sc.v == unknown:
-		return max(unknown, k.after(args[sc.i:]))
 	case sc.v == runs:
 		return runs
+	case sc.lost:
+		return max(unknown, k.after(args[sc.i:]))
 	case sc.sub != nil:
-		return sc.sub.judge(args[sc.i:])
+		return max(sc.v, sc.sub.judge(args[sc.i:]))
 	case k.operands != nil:
-		return k.operands(sc.ops, sc.seen)
+		return max(sc.v, k.operands(sc.ops, sc.seen))
 	}
-	return knows
+	return sc.v
 }
 
 // after reads the words that follow one the row does not know, when it
@@ -181,6 +181,7 @@ type scan struct {
 	seen []string
 	v    verdict
 	rest bool      // after "--": operands only
+	lost bool      // a flag or subcommand the row does not know: what follows is unread
 	sub  *knownCmd // the subcommand's row, once read
 }
 
@@ -213,7 +214,8 @@ func (sc *scan) operand(a arg) {
 	case sc.k.subs == nil || sc.rest:
 		sc.ops = append(sc.ops, a)
 	case !a.ok || sc.k.subs[a.text] == nil:
-		sc.fail(unknown) // what follows it is read by after
+		sc.fail(unknown)
+		sc.lost = true // what follows it is read by after
 	default:
 		sc.sub = sc.k.subs[a.text]
 	}
@@ -251,6 +253,7 @@ func (sc *scan) unknownFlag(w string) {
 		return
 	}
 	sc.fail(unknown)
+	sc.lost = true
 }
 
 // cluster reads one-letter flags -abc, where a flag that takes a value

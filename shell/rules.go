@@ -193,7 +193,7 @@ var runners = set(
 // subRunners run a command taken from the arguments after their first one
 // ("uv run X": the prefix [uv run] would say nothing about X).
 var subRunners = set(
-	"uv run", "poetry run", "pipenv run", "conda run", "npm exec", "pnpm exec", "yarn exec",
+	"uv run", "poetry run", "pipenv run", "conda run", "npm exec", "npm x", "pnpm exec", "yarn exec",
 	"pnpm dlx", "yarn dlx", "bundle exec", "docker exec", "docker run", "kubectl exec", "git submodule",
 )
 
@@ -224,8 +224,12 @@ func redirReason(rs []*syntax.Redirect) string {
 }
 
 // touchesFile: every redirection but a heredoc, a herestring, a
-// duplication to a file descriptor (2>&1, >&2, <&3, >&3-, >&-) and
-// /dev/null. ">&word" with a word that is not a descriptor writes a file.
+// duplication to a file descriptor (2>&1, >&2, <&3, >&3-, >&-) and the
+// device files that are the process's own streams (/dev/null,
+// /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N). Any other /dev path
+// is a file: bash opens /dev/tcp/host/port and /dev/udp/… as network
+// connections, and /dev/sda is a disk. ">&word" with a word that is not a
+// descriptor writes a file.
 func touchesFile(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
@@ -235,7 +239,10 @@ func touchesFile(r *syntax.Redirect) bool {
 	if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
 		return !ok || !descriptor.MatchString(text)
 	}
-	return !ok || text != "/dev/null"
+	return !ok || !streamDevice.MatchString(text)
 }
 
-var descriptor = regexp.MustCompile(`^([0-9]+-?|-)$`)
+var (
+	descriptor   = regexp.MustCompile(`^([0-9]+-?|-)$`)
+	streamDevice = regexp.MustCompile(`^/dev/(null|stdin|stdout|stderr|fd/[0-9]+)$`)
+)
