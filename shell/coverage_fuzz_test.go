@@ -55,7 +55,7 @@ func checkCoverage(t *testing.T, cmd string, s Stage) {
 			runners[name] || !sameWords(words, s.Argv) {
 			t.Fatalf("Split(%q): stage %q has argv %q (%q), its words are %q", cmd, s.Text, s.Argv, s.Opaque, show(words))
 		}
-		if k, ok := known[name]; ok && oracleRuns(name, k, words[1:]) {
+		if k, ok := known[rowName(*words[0])]; ok && oracleRuns(rowName(*words[0]), k, words[1:]) {
 			t.Fatalf("Split(%q): an exact grant may cover stage %q, but it holds a runs argument of %s", cmd, s.Text, name)
 		}
 		return
@@ -63,7 +63,7 @@ func checkCoverage(t *testing.T, cmd string, s Stage) {
 	if interpreters[name] || runners[name] {
 		t.Fatalf("Split(%q): stage %q of %s may be covered by a shell_prefix grant", cmd, s.Text, name)
 	}
-	if k, ok := known[name]; ok && oracleRuns(name, k, words[1:]) {
+	if k, ok := known[rowName(*words[0])]; ok && oracleRuns(rowName(*words[0]), k, words[1:]) {
 		t.Fatalf("Split(%q): stage %q may be covered, but holds a runs argument of %s: %q", cmd, s.Text, name, show(words))
 	}
 }

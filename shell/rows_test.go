@@ -104,7 +104,7 @@ var rowCases = map[string]struct{ prefix, exact, none []string }{
 		"git fetch --all --prune", "git checkout main", "git checkout -b topic", "git checkout -- f", "git switch -c topic",
 		"git restore --staged f", "git stash list", "git stash pop", "git rebase main", "git merge --no-ff topic",
 		"git rev-parse --show-toplevel", "git -C repo status", "git --no-pager log", "git blame -L 1,5 f", "git grep -n x",
-		"git config --get user.name", "git reset --hard HEAD^", "git clone https://x/y", "git worktree list", "git bisect start"},
+		"git config --get user.name", "git reset --hard HEAD^", "git clone https://x/y", "git worktree list", "git bisect start", "/usr/bin/git status", "GIT status"},
 		[]string{"git frobalias", "git filter-branch --tree-filter x", "git branch -D topic",
 			"git log --frob", "git --frob status", "git am x.patch", "git send-email x"},
 		[]string{"git -c core.fsmonitor='rm -rf ~' status", "git --config-env=x=y status", "git log --output=/home/u/.bashrc",
@@ -163,7 +163,7 @@ func TestEveryRowTested(t *testing.T) {
 // A command no row has, with any arguments, is covered only by its exact
 // words.
 func TestNotInTableExactOnly(t *testing.T) {
-	for _, cmd := range []string{"sqlite3 db .tables", "rm -rf /", "cd repo", "curl -s https://x", "zip -r a.zip d",
+	for _, cmd := range []string{"./ls -la", "/tmp/x/git status", "ls2 -la", "Tools/cat f", "/usr/bin/sqlite3 db", "sqlite3 db .tables", "rm -rf /", "cd repo", "curl -s https://x", "zip -r a.zip d",
 		"podman run alpine", "tcpdump -r a.pcap", "dc -e 1p", "psql -l", "mysql -e status", "kill -9 1", "chmod +x f"} {
 		s := only(t, cmd)
 		if s.Opaque != OpaqueNotInTable || s.Argv == nil {

@@ -119,7 +119,7 @@ func argsReason(args []arg) (string, []string) {
 	if interpreters[name] {
 		return OpaqueInterpreter, argvOf(args)
 	}
-	k, ok := known[name]
+	k, ok := known[rowName(args[0].text)]
 	if !ok {
 		return OpaqueNotInTable, argvOf(args)
 	}
@@ -156,6 +156,23 @@ func commandName(word string) string {
 	}
 	return name
 }
+
+// rowName is the row of the table a command word names: its name when it
+// is bare or under a system directory, lowercased and without ".exe", and
+// with no version taken off; "" for any other path: ./ls or /tmp/x/git is
+// a program of the working tree, not the command the row reads.
+func rowName(word string) string {
+	dir, name := "", word
+	if i := strings.LastIndexAny(word, `/\`); i >= 0 {
+		dir, name = word[:i], word[i+1:]
+	}
+	if dir != "" && !systemDirs[dir] {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(name), ".exe")
+}
+
+var systemDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/sbin", "/usr/sbin")
 
 func listed(name string) bool {
 	_, ok := known[name]
