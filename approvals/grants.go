@@ -37,11 +37,12 @@ func grantsFrom(r *events.Request) []events.Grant {
 
 // stageGrants returns the grants a shell request's stages leave: for each
 // stage a decider allowed with a lasting scope, an allow grant of its
-// prefix (an interpreter's stage: of its exact words) for the requester
-// and every endorser; for a lasting deny, a deny grant of the denied
-// stage's for the requester. Each binds the call's other arguments. An
-// opaque stage without exact words leaves none: no grant could ever cover
-// it.
+// prefix, or of its exact words when it has them (Stage.Argv: an
+// interpreter, a command or an argument the command table does not know),
+// for the requester and every endorser; for a lasting deny, a deny grant
+// of the denied stage's (of its prefix when it has nothing else) for the
+// requester. Each binds the call's other arguments. An allowed opaque
+// stage without exact words leaves none: no grant could ever cover it.
 func stageGrants(r *events.Request) []events.Grant {
 	digest, ok := events.ShellArgumentsDigest(r.Arguments)
 	if !ok {
@@ -61,7 +62,7 @@ func stageGrants(r *events.Request) []events.Grant {
 	}
 	d, i := r.Decision, r.CurrentStage
 	if d != nil && d.Status == events.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) {
-		if m := stageMatch(&r.Stages[i], digest); m != nil {
+		if m := denyMatch(&r.Stages[i], digest); m != nil {
 			g := newGrant(r, events.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, events.EffectDeny, d.Scope, d.By, d.DecidedAt)
 			g.Match = m
 			out = append(out, g)
@@ -78,6 +79,18 @@ func stageMatch(st *events.Stage, digest string) *events.GrantMatch {
 	case st.Argv != nil:
 		return &events.GrantMatch{ShellArgv: st.Argv, ArgumentsDigest: digest}
 	case st.Opaque == "":
+		return &events.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
+	}
+	return nil
+}
+
+// denyMatch is what a deny grant of st matches: what an allow's would,
+// else its prefix, which a deny grant matches on any stage (opaque or not).
+func denyMatch(st *events.Stage, digest string) *events.GrantMatch {
+	if m := stageMatch(st, digest); m != nil {
+		return m
+	}
+	if len(st.Prefix) > 0 {
 		return &events.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
 	}
 	return nil

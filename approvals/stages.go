@@ -1,6 +1,8 @@
 package approvals
 
 import (
+	"strings"
+
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/shell"
 )
@@ -12,6 +14,28 @@ func stagesOf(command string) []events.Stage {
 	out := make([]events.Stage, len(split))
 	for i, st := range split {
 		out[i] = events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv}
+		out[i].Grant = GrantText(&out[i])
 	}
 	return out
 }
+
+// GrantText says which grant a session or lifetime allow of st leaves
+// (stageMatch), as every surface shows it beside the allow choices: "any
+// `git push …`" for a prefix grant, "exactly this command" for a grant of
+// its exact words, "no grant: …" for a stage no grant covers.
+func GrantText(st *events.Stage) string {
+	switch m := stageMatch(st, ""); {
+	case m == nil:
+		return GrantTextNone
+	case m.ShellArgv != nil:
+		return GrantTextExact
+	default:
+		return "any `" + strings.Join(m.ShellPrefix, " ") + " …`"
+	}
+}
+
+// The texts of GrantText that name no prefix.
+const (
+	GrantTextExact = "exactly this command"
+	GrantTextNone  = "no grant: it always reaches a decider"
+)

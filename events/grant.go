@@ -36,8 +36,10 @@ type Grant struct {
 type GrantMatch struct {
 	// ShellPrefix is the prefix of the shell stage the grant covers.
 	ShellPrefix []string `json:"shell_prefix,omitempty"`
-	// ShellArgv, when set, is the exact words of the interpreter's stage
-	// the grant covers (SPEC §8); then ShellPrefix is empty.
+	// ShellArgv, when set, is the exact words of the stage the grant
+	// covers: an interpreter's, or one of a command (or with an argument)
+	// countersign's command table does not know (SPEC §8); then
+	// ShellPrefix is empty.
 	ShellArgv []string `json:"shell_argv,omitempty"`
 	// ArgumentsDigest is ShellArgumentsDigest of the granted call's
 	// arguments: "" when it had none but the command.
@@ -48,8 +50,9 @@ type GrantMatch struct {
 // stage at index stage; otherwise stage is ignored). Session grants bind
 // only their own session; a grant binds only its own connection revision;
 // a shell request is covered only stage by stage, by grants whose
-// shell_prefix equals the stage's prefix (an opaque stage never is), or
-// whose shell_argv equals an interpreter stage's words, and only when the
+// shell_prefix equals the stage's prefix (an opaque stage never is, but
+// for a deny grant), or whose shell_argv equals the stage's exact words
+// (Stage.Argv), and only when the
 // call's other arguments are the granted call's.
 func (g *Grant) Covers(r *Request, stage int) bool {
 	if g.RevokedAt != nil || g.Capability != r.Capability || !g.inSession(r.Session) ||
@@ -59,7 +62,7 @@ func (g *Grant) Covers(r *Request, stage int) bool {
 	if r.Subject.Kind != SubjectShell {
 		return g.Match == nil
 	}
-	if g.Match == nil || stage < 0 || stage >= len(r.Stages) || !g.Match.coversStage(&r.Stages[stage]) {
+	if g.Match == nil || stage < 0 || stage >= len(r.Stages) || !g.Match.coversStage(&r.Stages[stage], g.Effect) {
 		return false
 	}
 	digest, ok := ShellArgumentsDigest(r.Arguments)
@@ -67,12 +70,17 @@ func (g *Grant) Covers(r *Request, stage int) bool {
 }
 
 // coversStage: the grant's argv is the stage's exact words, or it has no
-// argv and its prefix is the prefix of a stage that is not opaque.
-func (m *GrantMatch) coversStage(st *Stage) bool {
-	if m.ShellArgv != nil || st.Argv != nil {
-		return m.ShellArgv != nil && st.Argv != nil && slices.Equal(m.ShellArgv, st.Argv)
+// argv and its prefix is the prefix of a stage that is not opaque. A deny
+// grant's prefix covers every stage with that prefix, opaque or not:
+// denying more is never unsafe.
+func (m *GrantMatch) coversStage(st *Stage, effect string) bool {
+	if m.ShellArgv != nil {
+		return st.Argv != nil && slices.Equal(m.ShellArgv, st.Argv)
 	}
-	return st.Opaque == "" && len(m.ShellPrefix) > 0 && slices.Equal(m.ShellPrefix, st.Prefix)
+	if len(m.ShellPrefix) == 0 || !slices.Equal(m.ShellPrefix, st.Prefix) {
+		return false
+	}
+	return effect == EffectDeny || st.Opaque == "" && st.Argv == nil
 }
 
 func (g *Grant) inSession(session string) bool {

@@ -37,9 +37,9 @@ func TestShellArgumentsDigest(t *testing.T) {
 	}
 }
 
-// A shell grant covers a stage by its prefix (never an opaque stage or an
-// interpreter's), or an interpreter's stage by its exact words, and only
-// for the same other arguments.
+// A shell allow grant covers a stage by its prefix (never an opaque
+// stage), or a stage with exact words by those words, and only for the
+// same other arguments; a deny grant's prefix covers opaque stages too.
 func TestGrantCoversShellStage(t *testing.T) {
 	capability := Capability{Action: ActionToolsCall, Target: "Bash"}
 	req := func(args string, st Stage) *Request {
@@ -53,6 +53,13 @@ func TestGrantCoversShellStage(t *testing.T) {
 	py := Stage{Text: "python3 -V", Prefix: []string{"python3"}, Opaque: "interpreter", Argv: []string{"python3", "-V"}}
 	pyC := Stage{Text: "python3 -c x", Prefix: []string{"python3"}, Opaque: "interpreter", Argv: []string{"python3", "-c", "x"}}
 	opaqueLs := Stage{Text: "ls > f", Prefix: []string{"ls"}, Opaque: "redirection"}
+	sq := Stage{Text: "sqlite3 db .tables", Prefix: []string{"sqlite3", "db"}, Opaque: "not in the table", Argv: []string{"sqlite3", "db", ".tables"}}
+	sqShell := Stage{Text: "sqlite3 db '.shell id'", Prefix: []string{"sqlite3", "db"}, Opaque: "not in the table", Argv: []string{"sqlite3", "db", ".shell id"}}
+	deny := func(m GrantMatch) *Grant {
+		g := grant(m)
+		g.Effect = EffectDeny
+		return g
+	}
 	for _, c := range []struct {
 		name  string
 		g     *Grant
@@ -70,6 +77,12 @@ func TestGrantCoversShellStage(t *testing.T) {
 		{"argv, a prefix stage", grant(GrantMatch{ShellArgv: []string{"ls"}}), req(`{"command":"ls -la"}`, ls), false},
 		{"argv, a cwd added", grant(GrantMatch{ShellArgv: []string{"python3", "-V"}}), req(`{"command":"python3 -V","cwd":"/tmp"}`, py), false},
 		{"empty match", grant(GrantMatch{}), req(`{"command":"ls -la"}`, ls), false},
+		{"argv, a command the table lacks", grant(GrantMatch{ShellArgv: []string{"sqlite3", "db", ".tables"}}), req(`{"command":"sqlite3 db .tables"}`, sq), true},
+		{"argv, other words of it", grant(GrantMatch{ShellArgv: []string{"sqlite3", "db", ".tables"}}), req(`{"command":"sqlite3 db '.shell id'"}`, sqShell), false},
+		{"prefix, a command the table lacks", grant(GrantMatch{ShellPrefix: []string{"sqlite3", "db"}}), req(`{"command":"sqlite3 db '.shell id'"}`, sqShell), false},
+		{"deny prefix, an opaque stage", deny(GrantMatch{ShellPrefix: []string{"ls"}}), req(`{"command":"ls > f"}`, opaqueLs), true},
+		{"deny prefix, exact-only stage", deny(GrantMatch{ShellPrefix: []string{"sqlite3", "db"}}), req(`{"command":"sqlite3 db '.shell id'"}`, sqShell), true},
+		{"deny argv, other words", deny(GrantMatch{ShellArgv: []string{"sqlite3", "db", ".tables"}}), req(`{"command":"sqlite3 db '.shell id'"}`, sqShell), false},
 	} {
 		if got := c.g.Covers(c.r, 0); got != c.wants {
 			t.Errorf("%s: Covers = %v, want %v", c.name, got, c.wants)

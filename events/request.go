@@ -97,9 +97,14 @@ type Stage struct {
 	// Opaque says why no shell_prefix grant or read rule ever covers the
 	// stage; "" when one may.
 	Opaque string `json:"opaque,omitempty"`
-	// Argv is the words of an interpreter's stage that only a grant of
-	// exactly these words (shell_argv) covers; nil on any other stage.
+	// Argv is the words of a stage that only a grant of exactly these
+	// words (shell_argv) covers: an interpreter's, or one countersign's
+	// command table does not read (SPEC §8); nil on any other stage.
 	Argv []string `json:"argv,omitempty"`
+	// Grant says which grant a session or lifetime allow of the stage
+	// leaves, as the surfaces show it: "any `git push …`", "exactly this
+	// command", or that none does (approvals.GrantText).
+	Grant string `json:"grant,omitempty"`
 	// AllowedBy is who allowed the stage (a grant, a person, an agent);
 	// nil while it waits. Scope and AllowedAt go with it.
 	AllowedBy *Ref       `json:"allowed_by"`

@@ -100,6 +100,9 @@ func CallBlocks(r *events.Request) []block {
 	if r.Reason != "" {
 		out = append(out, richText("rich_text_quote", "The agent says: "+display.Text(r.Reason)))
 	}
+	if g := stageGrant(r); g != "" {
+		out = append(out, block{"type": "context", "elements": []block{plain(g)}})
+	}
 	if quorum(r) {
 		lines := []block{plain("Approvals: " + Quorum(r))}
 		for _, a := range r.Approvals {
@@ -112,6 +115,21 @@ func CallBlocks(r *events.Request) []block {
 		out = append(out, block{"type": "context", "elements": lines[:min(len(lines), 10)]})
 	}
 	return out
+}
+
+// stageGrant says, for a shell request that waits, what Approve here does
+// to its current stage (allows it once, keeps no grant) and which grant a
+// session or lifetime allow elsewhere would leave; "" for any other.
+func stageGrant(r *events.Request) string {
+	if r.Status != events.StatusPending || r.Subject.Kind != events.SubjectShell || r.CurrentStage >= len(r.Stages) {
+		return ""
+	}
+	st := r.Stages[r.CurrentStage]
+	s := fmt.Sprintf("Stage %d of %d: Approve allows it once and keeps no grant", r.CurrentStage+1, len(r.Stages))
+	if st.Grant != "" {
+		s += "; a session or lifetime allow (inbox, CLI) leaves a grant of " + st.Grant
+	}
+	return display.Text(s)
 }
 
 // plain is a plain_text object holding s, escaped and bounded.

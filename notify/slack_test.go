@@ -3,6 +3,7 @@ package notify
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -109,5 +110,24 @@ func TestClipKeepsEntities(t *testing.T) {
 	s := slackText(strings.Repeat("a", slackTextMax-2) + "<<<")
 	if !strings.HasSuffix(s, "aa… (cut; see countersign)") {
 		t.Errorf("clip cut an entity: %q", s[len(s)-40:])
+	}
+}
+
+// A shell request's message says that Approve allows the current stage
+// once, and which grant a lasting allow elsewhere would leave.
+func TestSlackSaysWhichGrant(t *testing.T) {
+	r := &events.Request{ID: "req_1", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"},
+		Subject: events.Subject{Kind: events.SubjectShell, Command: "git push origin main && sqlite3 db .tables"},
+		Stages:  []events.Stage{{Text: "git push origin main", Grant: "any `git push …`"}, {Text: "sqlite3 db .tables", Grant: "exactly this command"}}}
+	for stage, want := range []string{"Stage 1 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of any `git push …`",
+		"Stage 2 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of exactly this command"} {
+		r.CurrentStage = stage
+		b, err := slackMessage(events.TypeRequestCreated, r, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(texts(t, b), want) {
+			t.Errorf("stage %d: message lacks %q: %s", stage, want, b)
+		}
 	}
 }

@@ -15,7 +15,8 @@ import (
 // from the classifier: a stage a shell_prefix grant may cover is no
 // interpreter or wrapper and, for a command of the table, holds none of
 // its runs flags (nor a sed script with e, w or W); a stage an exact grant
-// may cover is an interpreter whose Argv is exactly its words.
+// may cover has an Argv that is exactly its words, and holds none of the
+// runs flags of its row either.
 func FuzzStageCoverage(f *testing.F) {
 	for _, c := range findings {
 		f.Add(c.benign)
@@ -50,15 +51,19 @@ func checkCoverage(t *testing.T, cmd string, s Stage) {
 	}
 	name := commandName(*words[0])
 	if s.Argv != nil {
-		if !interpreters[name] || s.Opaque != OpaqueInterpreter || !sameWords(words, s.Argv) {
+		if interpreters[name] != (s.Opaque == OpaqueInterpreter) || !interpreters[name] && !exactOnly(s.Opaque) ||
+			runners[name] || !sameWords(words, s.Argv) {
 			t.Fatalf("Split(%q): stage %q has argv %q (%q), its words are %q", cmd, s.Text, s.Argv, s.Opaque, show(words))
+		}
+		if k, ok := known[rowName(*words[0])]; ok && oracleRuns(rowName(*words[0]), k, words[1:]) {
+			t.Fatalf("Split(%q): an exact grant may cover stage %q, but it holds a runs argument of %s", cmd, s.Text, name)
 		}
 		return
 	}
 	if interpreters[name] || runners[name] {
 		t.Fatalf("Split(%q): stage %q of %s may be covered by a shell_prefix grant", cmd, s.Text, name)
 	}
-	if k, ok := known[name]; ok && oracleRuns(name, k, words[1:]) {
+	if k, ok := known[rowName(*words[0])]; ok && oracleRuns(rowName(*words[0]), k, words[1:]) {
 		t.Fatalf("Split(%q): stage %q may be covered, but holds a runs argument of %s: %q", cmd, s.Text, name, show(words))
 	}
 }
@@ -164,9 +169,9 @@ func oracleRuns(name string, k *knownCmd, words []*string) bool {
 	for i, w := range words {
 		switch {
 		case w == nil:
-		case *w == "--" && !k.single:
+		case *w == "--" && !(k.style == single):
 			return false
-		case oracleHitAny(k.runs, *w, k.single):
+		case oracleHitAny(k.runs, *w, (k.style == single)):
 			return true
 		case i > 0 && words[i-1] != nil && *words[i-1] == "-o" && oracleHitAny(k.runs, "-o"+*w, false):
 			return true

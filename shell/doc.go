@@ -53,15 +53,19 @@
 //     covers it, and only a grant of exactly its words does, which
 //     [Stage.Argv] holds when every word is plain and its standard input is
 //     no pipe, heredoc or herestring ([OpaqueInterpreter]);
-//   - its command is in the table of commands whose arguments can run code
-//     (find, git, sed, tar, rsync, ssh, scp, make, go, rg, fd, sort) and it
-//     is given one of those arguments (find -exec, git -c, a git alias, sed
-//     's/x/y/e', tar --to-command, ssh -o ProxyCommand or a remote command,
-//     make SHELL=…), a flag the table does not know for it, or a word that
-//     could expand to one ([OpaqueRunsCode]: the table fails closed; only
-//     the flags of git's known subcommands and of go, rg, fd and sort, too
-//     many to list, are read against the flags that run code, GNU and git
-//     abbreviations included);
+//   - its command is a row of the command table (known: ls, cat, grep,
+//     rg, fd, find, git, go, cargo, npm, make, pytest, jq, sed, tar, …),
+//     and it is given an argument that runs code, a command, or writes a
+//     file it names (find -exec, git -c, sed 's/x/y/e', tar --to-command,
+//     ssh -o ProxyCommand or a remote command, make SHELL=…, go test
+//     -exec, rg --pre, sort -o), or a word that could expand to one
+//     ([OpaqueRunsCode]; GNU and git abbreviations included);
+//   - its command is not a row of the table ([OpaqueNotInTable]), or its
+//     row does not know one of its flags or subcommands
+//     ([OpaqueUnknownArg]): the table fails closed, and as for an
+//     interpreter only a grant of exactly its words covers it, which
+//     [Stage.Argv] holds when every word is plain and its standard input
+//     is no pipe, heredoc or herestring;
 //   - it is inside a `…` command substitution, whose backslashes the shell
 //     reads twice ([OpaqueBackquote]; $(…) has no such rule);
 //   - it, or a statement around it, redirects to or from a file; fd

@@ -104,8 +104,8 @@ func TestRunnersNeverCovered(t *testing.T) {
 func TestRunnerTable(t *testing.T) {
 	for _, name := range sortedKeys(known) {
 		k := known[name]
-		if len(k.runs) == 0 {
-			t.Errorf("%s: a row without runs flags", name)
+		if k.subs != nil {
+			continue // TestSubcommandRunsFlags
 		}
 		for _, r := range k.runs {
 			if _, ok := k.safe[strings.TrimSuffix(r, "=")]; ok {
@@ -123,7 +123,8 @@ func TestRunnerTable(t *testing.T) {
 // spellings are the ways to write flag r of command name.
 func spellings(name string, k *knownCmd, r string) []string {
 	bare := map[string]string{"sed": "-n", "gsed": "-n", "tar": "-v", "gtar": "-v", "rsync": "-v", "ssh": "-v",
-		"scp": "-v", "make": "-s", "gmake": "-s", "rg": "-i", "fd": "-H", "sort": "-r"}[name]
+		"scp": "-v", "make": "-s", "gmake": "-s", "rg": "-i", "fd": "-H", "fdfind": "-H", "sort": "-r",
+		"pytest": "-q", "git": "-p", "cargo": "-q"}[name]
 	flag, key, option := strings.Cut(r, " ")
 	switch {
 	case option && strings.HasPrefix(r, "-"): // ssh -o Key
@@ -135,7 +136,7 @@ func spellings(name string, k *knownCmd, r string) []string {
 		return []string{name + " " + r + "/tmp/x all"}
 	case len(r) > 2 && r[1] != '-': // go -exec, --exec
 		return []string{name + " test " + r + " x ./...", name + " test " + r + "=x", name + " test -" + r + "=x", name + " test -run " + r}
-	case k.single:
+	case (k.style == single):
 		return []string{name + " . " + r + " x", name + " . -name " + r}
 	case strings.HasPrefix(r, "--"):
 		return []string{name + " " + r + "=x a", name + " " + r + " x a", name + " a " + r + "=x"}
@@ -147,7 +148,7 @@ func spellings(name string, k *knownCmd, r string) []string {
 // is a subcommand countersign does not know (an alias may run anything).
 func TestGitSubcommandTable(t *testing.T) {
 	for _, sub := range sortedKeys(gitSubRuns) {
-		if !gitSubs[sub] {
+		if gitSubs[sub] == nil {
 			t.Errorf("git %s has runs flags but is not a known subcommand", sub)
 		}
 		for _, r := range gitSubRuns[sub] {
@@ -189,11 +190,11 @@ func TestSedScripts(t *testing.T) {
 // to run nothing stays covered.
 func TestKnownCommandsFailClosed(t *testing.T) {
 	for cmd, want := range map[string]string{
-		"find . -newflag x": OpaqueRunsCode, "find $DIR -name x": OpaqueFirstArg, "find . $EXPR": OpaqueRunsCode,
+		"find . -newflag x": OpaqueUnknownArg, "find $DIR -name x": OpaqueFirstArg, "find . $EXPR": OpaqueRunsCode,
 		"find . -name \"$x\"": "", "find . -type f -name '*.go' -mtime -1 -print0": "", "find . -newermt 2024-01-01": "",
-		"tar --frobnicate a": OpaqueRunsCode, "tar -xzf a.tgz": "", "tar xzf a.tgz": "", "tar cIf prog a dir": OpaqueRunsCode,
+		"tar --frobnicate a": OpaqueUnknownArg, "tar -xzf a.tgz": "", "tar xzf a.tgz": "", "tar cIf prog a dir": OpaqueRunsCode,
 		"tar cf -I x": OpaqueRunsCode, "tar -czf \"$out\" dir": "", "tar -cz -f out dir -- --to-command=x": "",
-		"git --frob status": OpaqueRunsCode, "git frobalias": OpaqueRunsCode, "git filter-branch --tree-filter x": OpaqueRunsCode,
+		"git --frob status": OpaqueUnknownArg, "git frobalias": OpaqueUnknownArg, "git filter-branch --tree-filter x": OpaqueUnknownArg,
 		"git status": "", "git log --oneline -5": "", "git push origin main": "", "git -C \"$d\" status": "",
 		"git -C $d status": OpaqueRunsCode, "git commit -m \"$(cat msg)\"": "", "git bisect run make": OpaqueRunsCode,
 		"git bisect start": "", "git config --get user.name": "", "git config --list": "",
@@ -206,7 +207,7 @@ func TestKnownCommandsFailClosed(t *testing.T) {
 		"sed -ne 's/a/b/e' f": OpaqueRunsCode, "sed -n -e 1p -e '$e id' f": OpaqueRunsCode, "sed \"s/$a/b/\" f": OpaqueFirstArg,
 		"sed -n \"s/$a/b/p\" f": OpaqueRunsCode, "sed -e \"$S\" f": OpaqueRunsCode, "sed -f s.sed f": OpaqueRunsCode,
 		"sed -E 's/(a)/\\1/g' f": "", "sed -n '1,5p' f": "", "sed --expression='s/a/b/w x' f": OpaqueRunsCode,
-		"rsync --frob a b": OpaqueRunsCode, "rsync -avz a/ host:b/": "", "rsync -avze ssh a b": OpaqueRunsCode,
+		"rsync --frob a b": OpaqueUnknownArg, "rsync -avz a/ host:b/": "", "rsync -avze ssh a b": OpaqueRunsCode,
 		"rsync --rsync-path='sudo rsync' a b": OpaqueRunsCode, "rsync -f -e a b": OpaqueRunsCode,
 		"ssh host": "", "ssh -p 22 -i key host": "", "ssh host uptime": OpaqueRunsCode, "ssh -- host id": OpaqueRunsCode,
 		"ssh -o StrictHostKeyChecking=no host": "", "ssh -o proxycommand=x host": OpaqueRunsCode,
@@ -243,6 +244,7 @@ func sortedKeys[V any](m map[string]V) []string {
 // even where the table's safe flags would still fail closed on it.
 func TestTableHoldsSpecRows(t *testing.T) {
 	for name, flags := range map[string][]string{
+		"go test": {"-exec", "-toolexec"}, "go vet": {"-vettool"}, "go env": {"-w"},
 		"find":  {"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
 		"git":   {"-c", "--config-env", "--exec-path"},
 		"sed":   {"-i", "--in-place"},
@@ -250,10 +252,13 @@ func TestTableHoldsSpecRows(t *testing.T) {
 		"rsync": {"-e", "--rsh", "--rsync-path"},
 		"ssh":   {"-o ProxyCommand", "-o LocalCommand", "-o PermitLocalCommand"},
 		"make":  {"-f", "--eval", "SHELL="},
-		"go":    {"-exec", "-toolexec"},
 	} {
 		for _, f := range flags {
-			if !slices.Contains(known[name].runs, f) {
+			row := known[name]
+			if cmd, sub, ok := strings.Cut(name, " "); ok {
+				row = known[cmd].subs[sub]
+			}
+			if !slices.Contains(row.runs, f) {
 				t.Errorf("%s %s: not a runs row of the table", name, f)
 			}
 		}

@@ -50,18 +50,32 @@ const (
 	// words are all plain, Stage.Argv holds them, and only a grant of exactly
 	// those words (shell_argv) covers it.
 	OpaqueInterpreter = "interpreter: only a grant of its exact words covers it"
-	// OpaqueRunsCode: a command countersign knows (find, git, sed, tar,
-	// rsync, ssh, scp, make, go, rg, fd, sort; see known) is given an
-	// argument that runs code or a command, or writes a file it names (find
-	// -exec, git -c, sed 's/x/y/e', tar --to-command=…), or a flag
-	// countersign does not know for it, or an argument that could expand to
-	// such a flag.
+	// OpaqueRunsCode: a command of countersign's table (see known) is
+	// given an argument that runs code or a command, or writes a file it
+	// names (find -exec, git -c, sed 's/x/y/e', tar --to-command=…), or an
+	// argument that could expand to such a flag. No grant covers it.
 	OpaqueRunsCode = "an argument runs code"
+	// OpaqueNotInTable: the command is not a row of countersign's command
+	// table (sqlite3, psql, dc, zip, podman, …), so countersign does not
+	// know which of its arguments run code. When its words are all plain,
+	// Stage.Argv holds them, and only a grant of exactly those words
+	// covers it.
+	OpaqueNotInTable = "not in the command table: only a grant of its exact words covers it"
+	// OpaqueUnknownArg: a command of the table is given a flag or a
+	// subcommand its row does not know (git branch -D, go generate, npm x).
+	// As for OpaqueNotInTable, only a grant of its exact words covers it.
+	OpaqueUnknownArg = "an argument the command table does not know: only a grant of its exact words covers it"
 	// OpaqueBackquote: the stage is inside a `…` command substitution,
 	// whose backslashes the shell reads twice, so its words after quote
 	// removal are not sure to be the words that run.
 	OpaqueBackquote = "inside a `…` substitution"
 )
+
+// exactOnly: a stage opaque for this reason is covered by a grant of its
+// exact words, when it has them.
+func exactOnly(reason string) bool {
+	return reason == OpaqueNotInTable || reason == OpaqueUnknownArg
+}
 
 // first is the first non-empty reason.
 func first(reasons ...string) string {

@@ -109,16 +109,25 @@ func reasonOf(prefix []string, args []arg, assigns bool) string {
 }
 
 // argsReason is why a stage whose prefix could cover it is opaque after
-// all: an interpreter (with its words, when every word is plain, for an
-// exact grant), or a known command given an argument that runs code or one
-// countersign does not know (see known).
+// all, and its words when only a grant of exactly them may cover it (when
+// every word is plain): an interpreter; a command the table does not have;
+// a row's command given a flag or subcommand the row does not know; or,
+// with no words, a row's command given an argument that runs code (see
+// known).
 func argsReason(args []arg) (string, []string) {
 	name := commandName(args[0].text)
 	if interpreters[name] {
 		return OpaqueInterpreter, argvOf(args)
 	}
-	if k, ok := known[name]; ok && k.runsCode(args[1:]) {
+	k, ok := known[rowName(args[0].text)]
+	if !ok {
+		return OpaqueNotInTable, argvOf(args)
+	}
+	switch k.judge(args[1:]) {
+	case runs:
 		return OpaqueRunsCode, nil
+	case unknown:
+		return OpaqueUnknownArg, argvOf(args)
 	}
 	return "", nil
 }
@@ -147,6 +156,23 @@ func commandName(word string) string {
 	}
 	return name
 }
+
+// rowName is the row of the table a command word names: its name when it
+// is bare or under a system directory, lowercased and without ".exe", and
+// with no version taken off; "" for any other path: ./ls or /tmp/x/git is
+// a program of the working tree, not the command the row reads.
+func rowName(word string) string {
+	dir, name := "", word
+	if i := strings.LastIndexAny(word, `/\`); i >= 0 {
+		dir, name = word[:i], word[i+1:]
+	}
+	if dir != "" && !systemDirs[dir] {
+		return ""
+	}
+	return strings.TrimSuffix(strings.ToLower(name), ".exe")
+}
+
+var systemDirs = set("/bin", "/usr/bin", "/usr/local/bin", "/opt/homebrew/bin", "/sbin", "/usr/sbin")
 
 func listed(name string) bool {
 	_, ok := known[name]
@@ -184,7 +210,7 @@ var runners = set(
 // subRunners run a command taken from the arguments after their first one
 // ("uv run X": the prefix [uv run] would say nothing about X).
 var subRunners = set(
-	"uv run", "poetry run", "pipenv run", "conda run", "npm exec", "pnpm exec", "yarn exec",
+	"uv run", "poetry run", "pipenv run", "conda run", "npm exec", "npm x", "pnpm exec", "yarn exec",
 	"pnpm dlx", "yarn dlx", "bundle exec", "docker exec", "docker run", "kubectl exec", "git submodule",
 )
 
@@ -215,8 +241,12 @@ func redirReason(rs []*syntax.Redirect) string {
 }
 
 // touchesFile: every redirection but a heredoc, a herestring, a
-// duplication to a file descriptor (2>&1, >&2, <&3, >&3-, >&-) and
-// /dev/null. ">&word" with a word that is not a descriptor writes a file.
+// duplication to a file descriptor (2>&1, >&2, <&3, >&3-, >&-) and the
+// device files that are the process's own streams (/dev/null,
+// /dev/stdin, /dev/stdout, /dev/stderr, /dev/fd/N). Any other /dev path
+// is a file: bash opens /dev/tcp/host/port and /dev/udp/… as network
+// connections, and /dev/sda is a disk. ">&word" with a word that is not a
+// descriptor writes a file.
 func touchesFile(r *syntax.Redirect) bool {
 	switch r.Op {
 	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
@@ -226,7 +256,10 @@ func touchesFile(r *syntax.Redirect) bool {
 	if r.Op == syntax.DplIn || r.Op == syntax.DplOut {
 		return !ok || !descriptor.MatchString(text)
 	}
-	return !ok || text != "/dev/null"
+	return !ok || !streamDevice.MatchString(text)
 }
 
-var descriptor = regexp.MustCompile(`^([0-9]+-?|-)$`)
+var (
+	descriptor   = regexp.MustCompile(`^([0-9]+-?|-)$`)
+	streamDevice = regexp.MustCompile(`^/dev/(null|stdin|stdout|stderr|fd/[0-9]+)$`)
+)

@@ -27,12 +27,13 @@ type Stage struct {
 	Text   string   // the stage's source text as written (the source slice; each heredoc's body follows it)
 	Prefix []string // the command word, plus the first argument when that argument is a plain word not starting with "-"
 	Opaque string   // why the stage is never covered by a shell_prefix grant or a read rule; "" when it may be
-	// Argv is the stage's words after quote removal, set only on an
-	// interpreter's stage (Opaque is OpaqueInterpreter) whose words are all
-	// plain, that has no other reason to be opaque, and whose standard
-	// input is not a pipe, a heredoc or a herestring (it could read its
-	// program there): only a grant whose shell_argv is exactly these words
-	// covers it.
+	// Argv is the stage's words after quote removal, set only on a stage
+	// whose prefix countersign cannot vouch for (Opaque is
+	// OpaqueInterpreter, OpaqueNotInTable or OpaqueUnknownArg) whose words
+	// are all plain, that has no other reason to be opaque, and whose
+	// standard input is not a pipe, a heredoc or a herestring (it could
+	// read its program there): only a grant whose shell_argv is exactly
+	// these words covers it.
 	Argv []string
 }
 

@@ -2,41 +2,52 @@ package shell
 
 import "strings"
 
-// known is the table of commands whose arguments can run code, by the name
-// commandName gives (SPEC §8). Each runs flag has a test; a flag a row does
-// not list as safe makes the stage opaque. Rows for GNU and BSD spellings
-// of one tool (gsed, gtar, gfind, gmake) share it.
+// known is the command table, by the name commandName gives (SPEC §8): the
+// commands whose arguments countersign reads. A stage of a command that is
+// not here is covered only by a grant of its exact words. Rows for GNU and
+// BSD spellings of one tool (gsed, gtar, gfind, gmake) share it. Each row
+// has a test (TestEveryRowTested).
 var known = map[string]*knownCmd{
-	"find":  findCmd,
-	"gfind": findCmd,
-	"sed":   sedCmd,
-	"gsed":  sedCmd,
-	"tar":   tarCmd,
-	"gtar":  tarCmd,
-	"rsync": rsyncCmd,
-	"ssh":   sshCmd,
-	"scp":   scpCmd,
-	"make":  makeCmd,
-	"gmake": makeCmd,
-	"git":   gitCmd,
-	"go":    goCmd,
-	"rg":    denyRow("--pre", "--pre-glob", "--hostname-bin", "--search-zip", "-z"),
-	"fd":    denyRow("--exec", "-x", "--exec-batch", "-X"),
-	"sort":  denyRow("--compress-program", "--output", "-o"),
-}
-
-// denyRow is a row for a command whose flags are too many to list: only
-// its runs flags are refused (rg --pre runs a program on each file,
-// --search-zip runs decompressors; fd --exec runs a command; sort
-// --compress-program runs one and --output writes a file), with their GNU
-// abbreviations and short clusters, and any word that could expand to one.
-func denyRow(runs ...string) *knownCmd {
-	return &knownCmd{runs: runs, custom: func(args []arg) bool { return flagRuns(runs, args) }}
+	"find":   findCmd,
+	"gfind":  findCmd,
+	"sed":    sedCmd,
+	"gsed":   sedCmd,
+	"tar":    tarCmd,
+	"gtar":   tarCmd,
+	"rsync":  rsyncCmd,
+	"ssh":    sshCmd,
+	"scp":    scpCmd,
+	"make":   makeCmd,
+	"gmake":  makeCmd,
+	"git":    gitCmd,
+	"go":     goCmd,
+	"cargo":  cargoCmd,
+	"npm":    npmCmd,
+	"pnpm":   pnpmCmd,
+	"yarn":   yarnCmd,
+	"pytest": pytestCmd,
+	"rg":     rgCmd,
+	"fd":     fdCmd,
+	"fdfind": fdCmd,
+	"sort":   sortCmd,
+	"ls":     lsCmd,
+	"cat":    catCmd,
+	"head":   headCmd,
+	"tail":   tailCmd,
+	"wc":     wcCmd,
+	"grep":   grepCmd,
+	"egrep":  grepCmd,
+	"fgrep":  grepCmd,
+	"jq":     jqCmd,
+	"diff":   diffCmd,
+	"uniq":   uniqCmd,
+	"echo":   echoCmd,
+	"pwd":    pwdCmd,
 }
 
 var findCmd = &knownCmd{
-	single: true,
-	runs:   []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
+	style: single,
+	runs:  []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"},
 	safe: flags(`-H -L -P -D= -O0 -O1 -O2 -O3 -E -s -x -d -depth -maxdepth= -mindepth= -mount -xdev -follow
 		-noleaf -daystart -ignore_readdir_race -noignore_readdir_race -regextype= -warn -nowarn
 		-not -a -and -o -or -true -false -print -print0 -printf= -ls -prune -quit
@@ -65,16 +76,16 @@ var sedCmd = &knownCmd{
 	runs: []string{"-i", "--in-place", "-f", "--file"},
 	safe: flags(`-n --quiet --silent -e= --expression= -E -r --regexp-extended -s --separate -u --unbuffered
 		-z --null-data -l= --line-length= --posix --debug --sandbox -b --binary --follow-symlinks --help --version`),
-	value: func(flag, v string) bool {
+	value: runsIf(func(flag, v string) bool {
 		return (flag == "-e" || flag == "--expression") && sedRuns(v)
-	},
-	operands: func(ops []arg, seen []string) bool {
+	}),
+	operands: func(ops []arg, seen []string) verdict {
 		for _, f := range seen {
 			if f == "-e" || f == "--expression" {
-				return false
+				return knows
 			}
 		}
-		return len(ops) > 0 && (!ops[0].ok || sedRuns(ops[0].text))
+		return runsWhen(len(ops) > 0 && (!ops[0].ok || sedRuns(ops[0].text)))
 	},
 }
 
@@ -117,7 +128,7 @@ func oldStyle(args []arg) []arg {
 	next := 1
 	for _, c := range args[0].text {
 		out = append(out, arg{"-" + string(c), true, true})
-		if tarFlags["-"+string(c)] && next < len(args) {
+		if tarFlags["-"+string(c)] == oneValue && next < len(args) {
 			out = append(out, args[next])
 			next++
 		}
@@ -155,16 +166,16 @@ var sshCmd = &knownCmd{
 		"-o KnownHostsCommand", "-o Match", "-o Include", "-o PKCS11Provider", "-o SecurityKeyProvider"},
 	safe: flags(`-4 -6 -A -a -C -f -G -g -K -k -M -N -n -q -s -T -t -V -v -X -x -Y -y
 		-B= -b= -c= -D= -e= -i= -J= -L= -l= -m= -O= -o= -p= -Q= -R= -S= -W= -w=`),
-	value: sshOption,
+	value: runsIf(sshOption),
 	// The first operand is the destination; any other is a command the
 	// remote shell runs.
-	operands: func(ops []arg, _ []string) bool { return len(ops) > 1 },
+	operands: func(ops []arg, _ []string) verdict { return runsWhen(len(ops) > 1) },
 }
 
 var scpCmd = &knownCmd{
 	runs:  []string{"-S", "-F", "-D", "-o ProxyCommand", "-o LocalCommand"},
 	safe:  flags(`-3 -4 -6 -A -B -C -O -p -q -R -r -s -T -v -c= -i= -J= -l= -o= -P= -X=`),
-	value: sshOption,
+	value: runsIf(sshOption),
 }
 
 // sshOption refuses a -o option ssh's own parser would read as one whose
@@ -201,44 +212,22 @@ var makeCmd = &knownCmd{
 		--print-directory --no-print-directory --warn-undefined-variables --trace --print-data-base
 		--check-symlink-times --help -C= --directory= -j= --jobs= -l= --load-average= --max-load= -O= --output-sync=
 		--debug= -o= --old-file= --assume-old= -W= --what-if= --new-file= --assume-new=`),
-	operands: func(ops []arg, _ []string) bool {
+	operands: func(ops []arg, _ []string) verdict {
 		for _, o := range ops {
 			if !o.ok || strings.Contains(o.text, "=") {
-				return true
+				return runs
 			}
 		}
-		return false
+		return knows
 	},
 }
 
-// go: -exec runs the test or program binary under a program it names,
-// -toolexec runs every tool of the build under one, -vettool is the vet
-// program, and go env -w writes GOFLAGS (-toolexec=…) that later builds
-// run. Go's flags take one dash or two and no abbreviations; since the
-// value of a flag may be its own word, a word that could expand to a flag
-// is refused.
-var goCmd = &knownCmd{
-	runs:   []string{"-exec", "-toolexec", "-vettool", "env -w"},
-	custom: goRuns,
-}
-
-func goRuns(args []arg) bool {
-	for i, a := range args {
-		if !a.ok {
-			return true
-		}
-		name, _, _ := strings.Cut(a.text, "=")
-		if strings.HasPrefix(name, "--") {
-			name = name[1:]
-		}
-		switch {
-		case name == "-exec" || name == "-toolexec" || name == "-vettool":
-			return true
-		case i > 0 && args[0].text == "env" && name == "-w":
-			return true
-		}
+// runsWhen is runs when bad is true, else knows.
+func runsWhen(bad bool) verdict {
+	if bad {
+		return runs
 	}
-	return false
+	return knows
 }
 
 // isAlnum reports whether c is an ASCII letter or digit.

@@ -90,8 +90,8 @@ func (w *walker) add(st *syntax.Stmt, outer string) {
 	if outer != "" || w.fed > 0 || w.backq > 0 {
 		s.Argv = nil
 	}
-	if w.backq > 0 {
-		s.Opaque = first(s.Opaque, OpaqueBackquote)
+	if w.backq > 0 && (s.Opaque == "" || s.Argv == nil && exactOnly(s.Opaque)) {
+		s.Opaque = OpaqueBackquote
 	}
 	s.Opaque = first(s.Opaque, outer)
 	w.out = append(w.out, found{Stage: s, at: span(st)[0], stmt: st})

@@ -54,7 +54,27 @@ func choices(svc *approvals.Service, c approvals.Caller, r *events.Request) []Ch
 	if r.Session == "" && len(out) > 1 {
 		out = append(out[:1], out[2:]...) // no session: no allow_session
 	}
-	return append(out, deny, denyWithReason)
+	return append(withGrant(r, out), deny, denyWithReason)
+}
+
+// withGrant says on a shell request's lasting allows which grant they
+// leave for the current stage: "Allow for this session: any `git push …`"
+// or "…: exactly this command" (approvals.GrantText).
+func withGrant(r *events.Request, list []Choice) []Choice {
+	if r.Subject.Kind != events.SubjectShell || r.CurrentStage >= len(r.Stages) {
+		return list
+	}
+	st := r.Stages[r.CurrentStage]
+	text := st.Grant
+	if text == "" {
+		text = approvals.GrantText(&st)
+	}
+	for i, c := range list {
+		if c.Scope == events.ScopeSession || c.Scope == events.ScopeLifetime {
+			list[i].Label = c.Label + ": " + text
+		}
+	}
+	return list
 }
 
 // maxAllow is the largest scope of an allow c may give r ("" for none):

@@ -35,6 +35,7 @@ type Stage struct {
 	Text      string      `json:"text"`
 	Prefix    []string    `json:"prefix"`
 	Opaque    string      `json:"opaque,omitempty"`
+	Grant     string      `json:"grant,omitempty"` // which grant a session or lifetime allow leaves (approvals.GrantText)
 	AllowedBy *events.Ref `json:"allowedBy"`
 	Scope     string      `json:"scope,omitempty"`
 	AllowedAt *time.Time  `json:"allowedAt"`
@@ -86,7 +87,7 @@ func cuaCardFacts(r *events.Request) *CuaCardFacts {
 func subjectOf(r *events.Request) Subject {
 	s := Subject{Kind: r.Subject.Kind, Command: r.Subject.Command}
 	for _, st := range r.Stages {
-		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, AllowedBy: st.AllowedBy, Scope: st.Scope, AllowedAt: st.AllowedAt})
+		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Grant: st.Grant, AllowedBy: st.AllowedBy, Scope: st.Scope, AllowedAt: st.AllowedAt})
 	}
 	return s
 }

@@ -83,9 +83,12 @@ func stageText(r *events.Request, i int, st events.Stage) string {
 		line += "  allowed by " + byText(*st.AllowedBy)
 	case i == r.CurrentStage && r.Status == events.StatusPending:
 		line += "  <- your answer applies to this stage"
+		if st.Grant != "" {
+			line += "; --scope session or lifetime leaves a grant of " + cell(st.Grant)
+		}
 	}
 	if st.Opaque != "" {
-		line += "  (never covered by a grant: " + cell(st.Opaque) + ")"
+		line += "  (no prefix grant covers it: " + cell(st.Opaque) + ")"
 	}
 	return line
 }

@@ -30,3 +30,21 @@ func TestShowListsApprovals(t *testing.T) {
 		t.Errorf("a plain pending request shows approvals:\n%s", b.String())
 	}
 }
+
+// countersign show says, on the stage an answer applies to, which grant
+// --scope session or lifetime leaves.
+func TestShowSaysWhichGrant(t *testing.T) {
+	at := time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)
+	for grant, want := range map[string]string{
+		"any `git push …`":     "leaves a grant of any `git push …`",
+		"exactly this command": "leaves a grant of exactly this command",
+	} {
+		r := &events.Request{ID: "req_1", Status: events.StatusPending, Subject: events.Subject{Kind: events.SubjectShell, Command: "x"},
+			Stages: []events.Stage{{Text: "x", Prefix: []string{"x"}, Grant: grant}}}
+		var b bytes.Buffer
+		writeRecord(&b, r, at)
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("show lacks %q:\n%s", want, b.String())
+		}
+	}
+}

@@ -212,6 +212,14 @@ function radio(name, value, checked, disabled, label) {
   return el('label', { class: 'choice' }, el('input', { type: 'radio', name, value, id: name + '-' + value, checked, disabled }), ' ' + label);
 }
 
+// leaves is which grant a lasting allow of the current stage leaves, as
+// the server says it (stage.grant): ": any `git push …`", ": exactly this
+// command"; "" on a request without stages.
+function leaves(r) {
+  const s = Array.isArray(r.stages) ? r.stages[currentStage(r)] : null;
+  return s && s.grant ? ': ' + s.grant : '';
+}
+
 function openForm(decision) {
   if (!state.shown && state.items.length) { select(state.items[0].id).then(() => openForm(decision)); return; }
   const r = state.shown;
@@ -223,8 +231,8 @@ function openForm(decision) {
     el('fieldset', {}, el('legend', {}, 'Decision'), radio('decision', 'allow', decision === 'allow', false, 'Allow'),
       radio('decision', 'deny', decision === 'deny', false, 'Deny')),
     el('fieldset', {}, el('legend', {}, 'Scope'), radio('scope', 'once', true, false, 'Once'),
-      radio('scope', 'session', false, once, 'This session' + (r.session ? '' : ' (no session: no grant kept)')),
-      radio('scope', 'lifetime', false, once, 'Lifetime'),
+      radio('scope', 'session', false, once, 'This session' + (r.session ? leaves(r) : ' (no session: no grant kept)')),
+      radio('scope', 'lifetime', false, once, 'Lifetime' + leaves(r)),
       once ? el('p', { class: 'muted' }, 'This request may only be answered for this one call.') : null),
     el('label', { for: 'answer-reason' }, 'Reason (kept as the decision\'s note)'),
     el('textarea', { id: 'answer-reason', rows: '2', maxlength: '2000' }),

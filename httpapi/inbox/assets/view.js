@@ -219,6 +219,7 @@ function stages(r, f) {
     el('ol', {}, r.stages.map((s, i) => el('li', { class: i === cur && !terminal(r) ? 'stage current' : 'stage', 'aria-current': i === cur && !terminal(r) ? 'step' : false },
       el('code', {}, visible(s.text, f)),
       i === cur && !terminal(r) ? el('span', { class: 'badge' }, 'current: your answer applies to this stage') : null,
+      i === cur && !terminal(r) && s.grant ? el('span', { class: 'badge grant' }, 'a session or lifetime allow leaves a grant of ', visible(s.grant, f)) : null,
       s.allowed_by ? el('span', { class: 'badge ok' }, 'allowed by ' + ref(s.allowed_by) + (s.scope ? ' (' + s.scope + ')' : '')) : null,
       s.opaque ? el('span', { class: 'badge warn' }, 'opaque: ', visible(s.opaque, f)) : null))));
 }
