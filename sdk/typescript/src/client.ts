@@ -80,13 +80,13 @@ const DEFAULTS = {
   backoffMaxMs: 5000,
 };
 
-/** The Idempotency-Key of a call: derived from its session and tool call id, fresh without them. */
+/** The Idempotency-Key of a call (sdk/testdata/idempotency.json): derived from its session and tool call id when it has both, fresh otherwise. */
 export function idempotencyKey(call: Pick<Call, "session" | "tool_call_id" | "toolCallId" | "idempotencyKey">): string {
   if (call.idempotencyKey) return call.idempotencyKey;
   const toolCallId = call.tool_call_id ?? call.toolCallId ?? "";
-  if (!call.session && !toolCallId) return randomUUID();
-  const h = createHash("sha256").update(canonicalize({ session: call.session ?? "", tool_call_id: toolCallId }), "utf8");
-  return "cs1-" + h.digest("hex");
+  if (!call.session || !toolCallId) return randomUUID();
+  const h = createHash("sha256").update(canonicalize({ session: call.session, tool_call_id: toolCallId }), "utf8");
+  return "countersign-" + h.digest("hex");
 }
 
 /**

@@ -725,8 +725,10 @@ export interface components {
             prefix: string[];
             /** @description why no shell_prefix grant or read rule ever covers the stage */
             opaque?: string;
-            /** @description an interpreter's stage: its exact words, which only a grant with this shell_argv covers */
+            /** @description a stage whose prefix countersign does not vouch for (an interpreter, a command the command table does not have, a flag or subcommand its row does not know): its exact words, which only a grant with this shell_argv covers */
             argv?: string[];
+            /** @description which grant a session or lifetime allow of the stage leaves, as the surfaces say it: "any `git push …`" (shell_prefix), "exactly this command" (shell_argv), or that none does */
+            grant?: string;
             allowed_by: components["schemas"]["Ref"] | null;
             /** @enum {string} */
             scope?: "once" | "session" | "lifetime";

@@ -2,9 +2,9 @@
 // forms, digests and outcome messages the Go and Python tests check.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { canonicalBinding, callDigest, parseJSON, message, type CallBinding, type RequestRecord, type OutcomeKind } from "../src/index.js";
+import { canonicalBinding, callDigest, parseJSON, message, idempotencyKey, type CallBinding, type RequestRecord, type OutcomeKind } from "../src/index.js";
 
 const dir = fileURLToPath(new URL("../../../testdata/", import.meta.url));
 
@@ -49,11 +49,28 @@ describe("outcome vectors", () => {
       message: 'countersign: approved by the rule "Refunds under 50 GBP may be issued.\\u202e" (request req_3); the approval is claimed for this call',
     },
   ];
-  const shared = existsSync(path) ? (JSON.parse(readFileSync(path, "utf8")) as { outcomes: typeof own }).outcomes : [];
+  const shared = (JSON.parse(readFileSync(path, "utf8")) as { vectors: typeof own }).vectors;
+  it("has the shared vectors", () => assert.ok(shared.length >= 6));
   for (const v of [...own, ...shared]) {
     it(v.name, () => {
-      const cause = (v as { cause?: string }).cause;
+      const cause = (v as { cause?: string | null }).cause ?? undefined;
       assert.equal(message(v.kind, v.request as unknown as RequestRecord, cause, (v as { abandoned?: boolean }).abandoned), v.message);
     });
   }
+});
+
+describe("idempotency key vectors", () => {
+  const file = JSON.parse(readFileSync(dir + "idempotency.json", "utf8")) as {
+    vectors: { session: string; tool_call_id: string; idempotency_key: string }[];
+  };
+  it("has vectors", () => assert.ok(file.vectors.length > 0));
+  for (const v of file.vectors) {
+    it(`${JSON.stringify(v.session)} ${JSON.stringify(v.tool_call_id)}`, () => {
+      assert.equal(idempotencyKey({ session: v.session, tool_call_id: v.tool_call_id }), v.idempotency_key);
+    });
+  }
+  it("is fresh without a session or a tool call id", () => {
+    assert.notEqual(idempotencyKey({ session: "s" }), idempotencyKey({ session: "s" }));
+    assert.notEqual(idempotencyKey({ tool_call_id: "c" }), idempotencyKey({ tool_call_id: "c" }));
+  });
 });
