@@ -47,9 +47,10 @@ var signInTypes = map[string]string{
 	httpapi.SignInRefused: events.TypeSignInRefused,
 }
 
-// recordSignIn appends a sign-in event to its tenant's audit log. A
-// refusal before any member was found names no tenant: it goes to the
-// process log only, as does an event the audit input could not take.
+// recordSignIn appends a sign-in event to its tenant's audit log. httpapi
+// hands it only events that name a member (a refusal that matched nobody
+// is counted and logged there); one without a tenant, or one the audit
+// input could not take, goes to the process log.
 func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
 	log := func(err error) {
 		a.log.Info("sign-in", "type", e.Type, "via", e.Via, "tenant", e.Tenant, "member", e.Member, "claim", e.Claim, "reason", e.Reason, "audit_error", err)
