@@ -80,11 +80,11 @@ func TestConfigCheckAgreesWithServe(t *testing.T) {
 				label += " (variables unset)"
 			}
 			t.Run(label, func(t *testing.T) {
-				for key, v := range vars {
+				for _, v := range vars {
 					if withEnv {
-						t.Setenv(v, envValue(t, key))
+						t.Setenv(v.name, envValue(t, v.key))
 					} else {
-						t.Setenv(v, "")
+						t.Setenv(v.name, "")
 					}
 				}
 				path := filepath.Join(t.TempDir(), "countersign.yaml")
@@ -266,22 +266,22 @@ func testConfigs(t *testing.T) map[string][]byte {
 	return out
 }
 
-// namedVars are the variables raw names, by the key that names them (the
-// last such key wins: a value then fits that key).
-func namedVars(raw []byte) map[string]string {
+// namedVar is a variable a config names, and the key that names it.
+type namedVar struct{ key, name string }
+
+// namedVars are the variables raw names (every key ending in _env).
+func namedVars(raw []byte) []namedVar {
 	var root yaml.Node
 	if yaml.Unmarshal(raw, &root) != nil {
 		return nil
 	}
-	out := map[string]string{}
+	var out []namedVar
 	var walk func(n *yaml.Node)
 	walk = func(n *yaml.Node) {
-		if n.Kind == yaml.MappingNode {
-			for i := 0; i+1 < len(n.Content); i += 2 {
-				k, v := n.Content[i], n.Content[i+1]
-				if strings.HasSuffix(k.Value, "_env") && v.Kind == yaml.ScalarNode && v.Value != "" {
-					out[k.Value+" "+v.Value] = v.Value
-				}
+		for i := 0; n.Kind == yaml.MappingNode && i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if strings.HasSuffix(k.Value, "_env") && v.Kind == yaml.ScalarNode && v.Value != "" {
+				out = append(out, namedVar{k.Value, v.Value})
 			}
 		}
 		for _, c := range n.Content {
@@ -289,18 +289,13 @@ func namedVars(raw []byte) map[string]string {
 		}
 	}
 	walk(&root)
-	byKey := map[string]string{}
-	for kv, name := range out {
-		byKey[strings.SplitN(kv, " ", 2)[0]+"\x00"+name] = name
-	}
-	return byKey
+	return out
 }
 
-// envValue is a value of the shape the key key (joined to its variable
-// by a NUL) takes.
+// envValue is a value of the shape key's variable takes.
 func envValue(t *testing.T, key string) string {
 	t.Helper()
-	switch strings.SplitN(key, "\x00", 2)[0] {
+	switch key {
 	case "secret_env":
 		return "whsec_" + base64.StdEncoding.EncodeToString([]byte("the agreement test's webhook key"))
 	case "audit_signing_key_env":
