@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -325,14 +326,20 @@ func (c *Config) validateNATS() error {
 		}
 		return fmt.Errorf("config: request_shards: %d is not 1 to %d", c.RequestShards, MaxRequestShards)
 	}
-	if c.NATSListen == "" || c.NATSListen == "off" {
-		return nil
-	}
-	_, port, err := net.SplitHostPort(c.NATSListen)
-	if n, perr := strconv.Atoi(port); err != nil || perr != nil || n < 0 || n > 65535 {
+	if c.NATSListen != "" && c.NATSListen != "off" && !hostPort(c.NATSListen) {
 		return fmt.Errorf("config: nats_listen: %q is not host:port or off", c.NATSListen)
 	}
+	if slices.Contains(c.Roles, "api") && !hostPort(c.Listen) {
+		return fmt.Errorf("config: listen: %q is not host:port", c.Listen)
+	}
 	return nil
+}
+
+// hostPort: addr is host:port with a numeric port (the host may be empty).
+func hostPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.Atoi(port)
+	return err == nil && perr == nil && n >= 0 && n <= 65535
 }
 
 // Tenants converts every tenant to its domain form.

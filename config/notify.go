@@ -15,17 +15,6 @@ const (
 	FormatSlack       = "slack"
 )
 
-// webhookEvents are the short event types a webhook may list.
-var webhookEvents = func() []string {
-	var out []string
-	for _, t := range []string{events.TypeRequestCreated, events.TypeRequestEscalated, events.TypeRequestUpdated, events.TypeRequestDecided,
-		events.TypeRequestExpired, events.TypeRequestCancelled, events.TypeRequestClaimed,
-		events.TypeGrantCreated, events.TypeGrantRevoked} {
-		out = append(out, events.ShortType(t))
-	}
-	return out
-}()
-
 // notify checks the tenant's webhooks and Slack settings (SPEC §10). The
 // variables they name are read when the server starts, not here.
 func (tc *TenantConfig) notify(*events.Tenant) error {
@@ -62,8 +51,8 @@ func (w *WebhookConfig) validate() error {
 		return lineErr(w.line, "webhook %s: secret_env is required (events are signed)", w.URL)
 	}
 	for _, e := range w.Events {
-		if !slices.Contains(webhookEvents, e) {
-			return lineErr(w.line, "webhook event %q must be one of %s", e, strings.Join(webhookEvents, ", "))
+		if types := events.ShortTypes(); !slices.Contains(types, e) {
+			return lineErr(w.line, "webhook event %q must be one of %s", e, strings.Join(types, ", "))
 		}
 	}
 	return nil

@@ -11,8 +11,8 @@ const (
 	TypeRequestEscalated = "dev.countersign.request.escalated"
 	TypeRequestDecided   = "dev.countersign.request.decided"
 	// TypeRequestUpdated: a stage of a shell request was allowed and the
-	// next one waits on the same decider (SPEC §8). Not in SPEC §9's list,
-	// which predates stages.
+	// next one waits on the same decider (SPEC §8), or an approval of a
+	// quorum was counted (SPEC §12).
 	TypeRequestUpdated   = "dev.countersign.request.updated"
 	TypeRequestExpired   = "dev.countersign.request.expired"
 	TypeRequestCancelled = "dev.countersign.request.cancelled"
@@ -22,6 +22,18 @@ const (
 )
 
 const typePrefix = "dev.countersign."
+
+// ShortTypes are the short forms of every request and grant event type
+// (SPEC §9's list), in its order: the types a webhook may subscribe to. A
+// new copy on each call.
+func ShortTypes() []string {
+	out := []string{}
+	for _, t := range []string{TypeRequestCreated, TypeRequestUpdated, TypeRequestEscalated, TypeRequestDecided,
+		TypeRequestExpired, TypeRequestCancelled, TypeRequestClaimed, TypeGrantCreated, TypeGrantRevoked} {
+		out = append(out, ShortType(t))
+	}
+	return out
+}
 
 // ShortType is an event type without its dev.countersign. prefix, as
 // subjects and webhook endpoints name it: request.created, grant.revoked.

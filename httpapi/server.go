@@ -68,6 +68,8 @@ type API struct {
 	// configStatus is Config.Config.
 	configStatus func() ConfigStatus
 	signIn       *SignInConfig
+	// signInRefusals counts refusals that matched no member (with SignIn).
+	signInRefusals *prometheus.CounterVec
 	notifyHandlers
 }
 
@@ -105,6 +107,11 @@ func New(cfg Config) (*API, error) {
 	var err error
 	if a.metrics, err = newMetrics(cfg.Registry, cfg.Service); err != nil {
 		return nil, err
+	}
+	if cfg.SignIn != nil {
+		if a.signInRefusals, err = newSignInRefusals(cfg.Registry); err != nil {
+			return nil, err
+		}
 	}
 	if err := a.routes(cfg.Registry); err != nil {
 		return nil, err

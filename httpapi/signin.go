@@ -22,8 +22,11 @@ type SignInConfig struct {
 	// Secure: public_url is https, so cookies are Secure with the
 	// __Host- prefix.
 	Secure bool
-	// Record receives each sign-in, sign-out and refusal (the audit log's
-	// hook, SPEC §14). Default: logged at info.
+	// Record receives each sign-in, sign-out, and each refusal whose claim
+	// matched a member, Tenant and Member set (the audit log's hook, SPEC
+	// §14); a refusal that matched nobody is counted in
+	// countersign_signin_refusals_total and logged instead. Default:
+	// logged at info.
 	Record func(ctx context.Context, e SignInEvent)
 }
 
@@ -31,7 +34,7 @@ type SignInConfig struct {
 type SignInEvent struct {
 	Type   string // signin, signout or signin.refused
 	Via    string // code (the inbox) or device (countersign login)
-	Tenant string // "" when refused before a member was found
+	Tenant string
 	Member string
 	Claim  string // the claim's value the provider gave, if any
 	Reason string // why it was refused
@@ -64,7 +67,7 @@ const (
 )
 
 var (
-	errNoSession = problem.New(http.StatusUnauthorized, "Unauthorized", "no session: sign in")
+	errNoSession = problem.New(http.StatusUnauthorized, "Unauthenticated", "no session: sign in") // the one 401 of SPEC §5, with or without oidc
 	errCSRF      = problem.New(http.StatusForbidden, "Forbidden", "an answer made with the session cookie needs the "+CSRFHeader+" header of GET /v1/session").WithReason("csrf")
 	errNoSignIn  = problem.New(http.StatusNotFound, "NotFound", "sign-in with an OpenID provider is not configured")
 )
@@ -195,35 +198,14 @@ func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// member finds the one member whose email is the claim's value.
-func (a *API) member(value string) (events.TenantID, events.MemberID, string) {
-	var tenant events.TenantID
-	var member events.MemberID
-	n := 0
-	for _, t := range a.svc.Views().Tenants() {
-		for _, m := range t.Members {
-			if m.Email != "" && strings.EqualFold(m.Email, value) {
-				tenant, member, n = t.ID, m.ID, n+1
-			}
-		}
-	}
-	switch n {
-	case 0:
-		return "", "", "no member has the email " + value
-	case 1:
-		return tenant, member, ""
-	}
-	return "", "", "more than one member has the email " + value
-}
-
 // issue makes the session of an identity, or says why not.
 func (a *API) issue(ctx context.Context, id signin.Identity, via string) (string, signin.Session, string, error) {
-	tenant, member, why := a.member(id.Value)
+	m, code, why := a.member(id.Value)
 	if why != "" {
-		a.record(ctx, SignInEvent{Type: SignInRefused, Via: via, Claim: id.Value, Reason: why})
+		a.refused(ctx, via, id.Value, code, why)
 		return "", signin.Session{}, why, nil
 	}
-	tok, s, err := a.signIn.Store.Create(ctx, signin.Session{Tenant: string(tenant), Member: string(member),
+	tok, s, err := a.signIn.Store.Create(ctx, signin.Session{Tenant: string(m.tenant), Member: string(m.member),
 		Scopes: []string{events.ScopeApprovalsRead, events.ScopeApprovalsWrite}, Via: via})
 	if err != nil {
 		return "", s, "", err

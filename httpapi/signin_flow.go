@@ -54,21 +54,21 @@ func (a *API) signInCallback(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	c, err := r.Cookie(a.signIn.flowCookieName())
 	if err != nil || c.Value != q.Get("state") || q.Get("state") == "" {
-		a.signInRefused(w, r, http.StatusBadRequest, "the sign-in's state does not match this browser's", "")
+		a.signInRefused(w, r, http.StatusBadRequest, refusedState, "the sign-in's state does not match this browser's", "")
 		return nil
 	}
 	f, err := a.signIn.Store.Take(r.Context(), q.Get("state"))
 	if err != nil {
-		a.signInRefused(w, r, http.StatusBadRequest, "this sign-in was already used or has expired", "")
+		a.signInRefused(w, r, http.StatusBadRequest, refusedFlow, "this sign-in was already used or has expired", "")
 		return nil
 	}
 	if e := q.Get("error"); e != "" {
-		a.signInRefused(w, r, http.StatusForbidden, "the provider refused: "+e, "")
+		a.signInRefused(w, r, http.StatusForbidden, refusedProvider, "the provider refused: "+e, "")
 		return nil
 	}
 	id, err := a.signIn.Provider.Exchange(r.Context(), q.Get("code"), f)
 	if err != nil {
-		a.signInRefused(w, r, http.StatusForbidden, refusalText(err), "")
+		a.signInRefused(w, r, http.StatusForbidden, refusalCode(err), refusalText(err), id.Value)
 		return nil
 	}
 	tok, s, why, err := a.issue(r.Context(), id, "code")
@@ -87,14 +87,18 @@ func (a *API) signInCallback(w http.ResponseWriter, r *http.Request) error {
 }
 
 func refusalText(err error) string {
+	if errors.Is(err, signin.ErrUnverified) {
+		return "the provider does not say it verified your email"
+	}
 	if errors.Is(err, signin.ErrRefused) {
 		return "the provider's answer did not verify"
 	}
 	return "the identity provider cannot be reached now"
 }
 
-func (a *API) signInRefused(w http.ResponseWriter, r *http.Request, status int, why, claim string) {
-	a.record(r.Context(), SignInEvent{Type: SignInRefused, Via: "code", Claim: claim, Reason: why})
+// signInRefused records the refusal (refused) and writes the page.
+func (a *API) signInRefused(w http.ResponseWriter, r *http.Request, status int, code, why, claim string) {
+	a.refused(r.Context(), "code", claim, code, why)
 	writeLinkPage(w, status, linkPage{Title: "Not signed in", Why: "Sign-in failed: " + why + ". No session was made; start again from the inbox."})
 }
 
@@ -137,7 +141,7 @@ func (a *API) deviceToken(w http.ResponseWriter, r *http.Request) error {
 	case errors.Is(err, signin.ErrPending):
 		return writeJSON(w, http.StatusAccepted, map[string]string{"status": "authorization_pending"})
 	case errors.Is(err, signin.ErrRefused):
-		a.record(r.Context(), SignInEvent{Type: SignInRefused, Via: "device", Reason: err.Error()})
+		a.refused(r.Context(), "device", id.Value, refusalCode(err), err.Error())
 		return problem.New(http.StatusForbidden, "Forbidden", "sign-in refused: "+strings.TrimPrefix(err.Error(), signin.ErrRefused.Error()+": ")).WithReason("signin_refused")
 	case err != nil:
 		a.log.Warn("sign-in: device token failed", "err", err)

@@ -130,7 +130,7 @@ func (l *lockedBuffer) String() string {
 }
 
 // Sign-in and sign-out are entries of the tenant's audit log (SPEC §14);
-// a refusal before any member was found names no tenant and is logged.
+// a refusal that matched no member names no tenant and is logged.
 func TestSignInEventsAreRecorded(t *testing.T) {
 	var logs lockedBuffer
 	s := startSignInWith(t, servertest.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
@@ -142,7 +142,7 @@ func TestSignInEventsAreRecorded(t *testing.T) {
 	forged := browser(t)
 	s.login(forged, s.startFlow(forged), "test-user2")
 	s.idp.Forge(nil)
-	if want := "type=signin.refused via=code"; !strings.Contains(logs.String(), want) {
+	if want := `msg="sign-in refused" via=code reason=token_invalid`; !strings.Contains(logs.String(), want) {
 		t.Errorf("the log lacks %q:\n%s", want, logs.String())
 	}
 	admin := newClient(t, s.url, "tok-admin")

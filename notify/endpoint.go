@@ -25,7 +25,8 @@ type Endpoint struct {
 	// (allowed for format slack only: Slack's incoming webhooks do not
 	// check signatures).
 	Key []byte
-	// Events are short types (request.created); empty: every event.
+	// Events are short types (request.created), each one of
+	// events.ShortTypes (the list config checks too); empty: every event.
 	Events []string
 	// Format is FormatCloudEvents (default) or FormatSlack.
 	Format string
@@ -34,10 +35,6 @@ type Endpoint struct {
 	// decision links.
 	Interactive bool
 }
-
-// EventTypes are the short types an endpoint may subscribe to.
-var EventTypes = []string{"request.created", "request.escalated", "request.decided", "request.expired",
-	"request.cancelled", "request.claimed", "grant.created", "grant.revoked"}
 
 // Validate checks the endpoint. Errors: ErrConfig.
 func (e *Endpoint) Validate() error {
@@ -54,8 +51,8 @@ func (e *Endpoint) Validate() error {
 		return fmt.Errorf("%w: webhook %s: a cloudevents endpoint needs secret_env", ErrConfig, e.URL)
 	}
 	for _, t := range e.Events {
-		if !slices.Contains(EventTypes, t) {
-			return fmt.Errorf("%w: webhook event %q (one of %s)", ErrConfig, t, strings.Join(EventTypes, ", "))
+		if types := events.ShortTypes(); !slices.Contains(types, t) {
+			return fmt.Errorf("%w: webhook event %q (one of %s)", ErrConfig, t, strings.Join(types, ", "))
 		}
 	}
 	return nil

@@ -5,8 +5,8 @@ import (
 	"testing"
 )
 
-// The claim must be present, and an email the provider says it has not
-// verified does not sign anyone in.
+// The claim must be present, and an email signs someone in only when the
+// provider says email_verified: true (absent or false is refused).
 func TestClaimRules(t *testing.T) {
 	p, err := NewProvider(Config{Issuer: "https://idp.example.com", ClientID: "c", RedirectURL: "https://cs.example.com/cb"})
 	if err != nil {
@@ -18,7 +18,8 @@ func TestClaimRules(t *testing.T) {
 		ok     bool
 	}{
 		{"verified", map[string]any{"email": "ada@example.com", "email_verified": true}, true},
-		{"not said", map[string]any{"email": "ada@example.com"}, true},
+		{"not said", map[string]any{"email": "ada@example.com"}, false},
+		{"said as a string", map[string]any{"email": "ada@example.com", "email_verified": "true"}, false},
 		{"unverified", map[string]any{"email": "ada@example.com", "email_verified": false}, false},
 		{"missing", map[string]any{"name": "Ada"}, false},
 		{"blank", map[string]any{"email": " "}, false},

@@ -1,6 +1,9 @@
 package signin
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 var (
 	// ErrNoSession: no live session has that token.
@@ -11,6 +14,10 @@ var (
 	// ErrRefused: the provider's answer is not one to sign in with (the
 	// ID token failed verification, or the claim is missing).
 	ErrRefused = errors.New("signin: refused")
+	// ErrUnverified wraps ErrRefused: with claim email, the verified ID
+	// token does not say email_verified: true. The identity comes back
+	// with it (its claim is the token's, and the token verified).
+	ErrUnverified = fmt.Errorf("%w: email not verified", ErrRefused)
 	// ErrPending: the person has not finished the device flow yet.
 	ErrPending = errors.New("signin: authorization pending")
 	// ErrConfig: the Config is incomplete.

@@ -144,15 +144,16 @@ func (p *Provider) userinfo(ctx context.Context, op *oidc.Provider, tok *oauth2.
 	return claims, nil
 }
 
-// claim reads the configured claim; an email the provider says is not
-// verified does not count.
+// claim reads the configured claim. With claim email it counts only when
+// the provider says email_verified is the boolean true: false, absent or
+// anything else is refused (SPEC §13: sign-in fails closed).
 func (p *Provider) claim(sub string, claims map[string]any) (Identity, error) {
 	v, _ := claims[p.cfg.Claim].(string)
 	if strings.TrimSpace(v) == "" {
 		return Identity{}, fmt.Errorf("%w: the token has no %s claim", ErrRefused, p.cfg.Claim)
 	}
-	if verified, ok := claims["email_verified"].(bool); p.cfg.Claim == "email" && ok && !verified {
-		return Identity{}, fmt.Errorf("%w: the provider has not verified %s", ErrRefused, v)
+	if verified, _ := claims["email_verified"].(bool); p.cfg.Claim == "email" && !verified {
+		return Identity{Subject: sub, Value: v}, fmt.Errorf("%w: the provider does not say it verified %s", ErrUnverified, v)
 	}
 	return Identity{Subject: sub, Value: v}, nil
 }

@@ -1,7 +1,9 @@
 package main
 
 // `countersign config check FILE` (SPEC §10): validates a config file
-// offline, and with a token of scope admin prints what applying it would
+// offline with the validation serve runs (app.Check: the variables the
+// file names are read from this environment, as serve reads them), and
+// with a token of scope admin prints what applying it would
 // change against the running revision, read from GET /v1/config.
 
 import (
@@ -16,6 +18,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/cli"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -70,6 +73,9 @@ func checkFile(ctx context.Context, file string, o *cliOpts, env cliEnv) int {
 	var cfg *config.Config
 	if err == nil {
 		cfg, err = config.Parse(raw)
+	}
+	if err == nil {
+		err = app.Check(cfg) // serve's own validation, environment included
 	}
 	if err != nil {
 		fmt.Fprintf(env.stderr, "countersign config check: %s: %v\n", file, err)

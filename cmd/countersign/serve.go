@@ -48,20 +48,8 @@ func runServe(args []string) int {
 		}
 		log.Info("pprof on http://" + addr + "/debug/pprof/")
 	}
-	cfg, demo, err := loadConfig(*file)
+	cfg, demo, notes, err := serveConfig(*file, serveFlags{listen: *listen, data: *data, natsURL: *natsURL, natsListen: *natsListen, roles: *roles})
 	if err != nil {
-		log.Error("config", "err", err)
-		return 1
-	}
-	override(cfg, *listen, *data, *natsURL, *roles)
-	if *natsListen != "" {
-		cfg.NATSListen = *natsListen
-	}
-	var notes []string
-	if demo {
-		notes = demoNotify(cfg)
-	}
-	if err := cfg.Validate(); err != nil {
 		log.Error("config", "err", err)
 		return 1
 	}
@@ -73,6 +61,26 @@ func runServe(args []string) int {
 		path = cmp.Or(*file, defaultConfigFile)
 	}
 	return serve(cfg, path, log)
+}
+
+// serveFlags are serve's flags that override the file.
+type serveFlags struct{ listen, data, natsURL, natsListen, roles string }
+
+// serveConfig is the config serve starts with: the file (or the demo),
+// the flags over it, and app.Check's verdict on the result, the
+// validation `config check` runs. notes are the demo's lines to log.
+func serveConfig(file string, f serveFlags) (cfg *config.Config, demo bool, notes []string, err error) {
+	if cfg, demo, err = loadConfig(file); err != nil {
+		return nil, false, nil, err
+	}
+	override(cfg, f.listen, f.data, f.natsURL, f.roles)
+	if f.natsListen != "" {
+		cfg.NATSListen = f.natsListen
+	}
+	if demo {
+		notes = demoNotify(cfg)
+	}
+	return cfg, demo, notes, app.Check(cfg)
 }
 
 func loadConfig(file string) (*config.Config, bool, error) {

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -81,7 +80,8 @@ type App struct {
 }
 
 // Start brings up everything the configured roles need and returns once
-// the HTTP listener (if any) accepts connections.
+// the HTTP listener (if any) accepts connections. A config Check refuses
+// is refused with Check's error before anything starts.
 func Start(ctx context.Context, o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -90,41 +90,21 @@ func Start(ctx context.Context, o Options) (*App, error) {
 		o.Clock = clock.System{}
 	}
 	cfg := o.Config
-	tenants, err := cfg.DomainTenants()
-	if err != nil {
-		return nil, err
-	}
-	if _, err := readOutside(cfg, nil); err != nil {
-		return nil, err
-	}
-	seed, err := calloutSeed(cfg)
+	c, err := check(cfg) // the one validation (Check), before anything starts
 	if err != nil {
 		return nil, err
 	}
 	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger,
-		Listen: cfg.NATSListen, Replicas: cfg.Replicas, CalloutSeed: seed})
+		Listen: cfg.NATSListen, Replicas: cfg.Replicas, CalloutSeed: c.seed})
 	if err != nil {
 		return nil, err
 	}
-	a, err := assemble(ctx, o, b, tenants)
+	a, err := assemble(ctx, o, b, c.tenants)
 	if err != nil {
 		b.Close()
 		return nil, err
 	}
 	return a, nil
-}
-
-// calloutSeed reads the auth callout issuer seed from the variable
-// auth_callout_seed_env names; it counts only with nats_url.
-func calloutSeed(cfg *config.Config) (string, error) {
-	if cfg.AuthCalloutSeedEnv == "" || cfg.NATSURL == "" {
-		return "", nil
-	}
-	seed := os.Getenv(cfg.AuthCalloutSeedEnv)
-	if seed == "" {
-		return "", fmt.Errorf("app: auth_callout_seed_env: %s is not set", cfg.AuthCalloutSeedEnv)
-	}
-	return seed, nil
 }
 
 func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
@@ -169,7 +149,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
-		live: newLive(o.ConfigFile, store, vw, b, judges, reg, o.Logger)}
+		live: newLive(o.ConfigFile, o.Config, store, vw, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)

@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/countersign/countersign/audit"
@@ -19,11 +18,9 @@ import (
 // audit_signing_key_env names, else the key kept in the state) and
 // returns what the API serves the audit log with.
 func auditAPI(ctx context.Context, js jetstream.JetStream, cfg *config.Config, a *App) (*httpapi.AuditConfig, error) {
-	var skey string
-	if cfg.AuditSigningKeyEnv != "" {
-		if skey = os.Getenv(cfg.AuditSigningKeyEnv); skey == "" {
-			return nil, fmt.Errorf("app: audit_signing_key_env: %s is not set", cfg.AuditSigningKeyEnv)
-		}
+	skey, err := auditKey(cfg)
+	if err != nil {
+		return nil, err
 	}
 	signer, err := audit.LoadSigner(ctx, js, skey, a.log)
 	if err != nil {

@@ -28,7 +28,8 @@ import (
 // connections whose token was removed or changed, and those of subagents
 // registered under an agent the revision removed.
 type live struct {
-	file     string // the config file; "" (the demo): live config is off
+	file     string         // the config file; "" (the demo): live config is off
+	process  *config.Config // what the process started with: its flags' settings hold for every revision
 	store    *kvstate.Store
 	views    *views.Views
 	broker   *broker.Broker
@@ -49,9 +50,9 @@ type live struct {
 // fileEvery is how often the config file is looked at for a change.
 const fileEvery = 500 * time.Millisecond
 
-func newLive(file string, store *kvstate.Store, views *views.Views, b *broker.Broker, judges *rulesJudge,
+func newLive(file string, process *config.Config, store *kvstate.Store, views *views.Views, b *broker.Broker, judges *rulesJudge,
 	reg prometheus.Registerer, log *slog.Logger) *live {
-	l := &live{file: file, store: store, views: views, broker: b, judges: judges, log: log, first: make(chan struct{}),
+	l := &live{file: file, process: process, store: store, views: views, broker: b, judges: judges, log: log, first: make(chan struct{}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "countersign_config_reload_failures_total",
 			Help: "Config files (or stored revisions) that did not load, and so changed nothing."})}
 	_ = reg.Register(l.failures)
@@ -90,7 +91,7 @@ func (l *live) Reload(ctx context.Context) error {
 	defer l.reload.Unlock()
 	raw, err := os.ReadFile(l.file)
 	if err == nil {
-		_, err = config.Parse(raw)
+		_, err = l.load(raw) // Check's verdict: what serve and config check say of it
 	}
 	if err != nil {
 		l.failures.Inc()
@@ -118,7 +119,7 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 	if r := l.running.Load(); r != nil && r.Revision >= rev.Revision {
 		return // applied already (by Reload, or by the watcher)
 	}
-	tenants, err := loadTenants(rev.Raw)
+	tenants, err := l.load(rev.Raw)
 	if err != nil {
 		l.failures.Inc()
 		l.log.Error("config revision not applied; the running one stays", "revision", rev.Revision, "err", err)
@@ -137,15 +138,19 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped)
 }
 
-func loadTenants(raw []byte) ([]*events.Tenant, error) {
+// load parses raw and runs Check on it as this process runs it: the
+// settings a restart alone changes (listen addresses, data, nats_url,
+// roles; flags override them) are the process's, not the revision's.
+func (l *live) load(raw []byte) ([]*events.Tenant, error) {
 	cfg, err := config.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := readOutside(cfg, nil); err != nil {
-		return nil, err
+	if p := l.process; p != nil {
+		cfg.Listen, cfg.DataDir, cfg.NATSURL, cfg.NATSListen, cfg.Roles = p.Listen, p.DataDir, p.NATSURL, p.NATSListen, p.Roles
 	}
-	return cfg.DomainTenants()
+	c, err := check(cfg)
+	return c.tenants, err
 }
 
 // Status is the running revision; zero without a config file.

@@ -18,7 +18,7 @@ func TestRunReturnsWhenAWorkerDies(t *testing.T) {
 	start := func() *App {
 		t.Helper()
 		cfg := config.Demo()
-		cfg.DataDir = t.TempDir()
+		cfg.DataDir, cfg.NATSListen = t.TempDir(), "off" // never the demo's fixed 4222: a serve may run beside the tests
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			t.Fatal(err)

@@ -19,17 +19,14 @@ import (
 // or nil without `oidc:`. Sign-ins, sign-outs and refusals are entries of
 // the tenant's audit log (SPEC §14, recordSignIn).
 func (a *App) signIn(ctx context.Context, cfg *config.Config) (*httpapi.SignInConfig, error) {
-	o := cfg.OIDC
-	if o == nil {
+	if cfg.OIDC == nil {
 		return nil, nil
 	}
-	secret, err := secretEnv("oidc.client_secret_env", o.ClientSecretEnv)
+	sc, err := providerConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
-	base := strings.TrimRight(cfg.PublicURL, "/")
-	p, err := signin.NewProvider(signin.Config{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: secret,
-		Claim: o.Claim, RedirectURL: base + httpapi.CallbackPath})
+	p, err := signin.NewProvider(sc)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +34,7 @@ func (a *App) signIn(ctx context.Context, cfg *config.Config) (*httpapi.SignInCo
 	if err != nil {
 		return nil, fmt.Errorf("app: %w", err)
 	}
-	return &httpapi.SignInConfig{Provider: p, Store: st, Secure: strings.HasPrefix(base, "https://"), Record: a.recordSignIn}, nil
+	return &httpapi.SignInConfig{Provider: p, Store: st, Secure: strings.HasPrefix(sc.RedirectURL, "https://"), Record: a.recordSignIn}, nil
 }
 
 // signInTypes are the audit entry types of httpapi's sign-in events.
@@ -47,9 +44,10 @@ var signInTypes = map[string]string{
 	httpapi.SignInRefused: events.TypeSignInRefused,
 }
 
-// recordSignIn appends a sign-in event to its tenant's audit log. A
-// refusal before any member was found names no tenant: it goes to the
-// process log only, as does an event the audit input could not take.
+// recordSignIn appends a sign-in event to its tenant's audit log. httpapi
+// hands it only events that name a member (a refusal that matched nobody
+// is counted and logged there); one without a tenant, or one the audit
+// input could not take, goes to the process log.
 func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
 	log := func(err error) {
 		a.log.Info("sign-in", "type", e.Type, "via", e.Via, "tenant", e.Tenant, "member", e.Member, "claim", e.Claim, "reason", e.Reason, "audit_error", err)
