@@ -292,3 +292,23 @@ func TestDelegationHealedByOutbox(t *testing.T) {
 	}, "the outbox writes the delegation")
 	wantRoute(t, "agt_b after the heal", w.b.pending("session", "ses-crash"), delegatedChain, toA)
 }
+
+// TestRetiredDelegatorsWorkEnds (SPEC §3): agt_lead's registered subagent
+// hands ses-R to agt_b and is then retired; agt_b's next request in ses-R
+// follows agt_b's own chain, never the retired delegator's.
+func TestRetiredDelegatorsWorkEnds(t *testing.T) {
+	t.Parallel()
+	w := startDelegation(t)
+	subID, subTok := registerUnder(t, w.srv.URL, w.lead, w.p1)
+	sub := newClient(t, w.srv.URL, subTok)
+	rec := delegateTo(sub, "agt_b", "ses-R")
+	rec = w.lead.answer(rec, "abstain", "").want(t, "agt_lead abstains on the delegation", http.StatusOK).body
+	rec = w.p1.answer(rec, "allow", "once").want(t, "u-1 allows the delegation", http.StatusOK).body
+	if str(rec["status"]) != "approved" {
+		t.Fatalf("delegation by %s: %s, want approved", subID, rec["status"])
+	}
+	wantRoute(t, "agt_b in ses-R", w.b.pending("session", "ses-R"), `["agt_lead","`+subID+`","agt_b"]`, `{"id":"`+subID+`","kind":"agent"}`)
+
+	w.p1.do("DELETE", "/v1/agents/"+subID, nil).want(t, "retire the delegator", http.StatusOK)
+	wantRoute(t, "agt_b in ses-R after its delegator retired", w.b.pending("session", "ses-R"), ownChain, toBoss)
+}
