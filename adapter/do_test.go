@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter"
+	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/problem"
@@ -140,6 +141,11 @@ func TestDoApprovalExpiryByServerCorrectedClock(t *testing.T) {
 		{"local clock 10m fast", 10 * time.Minute, 0, adapter.Ran},
 		{"local clock 10m slow", -10 * time.Minute, 0, adapter.Ran},
 		{"10m pass before the call starts", 0, 10 * time.Minute, adapter.ApprovalExpired},
+		// No grace: 30s either side of expires_at (the default approval_ttl
+		// after the decision). Past it the server would still take the
+		// claim (its clock did not jump): only the adapter's check refuses.
+		{"30s before expires_at", 0, config.DefaultApprovalTTL - 30*time.Second, adapter.Ran},
+		{"30s past expires_at", 0, config.DefaultApprovalTTL + 30*time.Second, adapter.ApprovalExpired},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,16 +17,16 @@ import (
 // ensureDelegation. It ends when A (or admin) cancels it or B is retired;
 // the record stays, ended, so that a replayed approval never revives it.
 
-// checkDelegate refuses an agents.delegate request whose target is the
-// requester itself, or not a live agent of the tenant (SPEC §3: 400).
+// checkDelegate refuses an agents.delegate request whose target is not a
+// live agent of the tenant (SPEC §3: 400). A target the requester may not
+// hand work to (itself, an agent above it, another member's agent) is no
+// bad input: the check order denies it by policy (deciders.DelegationBar).
 func (s *Service) checkDelegate(c Caller, capability events.Capability) error {
 	if capability.Action != events.ActionAgentsDelegate {
 		return nil
 	}
 	target := events.AgentID(capability.Target)
 	switch _, ok := s.views.Agent(c.Tenant.ID, target); {
-	case string(target) == c.Principal.ID:
-		return invalid("capability.target", "an agent cannot delegate work to itself")
 	case !ok:
 		return invalid("capability.target", "no agent %q in this tenant", capability.Target)
 	case s.views.Retired(c.Tenant.ID, target):

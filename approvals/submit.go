@@ -285,7 +285,7 @@ func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Reques
 		return
 	}
 	r.Status = v.Status
-	r.Decision = &events.Decision{Status: v.Status, By: v.By, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule}
+	r.Decision = &events.Decision{Status: v.Status, By: v.By, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule, Note: v.Note}
 	if v.Status == events.StatusApproved {
 		exp := r.CreatedAt.Add(t.ApprovalTTL)
 		r.Decision.ExpiresAt = &exp

@@ -14,6 +14,9 @@ type Verdict struct {
 	Status     events.Status
 	By         events.Ref
 	QuotedRule string
+	// Note says why, when the rule that decided is not plain from By (a
+	// delegation that would cross members).
+	Note string
 	// JudgeEscalated is true when the judge read the rules and did not
 	// decide; ReviewerReason is its bounded display line, if any.
 	JudgeEscalated bool
@@ -45,12 +48,17 @@ type Checker struct {
 }
 
 // Check runs steps 1–4 for r (SPEC §2); an unknown subject kind or a
-// protected write stops after step 1. r.Agent must exist in tenant.
+// protected write stops after step 1. Step 1 is the member's policy and
+// then the bar on delegation across members (DelegationBar), which reads
+// r.Chain: r's chain must be set. r.Agent must exist in tenant.
 func (c *Checker) Check(ctx context.Context, t *events.Tenant, r *events.Request) Verdict {
 	agent, _ := c.Views.Agent(t.ID, r.Agent)
 	capStr := r.Capability.String()
 	if m := t.Members[agent.Member]; m == nil || !m.Policy.Permits(capStr) {
 		return Verdict{Decided: true, Status: events.StatusDenied, By: events.Ref{Kind: events.KindPolicy, ID: string(agent.Member)}}
+	}
+	if note := delegationBar(c.Views, t, r); note != "" {
+		return Verdict{Decided: true, Status: events.StatusDenied, By: events.Ref{Kind: events.KindPolicy, ID: string(agent.Member)}, Note: note}
 	}
 	if !KnownSubject(r.Subject.Kind) || r.Subject.ProtectedWrite { // a decider answers while a client watches (SPEC §8)
 		return Verdict{}

@@ -16,16 +16,25 @@ func ChainFor(v *views.Views, tenant events.TenantID, agent events.AgentID, sess
 }
 
 // ActiveDelegation returns agent's delegated work in session, if it is in
-// force: not ended, and neither agent nor its delegator retired.
+// force: not ended, neither agent nor its delegator retired, and both
+// working for one member (a config reload may move a configured agent:
+// authority never crosses members, SPEC §3).
 func ActiveDelegation(v *views.Views, tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
 	if session == "" {
 		return events.Delegation{}, false
 	}
 	d, ok := v.Delegation(tenant, agent, session)
-	if !ok || !d.Active() || v.Retired(tenant, agent) || v.Retired(tenant, d.Delegator) {
+	if !ok || !d.Active() || v.Retired(tenant, agent) || v.Retired(tenant, d.Delegator) || !sameMember(v, tenant, agent, d.Delegator) {
 		return events.Delegation{}, false
 	}
 	return d, true
+}
+
+// sameMember reports whether agents a and b both work for one member.
+func sameMember(v *views.Views, tenant events.TenantID, a, b events.AgentID) bool {
+	x, ok1 := v.Agent(tenant, a)
+	y, ok2 := v.Agent(tenant, b)
+	return ok1 && ok2 && x.Member == y.Member
 }
 
 // Next returns the decider above from in a request's recorded chain (kept

@@ -44,4 +44,7 @@ const (
 	TypeSignIn          = "dev.countersign.signin"
 	TypeSignOut         = "dev.countersign.signout"
 	TypeSignInRefused   = "dev.countersign.signin.refused"
+	// TypeDelegationEnded: delegated work stored in force ended at start,
+	// because authority never crosses members (SPEC §3).
+	TypeDelegationEnded = "dev.countersign.delegation.ended"
 )

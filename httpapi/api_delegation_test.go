@@ -14,8 +14,10 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-// delegationYAML: agt_a (under agt_lead, member u-1) delegates work to
-// agt_b (under agt_boss, member u-2), whose own chain never meets agt_a's.
+// delegationYAML: agt_a (under agt_lead) delegates work to agt_b (under
+// agt_boss), whose own chain never meets agt_a's; all four work for member
+// u-1 (authority never crosses members, SPEC §3). agt_other works for u-1
+// too, agt_u2 for u-2.
 const delegationYAML = `tenants:
   - id: acme
     members:
@@ -24,8 +26,10 @@ const delegationYAML = `tenants:
     agents:
       - {id: agt_lead, member: u-1}
       - {id: agt_a, member: u-1, parent: agt_lead}
-      - {id: agt_boss, member: u-2}
-      - {id: agt_b, member: u-2, parent: agt_boss, brief: "What agt_boss gave agt_b."}
+      - {id: agt_boss, member: u-1}
+      - {id: agt_b, member: u-1, parent: agt_boss, brief: "What agt_boss gave agt_b."}
+      - {id: agt_other, member: u-1}
+      - {id: agt_u2, member: u-2}
     tokens:
       - {token: d-p1, principal: "person:u-1", scopes: [approvals:read, approvals:write]}
       - {token: d-p2, principal: "person:u-2", scopes: [approvals:read, approvals:write]}
@@ -34,12 +38,14 @@ const delegationYAML = `tenants:
       - {token: d-a, principal: "agent:agt_a", scopes: [requests:write, approvals:read, approvals:write]}
       - {token: d-boss, principal: "agent:agt_boss", scopes: [requests:write, approvals:read, approvals:write]}
       - {token: d-b, principal: "agent:agt_b", scopes: [requests:write, approvals:read, approvals:write]}
+      - {token: d-other, principal: "agent:agt_other", scopes: [requests:write, approvals:read, approvals:write]}
+      - {token: d-u2, principal: "agent:agt_u2", scopes: [requests:write, approvals:read, approvals:write]}
 `
 
 // delegationWorld is a running server of delegationYAML and its clients.
 type delegationWorld struct {
-	srv                             *servertest.Server
-	p1, p2, admin, lead, a, boss, b *client
+	srv                                        *servertest.Server
+	p1, p2, admin, lead, a, boss, b, other, u2 *client
 }
 
 func startDelegation(t *testing.T) *delegationWorld {
@@ -54,6 +60,7 @@ func (w *delegationWorld) clients(t *testing.T) {
 	u := w.srv.URL
 	w.p1, w.p2, w.admin = newClient(t, u, "d-p1"), newClient(t, u, "d-p2"), newClient(t, u, "d-admin")
 	w.lead, w.a, w.boss, w.b = newClient(t, u, "d-lead"), newClient(t, u, "d-a"), newClient(t, u, "d-boss"), newClient(t, u, "d-b")
+	w.other, w.u2 = newClient(t, u, "d-other"), newClient(t, u, "d-u2")
 }
 
 // delegate has agt_a ask for agents.delegate:target in session, and, if it
@@ -193,18 +200,18 @@ func TestDelegationByGrantAndRestart(t *testing.T) {
 	wantRoute(t, "ended after restart", w.b.pending("session", "ses-1"), ownChain, toBoss)
 }
 
-// TestDelegationBadInput: delegating to oneself, to an unknown agent or to
-// a retired one is 400 (field capability.target) and stores nothing;
+// TestDelegationBadInput: delegating to an unknown agent or to a retired
+// one is 400 (field capability.target) and stores nothing;
 // retiring the agent ends its delegated work.
 func TestDelegationBadInput(t *testing.T) {
 	t.Parallel()
 	w := startDelegation(t)
-	subID, subTok := registerUnder(t, w.srv.URL, w.boss, w.p2)
+	subID, subTok := registerUnder(t, w.srv.URL, w.boss, w.p1)
 	w.delegate(t, subID, "ses-S", "once")
 	wantRoute(t, "registered subagent in S", newClient(t, w.srv.URL, subTok).pending("session", "ses-S"),
 		`["agt_lead","agt_a","`+subID+`"]`, toA)
 
-	w.p2.do("DELETE", "/v1/agents/"+subID, nil).want(t, "retire the subagent", http.StatusOK)
+	w.p1.do("DELETE", "/v1/agents/"+subID, nil).want(t, "retire the subagent", http.StatusOK)
 	w.a.do("DELETE", endPath(subID, "ses-S"), nil).wantProblem(t, "end after retirement", http.StatusNotFound, "NotFound", "")
 
 	count := func() int {
@@ -213,7 +220,7 @@ func TestDelegationBadInput(t *testing.T) {
 		return len(items)
 	}
 	before := count()
-	for name, target := range map[string]string{"itself": "agt_a", "an unknown agent": "agt_nobody", "a retired agent": subID} {
+	for name, target := range map[string]string{"an unknown agent": "agt_nobody", "a retired agent": subID} {
 		w.a.do("POST", "/v1/requests", map[string]any{"capability": map[string]any{"action": "agents.delegate", "target": target},
 			"arguments": map[string]any{}, "session": "ses-bad"}).
 			wantProblem(t, "delegation to "+name, http.StatusBadRequest, "InvalidRequest", "capability.target")
@@ -284,4 +291,24 @@ func TestDelegationHealedByOutbox(t *testing.T) {
 		return ok && d.Active() && d.RequestID == r.ID
 	}, "the outbox writes the delegation")
 	wantRoute(t, "agt_b after the heal", w.b.pending("session", "ses-crash"), delegatedChain, toA)
+}
+
+// TestRetiredDelegatorsWorkEnds (SPEC §3): agt_lead's registered subagent
+// hands ses-R to agt_b and is then retired; agt_b's next request in ses-R
+// follows agt_b's own chain, never the retired delegator's.
+func TestRetiredDelegatorsWorkEnds(t *testing.T) {
+	t.Parallel()
+	w := startDelegation(t)
+	subID, subTok := registerUnder(t, w.srv.URL, w.lead, w.p1)
+	sub := newClient(t, w.srv.URL, subTok)
+	rec := delegateTo(sub, "agt_b", "ses-R")
+	rec = w.lead.answer(rec, "abstain", "").want(t, "agt_lead abstains on the delegation", http.StatusOK).body
+	rec = w.p1.answer(rec, "allow", "once").want(t, "u-1 allows the delegation", http.StatusOK).body
+	if str(rec["status"]) != "approved" {
+		t.Fatalf("delegation by %s: %s, want approved", subID, rec["status"])
+	}
+	wantRoute(t, "agt_b in ses-R", w.b.pending("session", "ses-R"), `["agt_lead","`+subID+`","agt_b"]`, `{"id":"`+subID+`","kind":"agent"}`)
+
+	w.p1.do("DELETE", "/v1/agents/"+subID, nil).want(t, "retire the delegator", http.StatusOK)
+	wantRoute(t, "agt_b in ses-R after its delegator retired", w.b.pending("session", "ses-R"), ownChain, toBoss)
 }

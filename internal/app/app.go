@@ -180,6 +180,10 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		a.stopWorkers()
 		return nil, err
 	}
+	if _, err := svc.EndBarredDelegations(ctx); err != nil { // stored before authority was bound to one member
+		a.stopWorkers()
+		return nil, fmt.Errorf("app: end delegated work across members: %w", err)
+	}
 	if err := a.live.start(ctx, wctx, a.workers); err != nil {
 		a.stopWorkers()
 		return nil, err
