@@ -169,7 +169,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
-		live: newLive(o.ConfigFile, store, vw, b, judges, reg, o.Logger)}
+		live: newLive(o.ConfigFile, store, svc, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
@@ -362,6 +362,7 @@ func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg 
 		return err
 	}
 	a.api = api
+	a.endSessions(signIn, api, svc)
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()
 	return nil
