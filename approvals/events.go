@@ -46,14 +46,24 @@ func (s *Service) EventsAfter(ctx context.Context, c Caller, lastID string) (Eve
 // fn for each until ctx ends or fn fails. The events are read from the
 // state's own durable streams (the writes that carried them), not from the
 // in-memory events stream, so a NATS restart pauses them and loses none.
+// When c stops authenticating (Hold) the stream ends, nothing more is
+// delivered, and Events returns the 401 ErrUnauthenticated.
 func (s *Service) Events(ctx context.Context, c Caller, from EventsFrom, fn func(Event) error) error {
+	ctx, release := s.Hold(ctx, c)
+	defer release()
 	err := s.store.Changes(ctx, c.Tenant.ID, from.cur, func(ch kvstate.Change) error {
 		ev, ok := s.visibleEvent(c, ch)
 		if !ok {
 			return nil
 		}
+		if ctx.Err() != nil {
+			return heldErr(ctx) // revoked: nothing more is delivered
+		}
 		return fn(ev)
 	})
+	if Revoked(ctx) {
+		return errRevoked
+	}
 	return stateErr(err, ErrUnavailable)
 }
 

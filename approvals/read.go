@@ -24,7 +24,9 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 }
 
 // Wait returns the request as soon as it is terminal, or as it is when wait
-// elapses (capped at MaxWait). It never creates or extends anything.
+// elapses (capped at MaxWait). It never creates or extends anything. A
+// wait whose caller stops authenticating meanwhile (Hold) ends with the
+// 401 ErrUnauthenticated.
 //
 // A held wait must cost little: it reads the record from the request
 // mirror (this process's own writes are in it at once; another process's
@@ -44,6 +46,8 @@ func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait 
 	if err != nil || rec.Status.Terminal() || wait <= 0 {
 		return rec, err
 	}
+	ctx, release := s.Hold(ctx, c)
+	defer release()
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
@@ -53,7 +57,7 @@ func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait 
 		}
 	case <-timer.C:
 	case <-ctx.Done():
-		return rec, ctx.Err()
+		return rec, heldErr(ctx)
 	}
 	return s.current(ctx, c, id, key)
 }

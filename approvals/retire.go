@@ -40,6 +40,10 @@ func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) 
 			top = got
 		}
 	}
+	// What they hold here ends before their requests are cancelled, so a
+	// held long-poll answers 401, not the cancellation; other processes end
+	// theirs when their agent mirror sees the retirement.
+	s.RevokeStale()
 	if err := s.endDelegationsOf(ctx, c.Tenant.ID, retired); err != nil {
 		return events.Agent{}, err
 	}

@@ -19,6 +19,10 @@ type Caller struct {
 	Tenant    *events.Tenant
 	Principal events.Ref
 	Token     events.Token
+	// Session names the sign-in session that authenticated a person
+	// (SPEC §13; set by the surface that looked it up), "" for a token.
+	// A session's Token has no SHA256.
+	Session string
 }
 
 // Admin reports whether the caller holds the admin scope.
@@ -67,6 +71,7 @@ type Service struct {
 	submits *prometheus.CounterVec
 	quota   *quotas
 	watch   Watchers
+	holds   holds
 }
 
 // Validate reports a config New cannot run with: ErrConfig.

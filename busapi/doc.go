@@ -19,11 +19,15 @@
 // any other subject the service's connection could publish to) gets
 // nothing published at all, counts as code 403 in
 // countersign_bus_requests_total and is logged: an answer there would be a
-// reply forged into someone else's request. A message whose token does not
-// authenticate has no caller, so no inbox is its own: it is never answered
-// either, and counts as code 401. The checks run in this order: the token
-// (401, unanswered), the reply subject, then scope and tenant (403), size
-// (413) and the in-flight bound (429).
+// reply forged into someone else's request. A message without
+// Authorization, or whose token does not authenticate, has no caller: it
+// is known only by its subject's tenant, whose connections (and
+// countersign's own) alone may publish there, so it gets the error reply
+// 401 Unauthenticated when its reply subject is a literal subject below
+// some principal's inbox prefix of that tenant (events.InboxOfTenant), and
+// nothing otherwise; both count as code 401 (SPEC §9: never silence). The
+// checks run in this order: the token (401), the reply subject, then scope
+// and tenant (403), size (413) and the in-flight bound (429).
 //
 // A token of one tenant on another tenant's subject is 403 Forbidden (the
 // subject's tenant is never looked up, so the answer reveals nothing).

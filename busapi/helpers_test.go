@@ -137,8 +137,8 @@ func msg(t *testing.T, subj, token string, body any, headers ...string) *nats.Ms
 // message's Authorization header would: on that token's connection, in
 // its inbox. A token of another tenant than the subject's (refused at the
 // client port) sends on countersign's own connection, still replying in
-// the token's inbox. A message whose token does not authenticate is never
-// answered (TestUnauthenticatedNotAnswered).
+// the token's inbox. A message whose token does not authenticate has no
+// connection of its own here: see TestUnauthenticatedAnswered401.
 func (e *env) req(tenant events.TenantID, op, token string, body any, headers ...string) reply {
 	e.t.Helper()
 	m := msg(e.t, events.APISubject(tenant, op), token, body, headers...)

@@ -208,68 +208,45 @@ func TestForeignReplySubject(t *testing.T) {
 	e.req("acme", "get", tokMain, obj{"id": id}).want(t, "in its own inbox", http.StatusOK)
 }
 
-// TestUnauthenticatedNotAnswered: a message whose token does not
-// authenticate has no caller, so no inbox is its own (SPEC §9: no reply
-// ever goes outside the caller's inbox, errors included). It is never
-// answered, not even with a 401, counts as 401 in
-// countersign_bus_requests_total and changes nothing: agt_main's
-// connection cannot put a 401 into the person's inbox.
-func TestUnauthenticatedNotAnswered(t *testing.T) {
+// TestUnauthenticatedAnswered401: a message without Authorization, or
+// whose token does not authenticate, sent on a connection that may publish
+// (here agt_main's, and the tenant's admin service's) gets an error reply
+// in its inbox with 401 Unauthenticated, shaped as every bus error, never
+// silence (SPEC §9); it counts as 401 and changes nothing.
+func TestUnauthenticatedAnswered401(t *testing.T) {
 	e := start(t, acmeYAML)
 	pending := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
 	id := str(pending.body["id"])
 	before := e.count()
-	person := e.client(tokPerson)
-	personRef := events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	personInbox, err := person.SubscribeSync(events.InboxFilter("acme", personRef))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := person.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	forged := events.InboxPrefix("acme", personRef) + ".x"
 	cases := []struct {
-		name, op, token string
-		body            any
-		headers         []string
+		name, op, sender, token string
+		body                    any
+		headers                 []string
 	}{
-		{"no token", "get", "", obj{"id": id}, nil},
-		{"unknown token", "submit", "tok-nobody", obj{"tool": "deploy", "arguments": obj{}}, nil},
-		{"not a bearer", "get", "", obj{"id": id}, []string{"Authorization", "Basic dG9rLW1haW4="}},
-		{"no token, answering", "answer", "", obj{"id": id, "expected": 0, "decision": "allow"}, nil},
+		{"no token", "get", tokMain, "", obj{"id": id}, nil},
+		{"unknown token", "submit", tokMain, "tok-nobody", obj{"tool": "deploy", "arguments": obj{}}, nil},
+		{"not a bearer", "get", tokMain, "", obj{"id": id}, []string{"Authorization", "Basic dG9rLW1haW4="}},
+		{"no token, answering", "answer", tokMain, "", obj{"id": id, "expected": 0, "decision": "allow"}, nil},
+		{"unknown token, the service account", "list", tokAdmin, "tok-nobody", nil, nil},
+		{"no token, the service account", "grants", tokAdmin, "", nil, nil},
 	}
-	sender := e.client(tokMain)
 	for _, c := range cases {
 		m := msg(t, events.APISubject("acme", c.op), c.token, c.body, c.headers...)
-		m.Reply = forged
-		if err := sender.PublishMsg(m); err != nil {
-			t.Fatal(err)
+		got, err := e.client(c.sender).RequestMsg(m, 10*time.Second)
+		if err != nil {
+			t.Fatalf("%s: no reply: %v", c.name, err)
 		}
-	}
-	// The messages above reach the service before the person's own
-	// messages below: the server has them all once the flush returns. The
-	// service takes an operation's messages in order on one subscription
-	// and refuses (or, broken, answers 401) on that goroutine at once, so
-	// any 401 sent to the person is in its inbox before the answer to its
-	// own message on the same operation: three answers, nothing else.
-	if err := sender.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	e.req("acme", "get", tokPerson, obj{"id": id}).want(t, "the person's own get", http.StatusOK)
-	e.req("acme", "submit", tokPerson, obj{"tool": "deploy", "arguments": obj{}}).wantProblem(t, "the person's own submit", http.StatusForbidden, "Forbidden", "")
-	e.req("acme", "answer", tokPerson, obj{"id": id, "expected": 7, "decision": "allow"}).wantProblem(t, "the person's own stale answer", http.StatusConflict, "RequestConflict", "")
-	if n, _, _ := personInbox.Pending(); n != 3 {
-		for i := 0; i < n; i++ {
-			m, _ := personInbox.NextMsg(0)
-			t.Errorf("the person's inbox received %v %s", m.Header, m.Data)
-		}
+		parse(t, got).wantProblem(t, c.name, http.StatusUnauthorized, "Unauthenticated", "")
 	}
 	counted := func() bool {
 		_, raw := e.httpDo("GET", "/metrics", "", nil)
-		return strings.Contains(string(raw), `countersign_bus_requests_total{code="401",op="get"} 2`+"\n") &&
-			strings.Contains(string(raw), `countersign_bus_requests_total{code="401",op="submit"} 1`+"\n") &&
-			strings.Contains(string(raw), `countersign_bus_requests_total{code="401",op="answer"} 1`+"\n")
+		for _, line := range []string{`{code="401",op="get"} 2`, `{code="401",op="submit"} 1`, `{code="401",op="answer"} 1`,
+			`{code="401",op="list"} 1`, `{code="401",op="grants"} 1`} {
+			if !strings.Contains(string(raw), "countersign_bus_requests_total"+line+"\n") {
+				return false
+			}
+		}
+		return true
 	}
 	testutil.Eventually(t, 10*time.Second, counted, "the unauthenticated messages to be counted as 401")
 	if after := e.count(); after != before {
@@ -277,5 +254,47 @@ func TestUnauthenticatedNotAnswered(t *testing.T) {
 	}
 	if got := e.http.Get(tokMain, idOf(id)); got.Revision != 0 || got.Status != "pending" {
 		t.Errorf("the pending request changed: %+v", got)
+	}
+}
+
+// TestUnauthenticatedNotAnsweredOutsideTheTenant: a message that does not
+// authenticate is known only by its subject's tenant, so its 401 goes
+// only into an inbox of that tenant (SPEC §9: no reply from countersign
+// outside a caller's inbox prefix): countersign's own connection sending
+// one on acme's subject with globex's inbox, or with a subject that is no
+// inbox, gets nothing published there.
+func TestUnauthenticatedNotAnsweredOutsideTheTenant(t *testing.T) {
+	e := start(t, acmeYAML)
+	globex := e.client(tokX)
+	xRef := events.Ref{Kind: events.KindAgent, ID: "agt_x"}
+	xInbox, err := globex.SubscribeSync(events.InboxFilter("globex", xRef))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := e.nc.SubscribeSync("elsewhere.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []*nats.Conn{globex, e.nc} {
+		if err := sub.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, reply := range []string{events.InboxPrefix("globex", xRef) + ".x", "elsewhere.x", "_INBOX.acme.x", "_INBOX.acme.agent.agt_main.*"} {
+		m := msg(t, events.APISubject("acme", "list"), "", nil)
+		m.Reply = reply
+		if err := e.nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The same subscription then answers a message into acme's inbox, in
+	// order: any reply to the ones above was published before it.
+	if _, err := e.request(msg(t, events.APISubject("acme", "list"), "", nil), events.InboxPrefix("acme", events.Ref{Kind: events.KindService, ID: "ops"})); err != nil {
+		t.Fatalf("the 401 into acme's inbox: %v", err)
+	}
+	for what, sub := range map[string]*nats.Subscription{"globex's inbox": xInbox, "a subject that is no inbox": other} {
+		if m, err := sub.NextMsg(100 * time.Millisecond); err == nil {
+			t.Errorf("%s received a reply: %v %s", what, m.Header, m.Data)
+		}
 	}
 }

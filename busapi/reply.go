@@ -83,8 +83,8 @@ func (s *Server) publish(reply string, m *nats.Msg) {
 }
 
 // Codes countersign_bus_requests_total counts an unanswered message under:
-// its token does not authenticate (401), or its reply subject is not the
-// caller's inbox (403).
+// its token does not authenticate and its reply subject is no inbox of
+// its tenant (401), or its reply subject is not the caller's inbox (403).
 const (
 	noCallerCode = "401"
 	dropCode     = "403"
@@ -111,7 +111,7 @@ func inbox(reply, prefix string) bool {
 func (s *Server) drop(subject, reply, op string, c approvals.Caller, err error) {
 	if errors.Is(err, errNoCaller) {
 		s.served.WithLabelValues(op, noCallerCode).Inc()
-		s.log.Warn("bus api message not answered: its token does not authenticate",
+		s.log.Warn("bus api message not answered: its token does not authenticate and its reply subject is no inbox of the tenant",
 			"op", op, "subject", subject, "reply", reply)
 		return
 	}

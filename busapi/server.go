@@ -73,8 +73,10 @@ var (
 	// Such a message is never answered: the answer would land in someone
 	// else's inbox (or on any subject countersign may publish to).
 	errForeignReply = errors.New("busapi: reply subject outside the caller's inbox")
-	// errNoCaller: the token does not authenticate, so the caller and its
-	// inbox are unknown and no reply subject is safe: never answered.
+	// errNoCaller: the token does not authenticate and the reply subject
+	// is no inbox of the subject's tenant (the only connections that may
+	// publish there are that tenant's and countersign's own): never
+	// answered. Into such an inbox the 401 goes (SPEC §9: never silence).
 	errNoCaller = errors.New("busapi: no caller to answer")
 )
 
@@ -102,7 +104,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{nc: cfg.Conn, svc: cfg.Service, log: cfg.Logger, limit: newLimiter(cfg.MaxInFlight)}
 	s.served = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_bus_requests_total",
-		Help: "Bus API messages, by operation and status code (401s, and 403s for a reply subject outside the caller's inbox, are not answered)."}, []string{"op", "code"})
+		Help: "Bus API messages, by operation and status code (a 401 whose reply subject is no inbox of the tenant, and a 403 for a reply subject outside the caller's inbox, are not answered)."}, []string{"op", "code"})
 	_ = cfg.Registry.Register(s.served)
 	s.ops = s.table()
 	return s, nil
@@ -194,8 +196,9 @@ func (s *Server) enter() bool {
 	return true
 }
 
-// admit runs the checks that need no I/O, in this order: the token
-// (errNoCaller: nothing is published), the reply subject (the caller's own
+// admit runs the checks that need no I/O, in this order: the token (401
+// Unauthenticated into an inbox of the subject's tenant, else
+// errNoCaller: nothing is published), the reply subject (the caller's own
 // inbox, else errForeignReply: nothing is published), 403 (scope, tenant
 // of the subject), 413, then the token's in-flight bound (429). The
 // scope and principal kind are approvals.Permit's, as on every surface. On success
@@ -204,7 +207,7 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	auth := header(req.Headers(), "Authorization")
 	c, err := s.svc.Authenticate(auth, "")
 	if err != nil {
-		return c, errNoCaller
+		return c, unauthenticated(req, err)
 	}
 	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
 		return c, errForeignReply
@@ -222,6 +225,17 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 		return c, errFlood
 	}
 	return c, nil
+}
+
+// unauthenticated is the refusal of a message whose token does not
+// authenticate (err, a 401): answered when its reply subject is an inbox
+// of the subject's tenant, since only that tenant's connections (and
+// countersign's own) may publish there; errNoCaller otherwise.
+func unauthenticated(req micro.Request, err error) error {
+	if t, ok := events.TenantOfAPISubject(req.Subject()); ok && events.InboxOfTenant(t, req.Reply()) {
+		return err
+	}
+	return errNoCaller
 }
 
 func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, c approvals.Caller) {

@@ -1,31 +1,26 @@
 package events
 
-import (
-	"strings"
-	"testing"
-)
+import "testing"
 
-// The inbox prefix is readable for ids that are plain subject tokens and a
-// hash for anything else, so it is always _INBOX plus three tokens and
-// never a wildcard.
-func TestInboxPrefix(t *testing.T) {
-	for _, c := range []struct {
-		p    Ref
-		want string
-	}{
-		{Ref{Kind: KindAgent, ID: "agt_main"}, "_INBOX.acme.agent.agt_main"},
-		{Ref{Kind: KindAgent, ID: "agt_01JABCDEFGHJKMNPQRSTVWXYZ0"}, "_INBOX.acme.agent.agt_01JABCDEFGHJKMNPQRSTVWXYZ0"},
-		{Ref{Kind: KindPerson, ID: "u-1"}, "_INBOX.acme.person.u-1"},
+func TestInboxOfTenant(t *testing.T) {
+	for reply, want := range map[string]bool{
+		"_INBOX.acme.agent.agt_main.abc":     true,
+		"_INBOX.acme.person.u-1.abc.7":       true,
+		"_INBOX.acme.service.~0123.abc":      true,
+		"_INBOX.acme.agent.agt_main":         false, // the prefix itself
+		"_INBOX.acme.group.g-1.abc":          false, // no token has a group principal
+		"_INBOX.acme.agent.agt_main.*":       false,
+		"_INBOX.acme.agent.agt_main.>":       false,
+		"_INBOX.acme.agent..abc":             false,
+		"_INBOX.globex.agent.agt_x.abc":      false,
+		"_INBOX.acmeco.agent.agt_x.abc":      false,
+		"_INBOX.abcdefghij.1":                false, // countersign's own, nats.go's default
+		"countersign.acme.review.agt_main":   false,
+		"_INBOX.acme.agent.agt_main.a b":     false,
+		"$KV.requests.acme.req_01ABCDEFGHJK": false,
 	} {
-		if got := InboxPrefix("acme", c.p); got != c.want {
-			t.Errorf("InboxPrefix(%v) = %q, want %q", c.p, got, c.want)
-		}
-	}
-	for _, name := range []string{"billing.eu", "*", ">", "a b", ""} {
-		got := InboxPrefix("acme", Ref{Kind: KindService, ID: name})
-		want := "_INBOX.acme.service.~" + HashToken(name)[:32]
-		if got != want || strings.Count(got, ".") != 3 {
-			t.Errorf("service %q: prefix %q, want %q", name, got, want)
+		if got := InboxOfTenant("acme", reply); got != want {
+			t.Errorf("InboxOfTenant(acme, %q) = %v, want %v", reply, got, want)
 		}
 	}
 }

@@ -218,6 +218,27 @@ func TenantInboxPrefix(tenant TenantID) string {
 	return "_INBOX." + string(tenant)
 }
 
+// InboxOfTenant reports whether reply is a literal subject below some
+// principal's InboxPrefix in tenant: _INBOX.<tenant>.<kind>.<id>.<more>,
+// kind a token's principal kind (person, agent, service). Where a reply
+// may go when the sender is known only by the tenant of its subject.
+func InboxOfTenant(tenant TenantID, reply string) bool {
+	rest, ok := strings.CutPrefix(reply, TenantInboxPrefix(tenant)+".")
+	if !ok {
+		return false
+	}
+	toks := strings.Split(rest, ".")
+	if len(toks) < 3 || (toks[0] != KindPerson && toks[0] != KindAgent && toks[0] != KindService) {
+		return false
+	}
+	for _, tok := range toks {
+		if tok == "" || tok == "*" || tok == ">" || strings.ContainsAny(tok, " \t\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
 // InboxFilter matches every reply subject under InboxPrefix.
 func InboxFilter(tenant TenantID, principal Ref) string {
 	return InboxPrefix(tenant, principal) + ".>"

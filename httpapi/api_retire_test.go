@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/countersign/countersign/internal/servertest"
 )
 
 // registerUnder has parent ask for agents.spawn:*, has approver allow it
@@ -135,5 +137,32 @@ func TestRetireAgentByPersonAdminAndAncestor(t *testing.T) {
 		newClient(t, url, token).pending()
 		newClient(t, url, tok).do("DELETE", "/v1/agents/"+id, nil).want(t, tok+" retires", http.StatusOK)
 		newClient(t, url, token).do("GET", "/v1/requests", nil).wantProblem(t, "token after retirement by "+tok, http.StatusUnauthorized, "Unauthenticated", "")
+	}
+}
+
+// TestRetireAgentEndsWhatItHolds: a retired agent's held long-poll answers
+// 401 Unauthenticated (SPEC §10: a token that stops authenticating loses
+// what it holds, not only its next call).
+func TestRetireAgentEndsWhatItHolds(t *testing.T) {
+	t.Parallel()
+	url := startAuthority(t)
+	prog := spawner(t, url)
+	aID, aTok := registerUnder(t, url, prog, prog)
+	req := newClient(t, url, aTok).pending()
+	hr, err := http.NewRequest(http.MethodGet, url+"/v1/requests/"+str(req["id"])+"?wait=60s", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Authorization", "Bearer "+aTok)
+	poll := servertest.HoldRequest(t, &http.Client{}, hr)
+	time.Sleep(200 * time.Millisecond) // let the long-poll be held before the retirement
+	prog.do("DELETE", "/v1/agents/"+aID, nil).want(t, "parent retires its subagent", http.StatusOK)
+	select {
+	case a := <-poll:
+		if a.Err != nil || a.Status != http.StatusUnauthorized || !strings.Contains(a.Body, `"error":"Unauthenticated"`) {
+			t.Errorf("the retired agent's long-poll answered %d %v %s, want 401 Unauthenticated", a.Status, a.Err, a.Body)
+		}
+	case <-time.After(3 * time.Second):
+		t.Errorf("the retired agent's long-poll is still held 3s after its retirement")
 	}
 }

@@ -136,7 +136,16 @@ func (a *API) sessionCaller(r *http.Request) (approvals.Caller, error) {
 	if !ok {
 		return approvals.Caller{}, errNoSession // the member left the config
 	}
+	c.Session = s.ID // what it holds ends with the session (EndSession)
 	return c, nil
+}
+
+// EndSession ends what the session id (signin.Session.ID) holds in this
+// process: its long-polls answer 401, its event streams end. The process
+// that ended the session calls it, and every process on the sessions'
+// watch (signin.Store.WatchEnded).
+func (a *API) EndSession(id string) int {
+	return a.svc.Revoke(func(c approvals.Caller) bool { return c.Session == id })
 }
 
 func sessionErr(err error) error {
@@ -192,6 +201,7 @@ func (a *API) signOut(w http.ResponseWriter, r *http.Request) error {
 	if err := a.signIn.Store.End(r.Context(), tok); err != nil {
 		return sessionErr(err)
 	}
+	a.EndSession(s.ID)
 	a.record(r.Context(), SignInEvent{Type: SignOutDone, Via: s.Via, Tenant: s.Tenant, Member: s.Member})
 	http.SetCookie(w, a.signIn.cookie(a.signIn.cookieName(), "", http.SameSiteStrictMode, -1))
 	w.WriteHeader(http.StatusNoContent)

@@ -45,6 +45,9 @@ type Session struct {
 	CSRF      string    `json:"csrf"` // the token answers made with the cookie carry
 	ExpiresAt time.Time `json:"expires_at"`
 	Via       string    `json:"via"` // "code" (the inbox) or "device" (countersign login)
+	// ID names the session without its token: the SHA-256 of the token,
+	// its key in the bucket. Set by Lookup, never stored.
+	ID string `json:"-"`
 }
 
 // Flow is a code flow between its start and its callback.
@@ -120,6 +123,7 @@ func (st *Store) Lookup(ctx context.Context, token string) (Session, error) {
 	if json.Unmarshal(e.Value(), &s) != nil || !st.now().Before(s.ExpiresAt) {
 		return Session{}, ErrNoSession
 	}
+	s.ID = e.Key()
 	return s, nil
 }
 

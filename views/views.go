@@ -242,7 +242,12 @@ func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent,
 // Authenticate maps a bearer token to its tenant and token entry, comparing
 // hashes in constant time.
 func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) {
-	h := events.HashToken(token)
+	return v.AuthenticateHash(events.HashToken(token))
+}
+
+// AuthenticateHash is Authenticate of a token known by its SHA-256 (lowercase
+// hex): what a held operation is checked against after a config change.
+func (v *Views) AuthenticateHash(h string) (*events.Tenant, events.Token, bool) {
 	tenants := *v.tenants.Load()
 	for _, t := range tenants {
 		for _, tok := range t.Tokens {

@@ -202,14 +202,12 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 	if got := api.Get(servertest.TokenSub, r.ID); got.Status != events.StatusPending || got.Revision != 1 {
 		t.Fatalf("after the stale answer: %s at revision %d, want pending at 1", got.Status, got.Revision)
 	}
-	// A message whose token does not authenticate is never answered (its
-	// sender is unknown, so no inbox is its own: SPEC §9), so the answer is
-	// retried until the context ends, and changes nothing.
-	bad := review.BusAnswer(connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), "demo", "not-a-token", 500*time.Millisecond)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	if err := bad(ctx, b, review.Answer{Decision: review.Deny}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("answer with a foreign token: %v, want it undelivered", err)
+	// A message whose token does not authenticate is refused with 401
+	// Unauthenticated into the sender's inbox (SPEC §9: never silence),
+	// and changes nothing.
+	bad := review.BusAnswer(connectAs(t, srv, servertest.TokenProgrammer, "agt_programmer"), "demo", "not-a-token", 5*time.Second)
+	if err := bad(context.Background(), b, review.Answer{Decision: review.Deny}); !errors.Is(err, review.ErrAnswer) || !strings.Contains(err.Error(), "401 Unauthenticated") {
+		t.Fatalf("answer with a foreign token: %v, want ErrAnswer with 401 Unauthenticated", err)
 	}
 	if got := api.Get(servertest.TokenSub, r.ID); got.Status != events.StatusPending || got.Revision != 1 {
 		t.Fatalf("after the foreign token's answer: %s at revision %d, want pending at 1", got.Status, got.Revision)

@@ -45,9 +45,12 @@ func newConn(h *Handler, ws *websocket.Conn, c approvals.Caller) *conn {
 func (c *conn) serve(ctx context.Context) {
 	c.ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cleanup()
+	held, release := c.h.svc.Hold(c.ctx, c.caller)
+	defer release()
 	c.spawn(func() { c.writeLoop(ctx) })
 	c.spawn(func() { c.pingLoop(ctx) })
 	c.spawn(c.closeOnShutdown)
+	c.spawn(func() { c.closeOnRevoke(held) })
 	for { // read with ctx, not c.ctx: cancelling c.ctx must not cut the close frame
 		_, msg, err := c.ws.Read(ctx)
 		if err != nil {
@@ -144,6 +147,16 @@ func (c *conn) pingLoop(ctx context.Context) {
 				return
 			}
 		}
+	}
+}
+
+// closeOnRevoke closes the connection with CloseRevoked once its token
+// or session stops authenticating (approvals.Service.Hold; SPEC §10).
+func (c *conn) closeOnRevoke(held context.Context) {
+	<-held.Done()
+	if approvals.Revoked(held) {
+		c.h.cfg.Logger.Info("rpc: client dropped: its token no longer authenticates", "principal", c.caller.Principal)
+		c.close(CloseRevoked, "token revoked")
 	}
 }
 

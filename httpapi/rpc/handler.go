@@ -17,6 +17,11 @@ import (
 // Subprotocol is the WebSocket subprotocol the server selects.
 const Subprotocol = "countersign.v1"
 
+// CloseRevoked is the WebSocket close code of a connection whose token
+// (or session) stopped authenticating: removed by a config reload, say
+// (SPEC §10). As HTTP's 401, in the 4000–4999 range for applications.
+const CloseRevoked websocket.StatusCode = 4401
+
 // bearerProtocol prefixes the token a browser offers as a subprotocol.
 const bearerProtocol = "bearer."
 

@@ -133,7 +133,6 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 		return nil, err
 	}
 	vw := views.NewViews(watchStore, tenants, views.WithLogger(o.Logger))
-	dropRetired(b, vw)
 	reg := prometheus.NewRegistry()
 	judges := newRulesJudge(tenants, reg, o.Logger)
 	checker := &deciders.Checker{Views: vw, Judge: judges, Rules: approvals.Rules(vw)}
@@ -148,8 +147,9 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	if err != nil {
 		return nil, err
 	}
+	dropRetired(b, vw, svc)
 	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
-		live: newLive(o.ConfigFile, o.Config, store, vw, b, judges, reg, o.Logger)}
+		live: newLive(o.ConfigFile, o.Config, store, svc, b, judges, reg, o.Logger)}
 	wctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	a.writable = store.WriteProbe(writeProbeEvery)
@@ -214,7 +214,7 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 // dropRetired closes the bus connections of agents retired (or removed)
 // after they connected: their tokens are refused from then on, on the bus
 // as over HTTP.
-func dropRetired(b *broker.Broker, views *views.Views) {
+func dropRetired(b *broker.Broker, views *views.Views, svc *approvals.Service) {
 	mirror := views.AgentMirror()
 	gone := agentGone(views)
 	mirror.OnChange(func(_ string, a events.Agent, deleted bool) {
@@ -225,6 +225,7 @@ func dropRetired(b *broker.Broker, views *views.Views) {
 		}
 		if deleted || a.RetiredAt != nil {
 			b.Disconnect(gone)
+			svc.RevokeStale() // its held long-polls, streams and WebSockets end too
 		}
 	})
 }
@@ -346,6 +347,7 @@ func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg 
 		return err
 	}
 	a.api = api
+	a.endSessions(signIn, api, svc)
 	a.http, ln = api.NewServer(ln)
 	go func() { a.served <- a.http.Serve(ln) }()
 	return nil

@@ -449,8 +449,9 @@ func TestBusAPIThroughTokenConnection(t *testing.T) {
 // The bus API answers only into the caller's own inbox (SPEC §9): a token
 // that names another principal's inbox, countersign's own offers inbox or
 // any other subject as its reply subject gets nothing published there at
-// all, and its message changes nothing. An unauthenticated message has no
-// caller, so no inbox is its own: it is never answered.
+// all, and its message changes nothing. An unauthenticated message is
+// known only by its subject's tenant: its 401 goes only into an inbox of
+// that tenant, never to a review subject or countersign's own inbox.
 func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	srv := servertest.Start(t)
 	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
@@ -546,9 +547,10 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 		t.Errorf("the spoofed submit created a request: %d, then %d", before, len(mine))
 	}
 
-	// The same token is answered in its own inbox; an unauthenticated get
-	// with a reply there is not answered at all: the get subscription takes
-	// both in order, so a 401 would arrive before the token's answer.
+	// The same token is answered in its own inbox, and so is an
+	// unauthenticated get with a reply there, with a 401 (SPEC §9: never
+	// silence): the get subscription takes both in order, so the 401
+	// arrives before the token's answer.
 	own, err := prog.nc.SubscribeSync(events.InboxFilter("demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}))
 	if err != nil {
 		t.Fatal(err)
@@ -560,8 +562,11 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	if reply, err := prog.nc.RequestMsg(m, 10*time.Second); err != nil || reply.Header.Get("Status") != "200" {
 		t.Fatalf("get in its own inbox: %v %v", err, reply)
 	}
-	if first, err := own.NextMsg(0); err != nil || first.Header.Get("Status") != "200" {
-		t.Fatalf("the unauthenticated get was answered in its own inbox: %v %v", err, first)
+	if first, err := own.NextMsg(0); err != nil || first.Header.Get(micro.ErrorCodeHeader) != "401" || first.Header.Get(micro.ErrorHeader) != "Unauthenticated" {
+		t.Fatalf("the unauthenticated get in its own inbox: %v %v, want a 401 Unauthenticated first", err, first)
+	}
+	if second, err := own.NextMsg(0); err != nil || second.Header.Get("Status") != "200" {
+		t.Fatalf("the token's get in its own inbox: %v %v", err, second)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/httpapi"
@@ -26,12 +27,17 @@ import (
 // applies every revision stored there, by any process, that loads.
 // Applying swaps the tenants, rebuilds the judges and closes the bus
 // connections whose token was removed or changed, and those of subagents
-// registered under an agent the revision removed.
+// registered under an agent the revision removed; then it ends what every
+// token or session that no longer authenticates as it did holds in this
+// process (approvals.Service.RevokeStale: long-polls answer 401, event
+// streams end, /v1/rpc WebSockets close with 4401). Every process applies
+// every revision through the bucket's watch, so this reaches them all.
 type live struct {
 	file     string         // the config file; "" (the demo): live config is off
 	process  *config.Config // what the process started with: its flags' settings hold for every revision
 	store    *kvstate.Store
 	views    *views.Views
+	svc      *approvals.Service // its holds are revoked on apply
 	broker   *broker.Broker
 	judges   *rulesJudge
 	log      *slog.Logger
@@ -45,14 +51,25 @@ type live struct {
 	// from the config before it (armed timers, retention sweeps) is
 	// derived again. Set before start.
 	applied []func()
+	// stored are called (under reload) after Reload stored and applied a
+	// new revision: work one process does for each revision. Add with
+	// onStored.
+	stored []func(ctx context.Context)
+}
+
+// onStored adds f to what Reload runs after it stored a new revision.
+func (l *live) onStored(f func(ctx context.Context)) {
+	l.reload.Lock()
+	defer l.reload.Unlock()
+	l.stored = append(l.stored, f)
 }
 
 // fileEvery is how often the config file is looked at for a change.
 const fileEvery = 500 * time.Millisecond
 
-func newLive(file string, process *config.Config, store *kvstate.Store, views *views.Views, b *broker.Broker, judges *rulesJudge,
+func newLive(file string, process *config.Config, store *kvstate.Store, svc *approvals.Service, b *broker.Broker, judges *rulesJudge,
 	reg prometheus.Registerer, log *slog.Logger) *live {
-	l := &live{file: file, process: process, store: store, views: views, broker: b, judges: judges, log: log, first: make(chan struct{}),
+	l := &live{file: file, process: process, store: store, views: svc.Views(), svc: svc, broker: b, judges: judges, log: log, first: make(chan struct{}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "countersign_config_reload_failures_total",
 			Help: "Config files (or stored revisions) that did not load, and so changed nothing."})}
 	_ = reg.Register(l.failures)
@@ -106,6 +123,11 @@ func (l *live) Reload(ctx context.Context) error {
 		l.log.Info("config stored", "revision", rev.Revision, "sha256", rev.SHA256)
 	}
 	l.apply(rev) // here at once; the watcher brings it to the others
+	if stored {
+		for _, f := range l.stored {
+			f(ctx)
+		}
+	}
 	return nil
 }
 
@@ -135,7 +157,8 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 	}
 	changed, gone := changedTokens(before, tenants), agentGone(l.views)
 	dropped := l.broker.Disconnect(func(t events.TenantID, p events.Ref) bool { return changed(t, p) || gone(t, p) })
-	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped)
+	ended := l.svc.RevokeStale()
+	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped, "held_ended", ended)
 }
 
 // load parses raw and runs Check on it as this process runs it: the

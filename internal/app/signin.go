@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nuid"
@@ -62,4 +63,25 @@ func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
 	if err != nil {
 		log(err)
 	}
+}
+
+// endSessions makes a session's end reach every process (SPEC §10, §13):
+// a session ended anywhere (sign-out, or below) ends what it holds here,
+// through the sessions bucket's watch; and each config revision this
+// process stores ends the sessions of the members it removed, so that
+// they never authenticate again, not even if the member comes back.
+func (a *App) endSessions(s *httpapi.SignInConfig, api *httpapi.API, svc *approvals.Service) {
+	if s == nil {
+		return
+	}
+	a.workers.Go(func() error { return s.Store.WatchEnded(a.wctx, func(id string) { api.EndSession(id) }) })
+	a.live.onStored(func(ctx context.Context) {
+		n, err := s.Store.EndWhere(ctx, func(se signin.Session) bool {
+			_, ok := svc.PersonCaller(events.TenantID(se.Tenant), events.MemberID(se.Member))
+			return !ok
+		})
+		if err != nil || n > 0 {
+			a.log.Info("sessions of removed members ended", "sessions", n, "err", err)
+		}
+	})
 }
