@@ -36,6 +36,8 @@ func capabilityOf(in *SubmitInput) (events.Capability, error) {
 		return events.Capability{}, invalid("capability.target", "target is required")
 	case in.Capability.Action == events.ActionToolsCall:
 		return *in.Capability, validToolName("capability.target", in.Capability.Target)
+	case in.Capability.Action == events.ActionAgentsSpawn && in.Capability.Target != spawnCapability.Target:
+		return events.Capability{}, invalid("capability.target", "agents.spawn's target is %q: a spawn names no agent yet", spawnCapability.Target)
 	}
 	return *in.Capability, nil
 }
@@ -65,11 +67,32 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 	if err := checkSubject(in, capability, t); err != nil {
 		return capability, 0, err
 	}
-	if in.Connection != nil && in.Connection.ID == "" {
-		return capability, 0, invalid("connection.id", "connection.id is required")
+	if err := checkConnection(in.Connection, capability); err != nil {
+		return capability, 0, err
 	}
 	timeout, err := effectiveTimeout(in.Timeout, t.RequestTimeout)
 	return capability, timeout, err
+}
+
+// checkConnection refuses a connection that does not bind the call it
+// comes with (SPEC §4, §8): one without an id or with a negative revision,
+// one on any call but an apps.call, or one other than the connection the
+// apps.call's target names (<connection>/<tool>). The digest and grants
+// bind the pair, so the two must say the same connection.
+func checkConnection(conn *events.Connection, c events.Capability) error {
+	switch {
+	case conn == nil:
+		return nil
+	case conn.ID == "":
+		return invalid("connection.id", "connection.id is required")
+	case c.Action != events.ActionAppsCall:
+		return invalid("connection", "only an apps.call is bound to a connection, not a %s", c.Action)
+	case !strings.HasPrefix(c.Target, conn.ID+"/"):
+		return invalid("connection.id", "must be the connection the target names (%q is not %s/<tool>)", c.Target, conn.ID)
+	case conn.Revision < 0:
+		return invalid("connection.revision", "a revision is a whole number, 0 or more")
+	}
+	return nil
 }
 
 func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
