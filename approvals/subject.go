@@ -21,7 +21,9 @@ const MaxShellCommand = 64 << 10
 // (filled in when in has no subject or no command); a subject of another
 // kind, or naming another command, is refused (field subject). Any other
 // call keeps the subject it declares, checked the same way when it
-// declares shell. Errors: InvalidRequest.
+// declares shell; a command on a subject of another kind is refused, as
+// live clients would show it as what the call runs. Errors:
+// InvalidRequest.
 func checkSubject(in *SubmitInput, capability events.Capability, t *events.Tenant) error {
 	sub := in.Subject
 	switch {
@@ -36,6 +38,8 @@ func checkSubject(in *SubmitInput, capability events.Capability, t *events.Tenan
 			return invalid("subject", "%s is one of the tenant's shell_tools, so its call is a shell request: send subject.kind %q, or no subject, not %q",
 				capability.Target, events.SubjectShell, sub.Kind)
 		}
+	case sub != nil && sub.Kind != events.SubjectShell && sub.Command != "":
+		return invalid("subject.command", "only a shell subject has a command; a %q subject's call is its arguments", sub.Kind)
 	case sub == nil || sub.Kind != events.SubjectShell:
 		return nil
 	}

@@ -7,7 +7,7 @@ import (
 
 // What the server can check of a submit itself, it checks: a connection
 // is the one the apps.call's target names, and binds only an apps.call;
-// agents.spawn's target is *. Each refusal is 400 naming the field and
+// only a shell subject has a command; agents.spawn's target is *. Each refusal is 400 naming the field and
 // stores nothing.
 func TestAPISubmitFieldsChecked(t *testing.T) {
 	t.Parallel()
@@ -37,6 +37,11 @@ func TestAPISubmitFieldsChecked(t *testing.T) {
 			map[string]any{"tool": "deploy", "arguments": map[string]any{}, "connection": map[string]any{"id": "conn-7", "revision": 1}}},
 		{"a negative revision", "connection.revision",
 			map[string]any{"capability": apps("conn-7/send"), "arguments": map[string]any{}, "connection": map[string]any{"id": "conn-7", "revision": -1}}},
+		// Live clients show subject.command as what the call runs.
+		{"a command on a tool subject", "subject.command",
+			map[string]any{"tool": "deploy", "arguments": map[string]any{"env": "prod"}, "subject": map[string]any{"kind": "tool", "command": "ls"}}},
+		{"a command on a subject of another kind", "subject.command",
+			map[string]any{"tool": "deploy", "arguments": map[string]any{}, "subject": map[string]any{"kind": "computer_use", "command": "ls"}}},
 		{"agents.spawn of a name", "capability.target",
 			map[string]any{"capability": map[string]any{"action": "agents.spawn", "target": "agt_new"}, "arguments": map[string]any{}}},
 	} {
