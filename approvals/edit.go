@@ -37,16 +37,14 @@ func checkEdit(c Caller, r *events.Request, in AnswerInput) (*edit, error) {
 	case in.Scope != events.ScopeOnce:
 		return nil, invalid("scope", "an approval with edits binds the edited call once: scope must be %q", events.ScopeOnce)
 	}
-	sub := r.Subject
-	sub.Command = "" // the edited arguments give a shell call its command
 	as := SubmitInput{Capability: &r.Capability, Arguments: in.Arguments, Session: r.Session, Turn: r.Turn,
-		ToolCallID: r.ToolCallID, Subject: &sub, Connection: r.Connection}
+		ToolCallID: r.ToolCallID, Subject: editedSubject(c.Tenant, r), Connection: r.Connection}
 	if _, _, err := validate(&as, c.Tenant); err != nil {
 		return nil, err
 	}
-	e := &edit{arguments: bytes.Clone(in.Arguments), subject: sub}
-	if sub.Kind == events.SubjectShell {
-		e.stages = stagesOf(sub.Command)
+	e := &edit{arguments: bytes.Clone(in.Arguments), subject: *as.Subject}
+	if e.subject.Kind == events.SubjectShell {
+		e.stages = stagesOf(e.subject.Command)
 	}
 	b := r.Binding()
 	b.Arguments = e.arguments
@@ -69,4 +67,18 @@ func (e *edit) apply(r *events.Request, by events.Ref, now time.Time) {
 			r.AllowStage(by, events.ScopeOnce, now)
 		}
 	}
+}
+
+// editedSubject is the subject an edit of r is checked with: r's, without
+// its command (the edited arguments give a shell call its command), and of
+// kind shell when r calls one of the tenant's shell tools, so that the
+// edited call is re-derived as a submit of it is (SPEC §8), even for a
+// record kept before its tool was one.
+func editedSubject(t *events.Tenant, r *events.Request) *events.Subject {
+	sub := r.Subject
+	sub.Command = ""
+	if shellTool(t, r.Capability) {
+		sub.Kind = events.SubjectShell
+	}
+	return &sub
 }

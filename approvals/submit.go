@@ -36,36 +36,20 @@ func capabilityOf(in *SubmitInput) (events.Capability, error) {
 		return events.Capability{}, invalid("capability.target", "target is required")
 	case in.Capability.Action == events.ActionToolsCall:
 		return *in.Capability, validToolName("capability.target", in.Capability.Target)
+	case in.Capability.Action == events.ActionAgentsSpawn && in.Capability.Target != spawnCapability.Target:
+		return events.Capability{}, invalid("capability.target", "agents.spawn's target is %q: a spawn names no agent yet", spawnCapability.Target)
 	}
 	return *in.Capability, nil
 }
 
-// maxToolName bounds a tool name (SPEC §5).
-const maxToolName = 128
-
-// validToolName refuses a tool name that is not 1–maxToolName bytes of
-// letters, digits and "_.:/@-" (SPEC §5), as field: a name is shown to
-// people (Slack, links, the inbox) and matched by patterns, so it carries
-// no markup, spaces or look-alike letters.
+// validToolName refuses a tool name that events.CheckToolName refuses,
+// as field.
 func validToolName(field, name string) error {
-	if len(name) == 0 || len(name) > maxToolName {
-		return invalid(field, "a tool name is 1 to %d bytes", maxToolName)
-	}
-	for i := range len(name) {
-		if c := name[i]; !toolNameByte[c] {
-			return invalid(field, "a tool name is letters, digits and _ . : / @ - (byte %d is %q)", i, c)
-		}
+	if err := events.CheckToolName(name); err != nil {
+		return invalid(field, "%v", err)
 	}
 	return nil
 }
-
-// toolNameByte holds the bytes a tool name may use.
-var toolNameByte = func() (t [256]bool) {
-	for _, r := range "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.:/@-" {
-		t[r] = true
-	}
-	return t
-}()
 
 func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Duration, error) {
 	capability, err := capabilityOf(in)
@@ -80,46 +64,36 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 			return capability, 0, invalid(field, "at most %d bytes", events.MaxOpaqueIDLen)
 		}
 	}
-	if err := validSubject(in.Subject, in.Arguments); err != nil {
+	if err := checkSubject(in, capability, t); err != nil {
 		return capability, 0, err
 	}
-	if in.Connection != nil && in.Connection.ID == "" {
-		return capability, 0, invalid("connection.id", "connection.id is required")
+	if err := checkConnection(in.Connection, capability); err != nil {
+		return capability, 0, err
 	}
 	timeout, err := effectiveTimeout(in.Timeout, t.RequestTimeout)
 	return capability, timeout, err
 }
 
-// validSubject checks a submitted subject: a kind, and a shell subject's
-// command, which must be the command in the call's arguments
-// (events.ShellCommand; an empty command is filled from them): the stages
-// decided are those of the call the
-// digest binds, never a text the agent chose beside it.
-func validSubject(sub *events.Subject, arguments []byte) error {
+// checkConnection refuses a connection that does not bind the call it
+// comes with (SPEC §4, §8): one without an id or with a negative revision,
+// one on any call but an apps.call, or one other than the connection the
+// apps.call's target names (<connection>/<tool>). The digest and grants
+// bind the pair, so the two must say the same connection.
+func checkConnection(conn *events.Connection, c events.Capability) error {
 	switch {
-	case sub == nil:
+	case conn == nil:
 		return nil
-	case sub.Kind == "":
-		return invalid("subject.kind", "subject.kind is required")
-	case len(sub.Command) > MaxShellCommand:
-		return invalid("subject.command", "at most %d bytes", MaxShellCommand)
-	case sub.Kind != events.SubjectShell:
-		return nil
-	}
-	cmd, ok := events.ShellCommand(arguments)
-	switch {
-	case !ok || strings.TrimSpace(cmd) == "":
-		return invalid("arguments", "a shell call's arguments need its command (a string, or an argv)")
-	case sub.Command == "":
-		sub.Command = cmd // given by the arguments alone
-	case sub.Command != cmd:
-		return invalid("subject.command", "must be the command in the call's arguments")
+	case conn.ID == "":
+		return invalid("connection.id", "connection.id is required")
+	case c.Action != events.ActionAppsCall:
+		return invalid("connection", "only an apps.call is bound to a connection, not a %s", c.Action)
+	case !strings.HasPrefix(c.Target, conn.ID+"/"):
+		return invalid("connection.id", "must be the connection the target names (%q is not %s/<tool>)", c.Target, conn.ID)
+	case conn.Revision < 0:
+		return invalid("connection.revision", "a revision is a whole number, 0 or more")
 	}
 	return nil
 }
-
-// MaxShellCommand bounds a shell subject's command.
-const MaxShellCommand = 64 << 10
 
 func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 	if s == "" {

@@ -123,6 +123,13 @@ type TenantConfig struct {
 	MaxPending  *wholeNumber `yaml:"max_pending"`
 	SubmitRate  *wholeNumber `yaml:"submit_rate"`
 	SubmitBurst *wholeNumber `yaml:"submit_burst"`
+
+	// ShellTools name the tools whose arguments.command is a shell
+	// command line (SPEC §8): a call of one is a shell request whatever
+	// subject it declares. Absent: events.ShellTools (Bash, shell,
+	// run_shell_command, exec_command, local_shell); [] names none.
+	ShellTools     []string `yaml:"shell_tools"`
+	shellToolLines []int    // each shell tool's line
 }
 
 // MemberConfig is a person and their policy.

@@ -189,6 +189,7 @@ func (t *TenantConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantConfig
 	err := decodeAt(n, &t.line, (*plain)(t))
 	t.readRuleLines = seqLines(n, "read_rules")
+	t.shellToolLines = seqLines(n, "shell_tools")
 	return err
 }
 

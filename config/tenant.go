@@ -52,7 +52,7 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	if err := tc.quotas(t); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(*events.Tenant) error{tc.members, tc.patterns, tc.groups, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
+	for _, step := range []func(*events.Tenant) error{tc.members, tc.shellTools, tc.patterns, tc.groups, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
 		if err := step(t); err != nil {
 			return nil, err
 		}

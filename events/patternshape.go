@@ -5,10 +5,12 @@ import (
 	"strings"
 )
 
-// ShellTools are the harnesses' shell tools (SPEC §8): Claude Code's Bash,
-// Codex's shell, Gemini CLI's run_shell_command. Their calls are shell
-// subjects, and no read rule may reach them.
-var ShellTools = []string{"Bash", "shell", "run_shell_command"}
+// ShellTools are the harnesses' shell tools (SPEC §8), the default of a
+// tenant's shell_tools: Claude Code's Bash, Codex's shell and
+// exec_command, Gemini CLI's run_shell_command, and the Responses API's
+// local_shell. Their calls are shell requests whatever they declare
+// (Tenant.ShellTool), and no read rule may reach them.
+var ShellTools = []string{"Bash", "shell", "run_shell_command", "exec_command", "local_shell"}
 
 // actions are the v1 capability actions, as patterns begin them.
 var actions = []string{ActionToolsCall + ":", ActionAppsCall + ":", ActionAgentsDelegate + ":", ActionAgentsSpawn + ":"}
@@ -59,8 +61,9 @@ func couldStartWith(p, prefix string) bool {
 // or apps.call: (so no agents.* capability and no bare *), names a tool
 // with at least one letter or digit of its own (not tools.call:*; an
 // apps.call rule names it after the connection's /), and matches none of
-// the shell tools.
-func CheckReadRule(p string) error {
+// the shell tools: ShellTools and the tenant's own (shellTools, its
+// shell_tools).
+func CheckReadRule(p string, shellTools ...string) error {
 	if err := CheckPattern(p); err != nil {
 		return err
 	}
@@ -83,7 +86,7 @@ func CheckReadRule(p string) error {
 	}) {
 		return fmt.Errorf("read rule %q reaches beyond reads: it matches every tool; name the reading tools (tools.call:read_*)", p)
 	}
-	for _, s := range ShellTools {
+	for _, s := range append(ShellTools[:len(ShellTools):len(ShellTools)], shellTools...) {
 		if Match(tool, s) {
 			return fmt.Errorf("read rule %q matches the shell tool %s, which runs any command: it is never a read", p, s)
 		}

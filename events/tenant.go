@@ -3,6 +3,7 @@ package events
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"slices"
 	"time"
 )
 
@@ -44,6 +45,19 @@ type Tenant struct {
 	SubmitBurst int // default DefaultSubmitBurst
 	// AuditRetention is how long an audit log entry is kept (SPEC §14).
 	AuditRetention time.Duration
+	// ShellTools name the tools whose arguments.command is a shell
+	// command line (SPEC §8, the tenant's shell_tools): nil is the
+	// default, events.ShellTools; an empty, non-nil list names none.
+	ShellTools []string
+}
+
+// ShellTool reports whether tool is one of t's shell tools: a call of it
+// is a shell request whatever subject it declares (SPEC §8).
+func (t *Tenant) ShellTool(tool string) bool {
+	if t.ShellTools == nil {
+		return slices.Contains(ShellTools, tool)
+	}
+	return slices.Contains(t.ShellTools, tool)
 }
 
 // Defaults of a tenant's quotas (SPEC §5 "Quotas").

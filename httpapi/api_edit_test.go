@@ -80,7 +80,7 @@ func TestAPIEditRefusals(t *testing.T) {
 		{"duplicate key", person, path, `{"expected":0,"decision":"allow","arguments":{"amount":1,"amount":2}}`, "body"},
 		{"lone surrogate", person, path, `{"expected":0,"decision":"allow","arguments":{"note":"\ud800"}}`, "body"},
 		{"an agent edits", main, "/v1/requests/" + str(byAgent["id"]), `{"expected":0,"decision":"allow","arguments":{"amount":1}}`, "arguments"},
-		{"shell edit without a command", person, "/v1/requests/" + str(shell["id"]), `{"expected":0,"decision":"allow","arguments":{"cmd":"ls"}}`, "arguments"},
+		{"shell edit without a command", person, "/v1/requests/" + str(shell["id"]), `{"expected":0,"decision":"allow","arguments":{"cmd":"ls"}}`, "arguments.command"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.c.do("POST", tc.path, tc.body).wantProblem(t, tc.name, http.StatusBadRequest, "InvalidRequest", tc.field)

@@ -81,6 +81,7 @@ func TestAPIToolNames(t *testing.T) {
 		t.Errorf("bad tool names created %d requests, want 0", got)
 	}
 	for _, tool := range []string{"Bash", "mcp__github__create_issue", "run_shell_command", "a.b:c/d@e-f_g", strings.Repeat("t", 128)} {
-		main.do("POST", "/v1/requests", map[string]any{"tool": tool, "arguments": map[string]any{}}).want(t, "tool "+tool, http.StatusCreated)
+		// A shell tool's call needs its command (SPEC §8); others take it as data.
+		main.do("POST", "/v1/requests", map[string]any{"tool": tool, "arguments": map[string]any{"command": "ls"}}).want(t, "tool "+tool, http.StatusCreated)
 	}
 }

@@ -40,23 +40,29 @@ func TestAPIShellAllowForLsNeverCoversRm(t *testing.T) {
 			t.Errorf("%q in s1 after allowing ls: %s by %s, want pending (it reaches a decider)", cmd, str(rec["status"]), by(rec))
 		}
 	}
-	// A tool request of the same capability is not covered by a stage grant.
-	tool := main.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "ls"}, "session": "s1"})
-	if str(tool["status"]) != "pending" {
-		t.Errorf("Bash as a tool subject after a shell grant: %s by %s, want pending", str(tool["status"]), by(tool))
+	// Bash without a subject is a shell request all the same (SPEC §8).
+	bare := main.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "rm -rf /"}, "session": "s1"})
+	if str(bare["status"]) != "pending" {
+		t.Errorf("Bash rm -rf / without a subject after allowing ls: %s by %s, want pending", str(bare["status"]), by(bare))
 	}
 }
 
-// A tool-kind grant of Bash (left by an answer before stages existed, or
-// to a tool subject) never covers a shell request.
+// A tool-kind grant of a tool (left by an answer to a tool subject of a
+// tool the tenant's shell_tools do not name) never covers a shell request
+// of that tool.
 func TestAPIShellNotCoveredByToolGrant(t *testing.T) {
 	t.Parallel()
 	url := startAcme(t)
 	main, person := newClient(t, url, tokMain), newClient(t, url, tokPerson)
-	tool := main.submit(map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "ls"}, "session": "s1"})
-	person.answer(tool, "allow", "session").want(t, "allow Bash as a tool", http.StatusOK)
-	if rec := main.bash("rm -rf /", "s1"); str(rec["status"]) != "pending" {
-		t.Errorf("shell rm after a tool grant of Bash: %s by %s, want pending", str(rec["status"]), by(rec))
+	tool := main.submit(map[string]any{"tool": "mcp__box__run", "arguments": map[string]any{"command": "ls"}, "session": "s1"})
+	if sub := jsonString(tool["subject"]); sub != `{"kind":"tool"}` {
+		t.Fatalf("a tool no shell_tools names, without a subject: subject %s, want kind tool", sub)
+	}
+	person.answer(tool, "allow", "session").want(t, "allow mcp__box__run as a tool", http.StatusOK)
+	rec := main.submit(map[string]any{"tool": "mcp__box__run", "arguments": map[string]any{"command": "rm -rf /"},
+		"subject": map[string]any{"kind": "shell"}, "session": "s1"})
+	if str(rec["status"]) != "pending" {
+		t.Errorf("shell rm after a tool grant of its tool: %s by %s, want pending", str(rec["status"]), by(rec))
 	}
 }
 
@@ -161,10 +167,10 @@ func TestAPIShellSubjectMustMatchArguments(t *testing.T) {
 	main := newClient(t, url, tokMain)
 	main.do("POST", "/v1/requests", map[string]any{"tool": "Bash", "arguments": map[string]any{"command": "rm -rf /"},
 		"subject": map[string]any{"kind": "shell", "command": "ls"}}).
-		wantProblem(t, "a subject naming another command", http.StatusBadRequest, "InvalidRequest", "subject.command")
+		wantProblem(t, "a subject naming another command", http.StatusBadRequest, "InvalidRequest", "subject")
 	main.do("POST", "/v1/requests", map[string]any{"tool": "Bash", "arguments": map[string]any{"cmd": "ls"},
 		"subject": map[string]any{"kind": "shell"}}).
-		wantProblem(t, "a shell call without a command", http.StatusBadRequest, "InvalidRequest", "arguments")
+		wantProblem(t, "a shell call without a command", http.StatusBadRequest, "InvalidRequest", "arguments.command")
 	rec := main.submit(map[string]any{"tool": "shell", "arguments": map[string]any{"command": []string{"bash", "-lc", "ls; id"}},
 		"subject": map[string]any{"kind": "shell"}})
 	if got := str(obj(rec["subject"])["command"]); got != "ls; id" || len(stagesOf(rec)) != 2 {
@@ -208,9 +214,8 @@ func TestAPIConnectionGrantsBindTheRevision(t *testing.T) {
 		t.Errorf("same connection revision: %s, want approved by the grant", str(rec["status"]))
 	}
 	for name, conn := range map[string]map[string]any{
-		"revision 2":         {"id": "conn-1", "revision": 2},
-		"another connection": {"id": "conn-2", "revision": 1},
-		"no connection":      nil,
+		"revision 2":    {"id": "conn-1", "revision": 2},
+		"no connection": nil,
 	} {
 		if rec := call(conn); str(rec["status"]) != "pending" {
 			t.Errorf("%s: %s by %s, want pending", name, str(rec["status"]), by(rec))
