@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -18,6 +19,9 @@ type Source func(fn func(line []byte) error) error
 func readHistory(src Source) (*history, error) {
 	h := newHistory()
 	err := src(func(line []byte) error {
+		if typ, ok := typeOf(line); ok && !historyType[typ] {
+			return nil // a request's entry: the second read's
+		}
 		var e audit.Entry
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("replay: an audit line is no entry: %w", err)
@@ -71,11 +75,37 @@ func (h *history) rule(e *audit.Entry) error {
 	return nil
 }
 
+// historyType are the entry types readHistory keeps.
+var historyType = map[string]bool{
+	events.TypeGrantCreated: true, events.TypeGrantRevoked: true, events.TypeAgentRegistered: true,
+	events.TypeAgentRetired: true, events.TypeAgentRemoved: true, events.TypeRulePut: true, events.TypeRuleDeleted: true,
+}
+
+// typeOf reads an exported line's type without decoding it: the line is
+// an entry's RFC 8785 form, whose members sort, so "type" is its last.
+// ok is false for a line not in that form.
+func typeOf(line []byte) (string, bool) {
+	const key = `,"type":"`
+	i := bytes.LastIndex(line, []byte(key))
+	if i < 0 || !bytes.HasSuffix(bytes.TrimRight(line, " \r\n"), []byte(`"}`)) {
+		return "", false
+	}
+	rest := line[i+len(key):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || !bytes.HasPrefix(rest[j+1:], []byte("}")) {
+		return "", false
+	}
+	return string(rest[:j]), true
+}
+
 // created is the entry of a request's creation in the window, decoded:
 // request.created when it was left waiting, request.decided when steps
 // 1–4 decided it, both at revision 0; the request as its creation's check
 // order left it.
 func created(line []byte, since, until time.Time) (*events.Request, bool, error) {
+	if typ, ok := typeOf(line); ok && typ != events.TypeRequestCreated && typ != events.TypeRequestDecided {
+		return nil, false, nil
+	}
 	var e struct {
 		Seq  uint64          `json:"seq"`
 		At   time.Time       `json:"at"`
