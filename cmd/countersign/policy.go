@@ -3,7 +3,8 @@ package main
 // countersign policy replay --config FILE [--tenant T] [--since 720h]
 // [--json] [--log FILE] (SPEC §16): what FILE would have done with the
 // requests of the window. With --log, an exported audit log (countersign
-// audit export) is replayed here, without a server.
+// audit export) is replayed here, without a server. policy suggest is in
+// suggest.go.
 
 import (
 	"context"
@@ -27,7 +28,10 @@ func runPolicy(args []string) int {
 	if len(args) > 0 && args[0] == "replay" {
 		return policyReplay(ctx, args[1:], env)
 	}
-	fmt.Fprintf(env.stderr, "usage: countersign %s\n", policyUsage)
+	if len(args) > 0 && args[0] == "suggest" {
+		return policySuggest(ctx, args[1:], env)
+	}
+	fmt.Fprintf(env.stderr, "usage: countersign %s | %s\n", policyUsage, suggestUsage)
 	return cliExitUsage
 }
 
