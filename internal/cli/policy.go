@@ -7,6 +7,10 @@ import (
 	"net/http"
 )
 
+// maxReport bounds a replay's report: a candidate that changes each of a
+// fill's 100,000 requests answers with about 50 MB.
+const maxReport = 1 << 30
+
 // ReplayPolicy asks the server what the candidate config file yaml would
 // have done with the caller's tenant's requests of the last since (POST
 // /v1/policy/replay, SPEC §16) and returns the report's JSON. tenant, when
@@ -32,9 +36,12 @@ func (c *Client) ReplayPolicy(ctx context.Context, yaml []byte, since, tenant st
 		return nil, fmt.Errorf("cannot reach countersign at %s: %w", c.base, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse))
-	if err != nil {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxReport+1))
+	switch {
+	case err != nil:
 		return nil, fmt.Errorf("reading the replay's report: %w", err)
+	case len(raw) > maxReport:
+		return nil, fmt.Errorf("the replay's report is larger than %d MiB: narrow --since", maxReport>>20)
 	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, refusal(resp.StatusCode, raw)
