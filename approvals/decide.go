@@ -2,6 +2,7 @@ package approvals
 
 import (
 	"context"
+	"slices"
 
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
@@ -13,8 +14,23 @@ import (
 // of r's recorded chain (approver, group, required_approvals). It changes
 // r only and does no I/O beyond chk's judge, if it has one: a policy
 // replay (SPEC §16) calls it on a request rebuilt from the audit log, with
-// a State rebuilt from the same log.
+// a State rebuilt from the same log. With rules in shadow mode, r.Shadow
+// says what each would have done (shadows).
 func Decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenPolicy *events.Policy, r *events.Request) deciders.Verdict {
+	if len(t.ShadowReadRules) == 0 && !hasShadowPolicy(t) {
+		return decide(ctx, chk, t, tokenPolicy, r)
+	}
+	before := r.Clone()
+	v := decide(ctx, chk, t, tokenPolicy, r)
+	r.Shadow = shadows(ctx, chk, t, &before, r)
+	return v
+}
+
+func hasShadowPolicy(t *events.Tenant) bool {
+	return slices.ContainsFunc(t.ApprovalPolicies, func(p events.ApprovalPolicy) bool { return p.Shadow })
+}
+
+func decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenPolicy *events.Policy, r *events.Request) deciders.Verdict {
 	if tokenPolicy != nil && !tokenPolicy.Permits(r.Capability.String()) {
 		denyByTokenPolicy(chk.Views, t, r)
 		return deciders.Verdict{Decided: true, Status: r.Status, By: r.Decision.By}

@@ -193,6 +193,7 @@ func (s *Service) countSubmit(r *events.Request) {
 		by = r.Decision.By.Kind
 	}
 	s.submits.WithLabelValues(string(r.Status), by).Inc()
+	s.countShadows(r)
 }
 
 func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id events.RequestID) (events.RequestID, bool, error) {

@@ -78,7 +78,7 @@ func asCreated(rec *events.Request) *events.Request {
 	r := *rec
 	r.Status, r.Decision, r.Approver, r.Escalation = "", nil, nil, nil
 	r.RequiredApprovals, r.Approvals = 1, events.Approvals{}
-	r.JudgeEscalated, r.ReviewerReason = false, nil
+	r.JudgeEscalated, r.ReviewerReason, r.Shadow = false, nil, nil
 	stages := make([]events.Stage, len(rec.Stages))
 	for i, s := range rec.Stages {
 		s.AllowedBy, s.Scope, s.AllowedAt = nil, "", nil
