@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // shadowYAML is acme with a read rule and an approval policy in shadow
@@ -32,11 +34,18 @@ var (
 // done, /metrics counts them as agreeing or not, and a replay of the file
 // with them enforced gives the same answer for each request.
 func TestShadowModeAgreesWithReplay(t *testing.T) {
-	url := servertest.Start(t, servertest.WithConfig(shadowYAML)).URL
+	srv := servertest.Start(t, servertest.WithConfig(shadowYAML))
+	url := srv.URL
 	admin, main := newClient(t, url, tokAdmin), newClient(t, url, tokMain)
 	lookup := main.pending("tool", "lookup_order")
 	deploy := main.pending()
 	read := main.submit(map[string]any{"tool": "read_file", "arguments": map[string]any{}})
+	shadowed := shadowedEvents(t, srv, 2)
+	for _, rec := range []map[string]any{lookup, deploy} {
+		if !shadowed[str(rec["id"])] {
+			t.Errorf("no request.shadowed event of %s on the bus (got %v)", rec["tool"], shadowed)
+		}
+	}
 	shadowOf := func(rec map[string]any) []events.Shadow {
 		var r events.Request
 		raw, _ := json.Marshal(rec)
@@ -85,6 +94,35 @@ func TestShadowModeAgreesWithReplay(t *testing.T) {
 			t.Errorf("%s: replay says %+v, shadow mode said %+v", c.Capability, c.New, want)
 		}
 	}
+}
+
+// shadowedEvents reads n request.shadowed events from the bus's events
+// stream and returns the ids of their requests.
+func shadowedEvents(t *testing.T, srv *servertest.Server, n int) map[string]bool {
+	t.Helper()
+	js, err := srv.App.Broker.Connect("test-shadowed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, events.EventsStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{events.EventSubject("acme", events.TypeRequestShadowed)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for len(got) < n {
+		m, err := cons.Next(jetstream.FetchContext(ctx))
+		if err != nil {
+			t.Fatalf("request.shadowed events: %d of %d: %v", len(got), n, err)
+		}
+		if typ := m.Headers().Get("ce-type"); typ != events.TypeRequestShadowed {
+			t.Errorf("ce-type %q; want %s", typ, events.TypeRequestShadowed)
+		}
+		got[m.Headers().Get("ce-subject")] = true
+	}
+	return got
 }
 
 func sameRef(a, b *events.Ref) bool {
