@@ -73,6 +73,12 @@ func Rules(vw *views.Views) func(*events.Tenant, events.AgentID) []events.Rule {
 }
 
 func rulesOf(vw *views.Views, t *events.Tenant, agent events.AgentID) []events.Rule {
+	return append(ConfiguredRules(t, agent), vw.RulesOf(t.ID, agent)...)
+}
+
+// ConfiguredRules returns the rules t's config file gives agent, each with
+// its derived id; the kept rules (POST /v1/agents/{id}/rules) follow them.
+func ConfiguredRules(t *events.Tenant, agent events.AgentID) []events.Rule {
 	var out []events.Rule
 	if a, ok := t.Agents[agent]; ok {
 		for _, text := range a.Rules {
@@ -80,7 +86,7 @@ func rulesOf(vw *views.Views, t *events.Tenant, agent events.AgentID) []events.R
 				CreatedBy: events.Ref{Kind: events.KindService, ID: "config"}})
 		}
 	}
-	return append(out, vw.RulesOf(t.ID, agent)...)
+	return out
 }
 
 // agentFor returns an agent whose rules the caller may see: one working for

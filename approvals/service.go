@@ -69,6 +69,7 @@ type Service struct {
 	log     *slog.Logger
 	hub     *Hub
 	submits *prometheus.CounterVec
+	shadows *prometheus.CounterVec // rules in shadow mode, agreeing or not (shadow.go)
 	quota   *quotas
 	watch   Watchers
 	holds   holds
@@ -105,8 +106,9 @@ func New(cfg Config) (*Service, error) {
 	s.watch = cfg.Watchers
 	s.submits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_requests_submitted_total",
 		Help: "Submitted requests by the status of their 201 and who decided."}, []string{"status", "by"})
+	s.shadows = newShadowCounter()
 	s.quota = newQuotas()
-	for _, c := range []prometheus.Collector{s.submits, s.quota.refused} {
+	for _, c := range []prometheus.Collector{s.submits, s.shadows, s.quota.refused} {
 		if err := cfg.Registry.Register(c); err != nil {
 			return nil, fmt.Errorf("approvals: metrics: %w", err)
 		}

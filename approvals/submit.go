@@ -167,6 +167,7 @@ func (s *Service) countSubmit(r *events.Request) {
 		by = r.Decision.By.Kind
 	}
 	s.submits.WithLabelValues(string(r.Status), by).Inc()
+	s.countShadows(r)
 }
 
 func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id events.RequestID) (events.RequestID, bool, error) {
@@ -198,11 +199,7 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 	if err != nil {
 		return kvstate.Record{}, err
 	}
-	if !tokenPermits(c, r) {
-		s.denyByTokenPolicy(c, r)
-	} else {
-		s.decide(ctx, c.Tenant, r)
-	}
+	Decide(ctx, s.checker, c.Tenant, c.Token.Policy, r)
 	rec, err := s.views.WriteRequest(c.Tenant.ID, id, func() (kvstate.Record, error) {
 		rec, err := s.store.CreateRequest(ctx, r)
 		if errors.Is(err, kvstate.ErrExists) { // it exists: a read that finds none is stale
@@ -242,47 +239,6 @@ func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capa
 	}
 	r.CallDigest = digest
 	return r, nil
-}
-
-// decide applies steps 1–4 to a new request, or sends it to the decider
-// above the requester.
-func (s *Service) decide(ctx context.Context, t *events.Tenant, r *events.Request) {
-	v := s.checker.Check(ctx, t, r)
-	if !v.Decided {
-		r.Status = events.StatusPending
-		toTop(t, r, deciders.Next(s.views, t.ID, r.Chain, r.Agent))
-		r.JudgeEscalated = v.JudgeEscalated
-		if v.ReviewerReason != "" {
-			rr := v.ReviewerReason
-			r.ReviewerReason = &rr
-		}
-		return
-	}
-	r.Status = v.Status
-	r.Decision = &events.Decision{Status: v.Status, By: v.By, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule, Note: v.Note}
-	if v.Status == events.StatusApproved {
-		exp := r.CreatedAt.Add(t.ApprovalTTL)
-		r.Decision.ExpiresAt = &exp
-	}
-}
-
-// tokenPermits applies the caller's token policy, if it has one: "the
-// token that started the work" narrows the member's policy, never widens it
-// (SPEC §2 step 1).
-func tokenPermits(c Caller, r *events.Request) bool {
-	return c.Token.Policy == nil || c.Token.Policy.Permits(r.Capability.String())
-}
-
-// denyByTokenPolicy ends r at step 1: denied by policy, as the member's own
-// policy denies, and never sent to a decider.
-func (s *Service) denyByTokenPolicy(c Caller, r *events.Request) {
-	by := events.Ref{Kind: events.KindPolicy}
-	if a, ok := s.views.Agent(c.Tenant.ID, r.Agent); ok {
-		by.ID = string(a.Member)
-	}
-	r.Status = events.StatusDenied
-	r.Decision = &events.Decision{Status: events.StatusDenied, By: by, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt,
-		Note: "the policy of the token that started the work does not allow " + r.Capability.String()}
 }
 
 // FormatDuration writes d as Go's duration syntax without zero units:

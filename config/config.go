@@ -98,6 +98,9 @@ type TenantConfig struct {
 	Judge          *JudgeConfig    `yaml:"judge"`
 	line           int
 	readRuleLines  []int // each read rule's line
+	// shadowReads are the read rules in mode shadow (SPEC §16), taken
+	// out of read_rules as it is decoded (shadow.go).
+	shadowReads []shadowRead
 
 	// Groups and ApprovalPolicies say who answers at the top of a chain
 	// (SPEC §12).
@@ -172,7 +175,10 @@ type ApprovalPolicyConfig struct {
 	Approvers *ApproversConfig `yaml:"approvers"`
 	// Approve is the distinct people who must allow. Default 1.
 	Approve *wholeNumber `yaml:"approve"`
-	line    int
+	// Mode is enforce (the default) or shadow: evaluated on live
+	// requests, never deciding (SPEC §16).
+	Mode string `yaml:"mode"`
+	line int
 	// matchLines is each match pattern's line; approversLine and
 	// approveLine those of the keys (0: not given).
 	matchLines                 []int

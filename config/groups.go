@@ -86,6 +86,13 @@ func (pc *ApprovalPolicyConfig) policy(t *events.Tenant) (events.ApprovalPolicy,
 		return p, lineErr(max(pc.approversLine, pc.line), "approval policy %q: approvers: unknown group %q", pc.ID, pc.Approvers.Group)
 	}
 	p.Group = g.ID
+	switch pc.Mode {
+	case "", events.ModeEnforce:
+	case events.ModeShadow:
+		p.Shadow = true
+	default:
+		return p, lineErr(pc.line, "approval policy %q: mode: %q is neither enforce nor shadow", pc.ID, pc.Mode)
+	}
 	if pc.Approve != nil {
 		p.Approve = int(*pc.Approve)
 	}

@@ -10,6 +10,9 @@ import (
 // pattern that matches no capability, a read rule that reaches beyond
 // reads. The error names the pattern's own line.
 func (tc *TenantConfig) patterns(t *events.Tenant) error {
+	if err := tc.shadowReadRules(t); err != nil {
+		return err
+	}
 	for i, p := range tc.ReadRules {
 		if err := events.CheckReadRule(p, t.ShellTools...); err != nil {
 			return lineErr(lineOf(tc.readRuleLines, i, tc.line), "read_rules: %v", err)

@@ -187,6 +187,9 @@ func decodeAt[P any](n *yaml.Node, line *int, plain *P) error {
 // UnmarshalYAML remembers the line (decodeAt); so do those below.
 func (t *TenantConfig) UnmarshalYAML(n *yaml.Node) error {
 	type plain TenantConfig
+	if err := t.takeShadowReads(n); err != nil {
+		return err
+	}
 	err := decodeAt(n, &t.line, (*plain)(t))
 	t.readRuleLines = seqLines(n, "read_rules")
 	t.shellToolLines = seqLines(n, "shell_tools")

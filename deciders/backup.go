@@ -28,6 +28,15 @@ func backupOf(v *views.Views, tenant events.TenantID, approver *events.Ref, esc 
 	if !ok {
 		return events.Ref{}, 0, false
 	}
+	return BackupIn(t, approver, esc)
+}
+
+// BackupIn is Backup of a request of tenant t waiting on approver, last
+// moved by esc (nil: never moved): what t's config says, with no I/O.
+func BackupIn(t *events.Tenant, approver *events.Ref, esc *events.Escalation) (to events.Ref, within time.Duration, ok bool) {
+	if approver == nil || approver.Kind != events.KindPerson {
+		return events.Ref{}, 0, false
+	}
 	m := t.Members[events.MemberID(approver.ID)]
 	if m == nil || m.Backup == "" || m.AnswerWithin <= 0 || m.Backup == m.ID || t.Members[m.Backup] == nil {
 		return events.Ref{}, 0, false

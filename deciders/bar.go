@@ -2,7 +2,6 @@ package deciders
 
 import (
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/views"
 )
 
 // Authority never crosses members (SPEC §3): agents.delegate:B by A is
@@ -15,7 +14,7 @@ import (
 // barred, or "" when it is not; chain is the delegator's chain in the
 // session (ChainFor), the delegator last. An agent the views do not hold
 // is barred: it works for no member the delegator works for.
-func DelegationBar(v *views.Views, tenant events.TenantID, delegator, agent events.AgentID, chain []events.AgentID) string {
+func DelegationBar(v State, tenant events.TenantID, delegator, agent events.AgentID, chain []events.AgentID) string {
 	if agent == delegator {
 		return "authority never crosses members: an agent cannot delegate work to itself"
 	}
@@ -32,7 +31,7 @@ func DelegationBar(v *views.Views, tenant events.TenantID, delegator, agent even
 
 // delegationBar is DelegationBar for a submitted agents.delegate request,
 // whose chain is its requester's in its session; "" for any other request.
-func delegationBar(v *views.Views, t *events.Tenant, r *events.Request) string {
+func delegationBar(v State, t *events.Tenant, r *events.Request) string {
 	if r.Capability.Action != events.ActionAgentsDelegate {
 		return ""
 	}

@@ -28,7 +28,7 @@ func Chain(v *views.Views, tenant events.TenantID, agent events.AgentID) []event
 
 // Above returns the decider above agent: its parent agent or, at the top,
 // its member.
-func Above(v *views.Views, tenant events.TenantID, agent events.AgentID) events.Ref {
+func Above(v State, tenant events.TenantID, agent events.AgentID) events.Ref {
 	a, ok := v.Agent(tenant, agent)
 	if !ok {
 		return events.Ref{}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/views"
 )
 
 // Verdict is what steps 1–4 of the check order concluded about a request.
@@ -38,9 +37,9 @@ type JudgeResult struct {
 	ReviewerReason string
 }
 
-// Checker runs the check order against the views.
+// Checker runs the check order against the views (or any State).
 type Checker struct {
-	Views *views.Views
+	Views State
 	// Judge, if set, is consulted at step 4 for tenants that have a judge.
 	Judge RulesJudge
 	// Rules returns an agent's rules (configured and kept); nil: none.

@@ -31,7 +31,7 @@ func ActiveDelegation(v *views.Views, tenant events.TenantID, agent events.Agent
 }
 
 // sameMember reports whether agents a and b both work for one member.
-func sameMember(v *views.Views, tenant events.TenantID, a, b events.AgentID) bool {
+func sameMember(v State, tenant events.TenantID, a, b events.AgentID) bool {
 	x, ok1 := v.Agent(tenant, a)
 	y, ok2 := v.Agent(tenant, b)
 	return ok1 && ok2 && x.Member == y.Member
@@ -44,7 +44,7 @@ func sameMember(v *views.Views, tenant events.TenantID, a, b events.AgentID) boo
 // The chain's last link (the requester) is passed over when looking from
 // above, so that an agent in the chain twice decides at its higher place.
 // A from not in chain (or no chain) falls back to Above.
-func Next(v *views.Views, tenant events.TenantID, chain []events.AgentID, from events.AgentID) events.Ref {
+func Next(v State, tenant events.TenantID, chain []events.AgentID, from events.AgentID) events.Ref {
 	i := len(chain) - 1
 	if i < 0 || chain[i] != from {
 		for i = len(chain) - 2; i >= 0 && chain[i] != from; i-- {

@@ -26,6 +26,7 @@ type ApprovalPolicy struct {
 	Match   []string // capability patterns
 	Group   GroupID  // approvers.group
 	Approve int      // distinct people who must allow; 1 by default
+	Shadow  bool     // mode: shadow: evaluated, never deciding (SPEC §16)
 }
 
 // Approval is one person's allow counted towards a request's quorum.
@@ -70,10 +71,13 @@ func (a Approvals) SmallestScope() string {
 	return s
 }
 
-// ApprovalPolicyFor returns the first approval policy, in file order,
-// whose match covers capability c; nil when none does.
+// ApprovalPolicyFor returns the first enforced approval policy, in file
+// order, whose match covers capability c; nil when none does.
 func (t *Tenant) ApprovalPolicyFor(c Capability) *ApprovalPolicy {
 	for i := range t.ApprovalPolicies {
+		if t.ApprovalPolicies[i].Shadow {
+			continue
+		}
 		if _, ok := MatchAny(t.ApprovalPolicies[i].Match, c.String()); ok {
 			return &t.ApprovalPolicies[i]
 		}

@@ -209,6 +209,9 @@ type Request struct {
 	// Escalation is the request's latest move to a backup (SPEC §12);
 	// nil until it first moves.
 	Escalation *Escalation `json:"escalation,omitempty"`
+	// Shadow is what the rules in shadow mode would have done at the
+	// request's creation (SPEC §16); absent when none matched.
+	Shadow []Shadow `json:"shadow,omitempty"`
 	// Edited is set when a person approved the call with edits (SPEC §5,
 	// "Approve with edits"): Arguments and CallDigest are then the edited
 	// call's; nil otherwise.

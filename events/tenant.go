@@ -28,6 +28,7 @@ type Tenant struct {
 	// ends (default 720h); 0 keeps it.
 	RequestRetention time.Duration
 	ReadRules        []string
+	ShadowReadRules  []string // mode: shadow (SPEC §16): evaluated, never deciding
 	Members          map[MemberID]*Member
 	Agents           map[AgentID]*Agent
 	Tokens           []Token

@@ -22,6 +22,7 @@ func (a *API) auditRoutes(cfg *AuditConfig) {
 	a.handle("GET /v1/audit/checkpoint", s.checkpoint)
 	a.handle("GET /v1/audit/key", s.key)
 	a.handle("GET /v1/audit/proof", s.proof)
+	a.handle("POST /v1/policy/replay", s.replay)
 }
 
 type auditServer struct {

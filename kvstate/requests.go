@@ -306,6 +306,9 @@ func effects(typ string, r *events.Request) nats.Header {
 	if (typ == events.TypeRequestDecided && leavesGrants(r.Decision)) || stagesLeaveGrants(r) || r.Delegates() {
 		h.Set(events.HeaderGrants, "1")
 	}
+	if r.Revision == 0 && len(r.Shadow) > 0 { // its creation (SPEC §16)
+		h.Set(events.HeaderShadowed, "1")
+	}
 	return h
 }
 

@@ -324,7 +324,23 @@ func (o *Worker) republish(ctx context.Context, m jetstream.Msg, c events.Change
 		}
 		acks = append(acks, f)
 	}
+	if h.Get(events.HeaderShadowed) != "" {
+		f, err := o.publishAsync(ctx, shadowedMsg(m.Data(), h, c))
+		if err != nil {
+			return nil, err
+		}
+		acks = append(acks, f)
+	}
 	return acks, nil
+}
+
+// shadowedMsg is the request.shadowed event derived from a creation c
+// whose record holds shadows (SPEC §16), deduplicated by an id of its own.
+func shadowedMsg(data []byte, h nats.Header, c events.Change) *nats.Msg {
+	out := &nats.Msg{Subject: events.EventSubject(c.Tenant, events.TypeRequestShadowed), Data: data, Header: make(nats.Header, 12)}
+	events.ShadowedHeaders(out.Header, h)
+	out.Header[nats.MsgIdHdr] = []string{c.MsgID() + ".shadowed"}
+	return out
 }
 
 // repairGrants writes the grants a decision leaves, if a crash stopped the

@@ -30,6 +30,7 @@ var commands = func() map[string]command {
 		"config":    {"validate a config file and show what it changes: " + configUsage, runConfig},
 		"login":     {"sign in with the identity provider (device flow) for the commands below: login [--url U]", runLogin},
 		"audit":     {"export or verify the audit log: " + auditUsage, runAudit},
+		"policy":    {"see what a config would have done, or what to grant: " + policyUsage + " | " + suggestUsage, runPolicy},
 	}
 	for name, c := range cliEntries() {
 		t[name] = c

@@ -36,6 +36,7 @@ var rank = map[string]int{
 	"internal/testutil":    3,
 	"internal/oidctest":    3, // tests only: an OpenID provider
 	"approvals":            4,
+	"approvals/replay":     4, // what a candidate config would have done (SPEC §16)
 	"adapter":              4,
 	"httpapi":              5,
 	"busapi":               5,

@@ -672,6 +672,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/policy/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a candidate config would have done with the tenant's requests of a window (SPEC §16), scope admin
+         * @description Reads the caller's tenant's audit log, rebuilds the grants in force at each request's creation, and runs each request through the candidate's check order; the judge is not called. Writes nothing.
+         */
+        post: operations["replayPolicy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -800,6 +820,13 @@ export interface components {
             required_approvals: number;
             approvals: components["schemas"]["Approval"][];
             escalation?: components["schemas"]["Escalation"];
+            /** @description what the rules in shadow mode would have done at the request's creation (SPEC §16) */
+            shadow?: {
+                id: string;
+                outcome: string;
+                approver?: Record<string, never>;
+                required_approvals?: number;
+            }[];
             /** @description a person approved the call with edits (SPEC §5): arguments and call_digest are the edited call's; absent otherwise */
             edited?: {
                 by: components["schemas"]["Ref"];
@@ -2200,6 +2227,92 @@ export interface operations {
             400: components["responses"]["Problem"];
             401: components["responses"]["Problem"];
             403: components["responses"]["Problem"];
+            503: components["responses"]["Problem"];
+        };
+    };
+    replayPolicy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the candidate config file's YAML */
+                    config: string;
+                    /** @description a Go duration, default 720h */
+                    since?: string;
+                    /** @description the caller's tenant, if given */
+                    tenant?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description ok */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        tenant: string;
+                        /** Format: date-time */
+                        since: string;
+                        /** Format: date-time */
+                        until?: string;
+                        requests: number;
+                        changes: {
+                            request: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            agent: string;
+                            capability: string;
+                            old: {
+                                /** @enum {string} */
+                                by: "policy" | "read" | "own_subagent" | "grant" | "rule" | "judge" | "decider" | "refused";
+                                status?: string;
+                                id?: string;
+                                approver?: Record<string, never>;
+                                required_approvals?: number;
+                                backup?: Record<string, never>;
+                            };
+                            new: {
+                                /** @enum {string} */
+                                by: "policy" | "read" | "own_subagent" | "grant" | "rule" | "judge" | "decider" | "refused";
+                                status?: string;
+                                id?: string;
+                                approver?: Record<string, never>;
+                                required_approvals?: number;
+                                backup?: Record<string, never>;
+                            };
+                            reason: string;
+                        }[];
+                        summary: {
+                            capability?: string;
+                            requests?: number;
+                            policy?: number;
+                            read?: number;
+                            grant?: number;
+                            rule?: number;
+                            judge?: number;
+                            decider?: number;
+                            refused?: number;
+                            asked?: {
+                                approver?: Record<string, never>;
+                                required_approvals?: number;
+                                requests?: number;
+                            }[];
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["Problem"];
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+            413: components["responses"]["Problem"];
             503: components["responses"]["Problem"];
         };
     };

@@ -1,0 +1,14 @@
+package deciders
+
+import "github.com/countersign/countersign/events"
+
+// State is what the check order reads of a tenant's agents and grants:
+// the live views (*views.Views) on a submit, or the state rebuilt from the
+// audit log when a policy is replayed (SPEC §16). Both answer from memory;
+// neither call does I/O.
+type State interface {
+	// Agent returns a tenant's agent, if it is known.
+	Agent(tenant events.TenantID, id events.AgentID) (*events.Agent, bool)
+	// GrantsOf returns every grant of one agent, revoked ones too.
+	GrantsOf(tenant events.TenantID, agent events.AgentID) []events.Grant
+}
