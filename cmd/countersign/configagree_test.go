@@ -11,9 +11,11 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -62,6 +64,11 @@ func TestConfigCheckAgreesWithServe(t *testing.T) {
 		t.Skip("starts a server per config")
 	}
 	corpus := configCorpus(t)
+	for what, want := range map[string]string{"updatedHook": updatedHook, "badListen": badListen} {
+		if !slices.ContainsFunc(slices.Collect(maps.Values(corpus)), func(raw []byte) bool { return strings.Contains(string(raw), strings.TrimSpace(want)) }) {
+			t.Errorf("the corpus lacks %s: its raw strings are not read from the test files", what)
+		}
+	}
 	names := make([]string, 0, len(corpus))
 	for n := range corpus {
 		names = append(names, n)
