@@ -103,6 +103,28 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 	}
 	b.shot("policy")
 
+	// The server's strings are text: markup stays letters, an invisible
+	// character is shown as its escape.
+	hostile, err := chromedp.Run(b.ctx, chromedp.Evaluate[map[string]any](`(async () => {
+	  const policy = await import('/inbox/policy.js');
+	  const box = document.createElement('div');
+	  box.append(...policy.report({tenant: 'acme', since: '2026-11-04T00:00:00Z', requests: 1, summary: [],
+	    changes: [{request: 'req_<i>x</i>', created_at: '2026-12-01T00:00:00Z', agent: 'agt_<b>a</b>', capability: 'tools.call:x\u202e',
+	      old: {by: 'decider', status: 'pending', approver: {kind: 'person', id: '<img src=x>'}, required_approvals: 1},
+	      new: {by: 'read', status: 'approved', id: 'tools.call:<u>*</u>'}, reason: '<b>trust me</b>\u202e'}]}));
+	  return {elements: box.querySelectorAll('#policy-changes tbody b, #policy-changes tbody i, #policy-changes tbody u, #policy-changes tbody img').length,
+	    text: box.querySelector('#policy-changes tbody').textContent, raw: box.textContent.includes('\u202e')};
+	})()`, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hostile["elements"] != 0.0 || hostile["raw"] != false {
+		t.Errorf("a hostile report rendered %v markup elements (raw U+202E: %v)", hostile["elements"], hostile["raw"])
+	}
+	if txt, _ := hostile["text"].(string); !strings.Contains(txt, `<b>trust me</b>\u202E`) || !strings.Contains(txt, "person:<img src=x>") {
+		t.Errorf("a hostile report reads %q, want its markup as letters and U+202E as an escape", txt)
+	}
+
 	// A config with a bad line shows the problem; the report is gone.
 	paste(strings.Replace(policyCandidate, "    agents:", "    agents: [", 1))
 	b.do(chromedp.Click(chromedp.ID("policy-run")))
