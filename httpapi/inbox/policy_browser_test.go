@@ -35,7 +35,8 @@ var policyCandidate = strings.Replace(policyYAML, "    members:", "    read_rule
 // and the summary counts them by capability. A config with a bad line
 // shows the server's problem, naming the line. Nothing changed: the
 // requests are still pending. A person sees no Policy tab, and at the
-// page's address is told the server refuses them (403).
+// page's address is told the server refuses them (403). The keys i and p
+// move between the inbox and the Policy page.
 func TestInboxPolicyReplayInBrowser(t *testing.T) {
 	b := openBrowser(t)
 	srv := servertest.Start(t, servertest.WithConfig(policyYAML))
@@ -144,12 +145,23 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 		}
 	}
 
+	// The keys move between the pages: i to the inbox, p back.
+	eval[chromedp.Void](b, `document.activeElement.blur()`)
+	b.do(chromedp.KeyEvent("i"))
+	b.wait("i: the inbox", `!document.getElementById('inbox').hidden && document.getElementById('policy').hidden && location.pathname === '/'`)
+	b.do(chromedp.KeyEvent("p"))
+	b.wait("p: the Policy page", `!document.getElementById('policy').hidden && location.pathname === '/inbox/policy'`)
+
 	// A person sees no Policy tab, and the page's address says why.
 	b.do(chromedp.Click(chromedp.ID("signout")))
 	signIn(b, "p-person")
 	b.wait("the person's inbox", has(ids[2]))
 	if !eval[bool](b, `document.getElementById('tab-policy').hidden`) {
 		t.Error("a person sees the Policy tab")
+	}
+	b.do(chromedp.KeyEvent("p"))
+	if !eval[bool](b, `document.getElementById('policy').hidden && location.pathname === '/'`) {
+		t.Error("p opens the Policy page for a person")
 	}
 	b.do(chromedp.Navigate(srv.URL + "/inbox/policy"))
 	b.wait("the refusal", `document.getElementById('policy-error').textContent.includes('403')`)
