@@ -153,7 +153,7 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 	b.wait("p: the Policy page", `!document.getElementById('policy').hidden && location.pathname === '/inbox/policy'`)
 
 	// A person sees no Policy tab, and the page's address says why.
-	b.do(chromedp.Click(chromedp.ID("signout")))
+	b.do(chromedp.Click(chromedp.ID("signout")), chromedp.Navigate(srv.URL+"/"))
 	signIn(b, "p-person")
 	b.wait("the person's inbox", has(ids[2]))
 	if !eval[bool](b, `document.getElementById('tab-policy').hidden`) {
