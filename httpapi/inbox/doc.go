@@ -7,7 +7,9 @@
 // one request's exact stored arguments (long ones folded), answers with the
 // revision that was shown (after a conflict it shows the current version),
 // and lists decided requests. Each request has its own address,
-// /inbox/<id>, which opens it.
+// /inbox/<id>, which opens it. For a token with the admin scope it also
+// offers the Policy page, /inbox/policy: a pasted config replayed with
+// POST /v1/policy/replay (SPEC §16), its changes and summary shown.
 //
 // Security contract: data from requests (arguments, reasons, notes, ids)
 // reaches the page only as text (textContent, text nodes); control, format

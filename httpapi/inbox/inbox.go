@@ -25,9 +25,10 @@ type Mux interface {
 	Handle(pattern string, h http.Handler)
 }
 
-// Mount serves the page at "GET /" (exactly) and at "GET /inbox/{id}" (one
-// request's own address, id a request id), and its assets below
-// "GET /inbox/". Other paths stay the router's.
+// Mount serves the page at "GET /" (exactly), at "GET /inbox/{id}" (one
+// request's own address, id a request id) and at "GET /inbox/policy" (the
+// admins' policy replay), and its assets below "GET /inbox/". Other paths
+// stay the router's.
 func Mount(m Mux) {
 	h := Handler()
 	m.Handle("GET /{$}", h)
@@ -51,15 +52,19 @@ var contentTypes = map[string]string{
 	".svg":  "image/svg+xml",
 }
 
-// Handler serves the page at "/" and at Prefix+id (a request id: the
-// page opens that request) and the assets at Prefix+name, each with the
-// security headers (SecurityHeaders); any other path is 404.
+// PolicyPage is the name below Prefix of the admins' policy replay page.
+const PolicyPage = "policy"
+
+// Handler serves the page at "/", at Prefix+id (a request id: the page
+// opens that request) and at Prefix+PolicyPage (the page opens the policy
+// replay), and the assets at Prefix+name, each with the security headers
+// (SecurityHeaders); any other path is 404.
 func Handler() http.Handler {
 	files := load()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		SecurityHeaders(w.Header())
 		name := strings.TrimPrefix(r.URL.Path, Prefix)
-		page := r.URL.Path == "/" || strings.HasPrefix(name, "req_") && events.ValidGeneratedID(name)
+		page := r.URL.Path == "/" || r.URL.Path == Prefix+PolicyPage || strings.HasPrefix(name, "req_") && events.ValidGeneratedID(name)
 		if page {
 			name = "index.html"
 		}

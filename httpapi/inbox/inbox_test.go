@@ -37,6 +37,7 @@ func TestInboxRoutesAndHeaders(t *testing.T) {
 		{"/inbox/inbox.css", "text/css; charset=utf-8"},
 		{"/inbox/icon.svg", "image/svg+xml"},
 		{"/inbox/req_01JC0000000000000000000000", "text/html; charset=utf-8"}, // a request's own address
+		{"/inbox/policy", "text/html; charset=utf-8"},                         // the admins' policy replay
 	}
 	for _, c := range cases {
 		resp, _ := get(t, srv.URL+c.path)
@@ -49,7 +50,7 @@ func TestInboxRoutesAndHeaders(t *testing.T) {
 		checkSecurityHeaders(t, c.path, resp.Header)
 	}
 	for _, p := range []string{"/inbox/index.html", "/inbox/", "/inbox/nope.js", "/inbox/../go.mod", "/index.html",
-		"/inbox/req_", "/inbox/req_01jc0000000000000000000000", "/inbox/grt_01JC0000000000000000000000", "/inbox/req_01JC0000000000000000000000/x"} {
+		"/inbox/req_", "/inbox/req_01jc0000000000000000000000", "/inbox/grt_01JC0000000000000000000000", "/inbox/req_01JC0000000000000000000000/x", "/inbox/policy/", "/inbox/policy.html"} {
 		if resp, _ := get(t, srv.URL+p); resp.StatusCode != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, resp.StatusCode)
 		}

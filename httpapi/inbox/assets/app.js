@@ -1,15 +1,18 @@
 // The inbox page: sign-in, the live list, one request's page (each at its
-// own address, /inbox/<id>), the answer form, history, and the keyboard.
+// own address, /inbox/<id>), the answer form, history, the admins' policy
+// replay (/inbox/policy), and the keyboard.
 
 import { token, session, loadSession, call, list, follow, problemText } from './api.js';
 import { el, quoted } from './text.js';
 import { ARGS, encodeNodes, argumentsProblem } from './json.js';
 import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum } from './view.js';
+import { report } from './policy.js';
 
 const $ = (id) => document.getElementById(id);
 
 const state = {
-  view: 'pending', // or 'history'
+  view: 'pending', // or 'history', or 'policy'
+  admin: null, // whether the token holds the admin scope (GET /v1/config answered 200); null: not known yet
   items: [],
   selected: '',
   shown: null, // the record on the page: its revision is what an answer sends
@@ -21,7 +24,8 @@ const state = {
 function showSignin(message) {
   $('signin').hidden = false;
   $('inbox').hidden = true;
-  for (const id of ['tabs', 'live', 'signout']) $(id).hidden = true;
+  $('policy').hidden = true;
+  for (const id of ['tabs', 'live', 'signout', 'tab-policy']) $(id).hidden = true;
   $('signin-error').textContent = message || '';
   $('token').value = '';
   $('token').focus();
@@ -60,13 +64,62 @@ function enter() {
   for (const id of ['tabs', 'live', 'signout']) $(id).hidden = false;
   state.stream = new AbortController();
   follow({ signal: state.stream.signal, onOpen: refresh, onEvent, onState: live });
+  const policyAddressed = location.pathname === POLICY;
+  checkAdmin();
+  if (policyAddressed) { setView('policy'); return; }
   const id = addressed();
   if (id) select(id, true);
 }
 
 // The address of a request's page is /inbox/<id>; the page served there
-// opens it (after sign-in).
+// opens it (after sign-in). The admins' policy replay is at /inbox/policy.
 const PAGE = '/inbox/';
+const POLICY = PAGE + 'policy';
+
+// checkAdmin asks the server whether the token holds the admin scope
+// (GET /v1/config is admin only, and reads nothing secret): only then is
+// the Policy tab offered. On the policy page (reached by its address), a
+// refusal is said on the page.
+async function checkAdmin() {
+  const r = await call('GET', '/v1/config');
+  state.admin = r.status === 200;
+  $('tab-policy').hidden = !state.admin;
+  if (state.view !== 'policy') return;
+  $('policy-form').hidden = !state.admin;
+  if (!state.admin) policyRefused(r);
+}
+
+// policyRefused says why the policy page cannot run for this token.
+function policyRefused(r) {
+  $('policy-report').replaceChildren();
+  $('policy-error').textContent = r.status === 403
+    ? 'Refused (403 Forbidden): only a token with the admin scope may replay a policy, and this one has not. The server said: ' + problemText(r)
+    : r.status === 401 ? 'Refused (401): the server no longer accepts this token.' : 'The policy replay is not available: ' + problemText(r);
+}
+
+// runPolicy replays the pasted config (POST /v1/policy/replay) and shows
+// the report; a refused config shows the server's problem (which line).
+async function runPolicy(ev) {
+  ev.preventDefault();
+  const body = { config: $('policy-config').value, since: $('policy-since').value.trim() || '720h' };
+  $('policy-run').disabled = true;
+  $('policy-error').textContent = '';
+  $('policy-report').replaceChildren(el('p', { class: 'muted' }, 'Replaying…'));
+  const r = await call('POST', '/v1/policy/replay', body);
+  $('policy-run').disabled = false;
+  if (r.status === 200 && r.body) { $('policy-report').replaceChildren(...report(r.body)); return; }
+  $('policy-report').replaceChildren();
+  if (r.status === 400) {
+    // The detail names the field and the line ("config: yaml: line 6: …");
+    // the field is added when it does not.
+    const field = r.body && typeof r.body.field === 'string' ? r.body.field : '';
+    const detail = problemText(r);
+    $('policy-error').textContent = 'Not replayed: ' + (field && !detail.startsWith(field + ':') ? field + ': ' : '') + detail;
+    return;
+  }
+  if (r.status === 401 || r.status === 403) { policyRefused(r); return; }
+  $('policy-error').textContent = 'Not replayed: ' + problemText(r);
+}
 
 // addressed is the request id the address names, or ''.
 function addressed() {
@@ -85,7 +138,10 @@ function signOut(message) {
   if (!token.get() && session.csrf) call('DELETE', '/v1/session'); // ends it server-side
   session.csrf = '';
   token.clear();
-  Object.assign(state, { items: [], selected: '', shown: null, stream: null });
+  Object.assign(state, { items: [], selected: '', shown: null, stream: null, view: 'pending', admin: null });
+  for (const [tab, on] of [['tab-pending', true], ['tab-history', false], ['tab-policy', false]]) $(tab).setAttribute('aria-pressed', String(on));
+  $('policy-report').replaceChildren();
+  $('policy-error').textContent = '';
   $('list').replaceChildren();
   $('detail').replaceChildren(el('p', { class: 'muted' }, 'Select a request (j/k).'));
   showSignin(typeof message === 'string' ? message : '');
@@ -341,11 +397,23 @@ async function conflict(shown, refused) {
 }
 
 function setView(view) {
-  if (state.view === view) return;
+  if (state.view === view && (view !== 'policy' || !$('policy').hidden)) return;
+  const was = state.view;
   state.view = view;
-  state.selected = '';
   $('tab-pending').setAttribute('aria-pressed', String(view === 'pending'));
   $('tab-history').setAttribute('aria-pressed', String(view === 'history'));
+  $('tab-policy').setAttribute('aria-pressed', String(view === 'policy'));
+  $('inbox').hidden = view === 'policy';
+  $('policy').hidden = view !== 'policy';
+  if (view === 'policy') {
+    if (location.pathname !== POLICY) history.replaceState(null, '', POLICY);
+    $('policy-form').hidden = state.admin === false;
+    $('policy-config').focus();
+    return;
+  }
+  if (location.pathname === POLICY) history.replaceState(null, '', '/');
+  if (was === view) return;
+  state.selected = '';
   state.items = [];
   renderList();
   refresh();
@@ -365,6 +433,7 @@ const keys = {
   d: () => openForm('deny'),
   h: () => setView('history'),
   i: () => setView('pending'),
+  p: () => { if (state.admin) setView('policy'); },
   '?': () => { $('help').hidden = !$('help').hidden; },
 };
 
@@ -378,9 +447,10 @@ function onKey(ev) {
     if (next) next.focus();
     return;
   }
-  if (ev.ctrlKey || ev.metaKey || ev.altKey || $('inbox').hidden) return;
+  if (ev.ctrlKey || ev.metaKey || ev.altKey || ($('inbox').hidden && $('policy').hidden)) return;
   if (ev.target.closest && ev.target.closest('input, textarea, select')) return;
-  const fn = keys[ev.key];
+  // On the policy page only the keys that move between pages act.
+  const fn = state.view === 'policy' && !['h', 'i', 'p', '?'].includes(ev.key) ? null : keys[ev.key];
   if (!fn) return;
   ev.preventDefault();
   fn();
@@ -401,6 +471,8 @@ function init() {
   $('signout').addEventListener('click', () => signOut());
   $('tab-pending').addEventListener('click', () => setView('pending'));
   $('tab-history').addEventListener('click', () => setView('history'));
+  $('tab-policy').addEventListener('click', () => setView('policy'));
+  $('policy-form').addEventListener('submit', runPolicy);
   $('list').addEventListener('click', (ev) => {
     const li = ev.target.closest('li[data-id]');
     if (li) select(li.dataset.id);
