@@ -389,6 +389,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inbox/policy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The web inbox, opened on the admins' policy replay
+         * @description The inbox page (as `/`), opened on its Policy tab: paste a candidate config and see what it would have done (POST /v1/policy/replay, scope admin; SPEC §16).
+         */
+        get: operations["inboxPolicyPage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/inbox/{asset}": {
         parameters: {
             query?: never;
@@ -1600,6 +1620,27 @@ export interface operations {
         };
     };
     inboxPage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the page */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+        };
+    };
+    inboxPolicyPage: {
         parameters: {
             query?: never;
             header?: never;
