@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/countersign/countersign/audit"
@@ -103,7 +104,14 @@ func typeOf(line []byte) (string, bool) {
 // 1–4 decided it, both at revision 0; the request as its creation's check
 // order left it.
 func created(line []byte, since, until time.Time) (*events.Request, bool, error) {
-	if typ, ok := typeOf(line); ok && typ != events.TypeRequestCreated && typ != events.TypeRequestDecided {
+	r, ok, err := requestEntry(line, since, until, events.TypeRequestCreated, events.TypeRequestDecided)
+	return r, ok && r.Revision == 0, err // its creation: pending (created) or decided at once
+}
+
+// requestEntry decodes the request of line when line is an entry of one
+// of types in the window [since, until] (until zero: no end).
+func requestEntry(line []byte, since, until time.Time, types ...string) (*events.Request, bool, error) {
+	if typ, ok := typeOf(line); ok && !slices.Contains(types, typ) {
 		return nil, false, nil
 	}
 	var e struct {
@@ -115,13 +123,12 @@ func created(line []byte, since, until time.Time) (*events.Request, bool, error)
 	if err := json.Unmarshal(line, &e); err != nil {
 		return nil, false, fmt.Errorf("replay: an audit line is no entry: %w", err)
 	}
-	if e.Type != events.TypeRequestCreated && e.Type != events.TypeRequestDecided ||
-		e.At.Before(since) || (!until.IsZero() && e.At.After(until)) {
+	if !slices.Contains(types, e.Type) || e.At.Before(since) || (!until.IsZero() && e.At.After(until)) {
 		return nil, false, nil
 	}
 	var r events.Request
 	if err := json.Unmarshal(e.Data, &r); err != nil {
 		return nil, false, fmt.Errorf("replay: entry %d: request: %w", e.Seq, err)
 	}
-	return &r, r.Revision == 0, nil // its creation: pending (created) or decided at once
+	return &r, true, nil
 }

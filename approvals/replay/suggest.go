@@ -2,8 +2,6 @@ package replay
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -116,24 +114,5 @@ func suggestions(seen map[suggestKey]*tally, min int) []Suggestion {
 
 // decided is a request.decided entry of the window, decoded.
 func decided(line []byte, since, until time.Time) (*events.Request, bool, error) {
-	if typ, ok := typeOf(line); ok && typ != events.TypeRequestDecided {
-		return nil, false, nil
-	}
-	var e struct {
-		Seq  uint64          `json:"seq"`
-		At   time.Time       `json:"at"`
-		Type string          `json:"type"`
-		Data json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(line, &e); err != nil {
-		return nil, false, fmt.Errorf("replay: an audit line is no entry: %w", err)
-	}
-	if e.Type != events.TypeRequestDecided || e.At.Before(since) || (!until.IsZero() && e.At.After(until)) {
-		return nil, false, nil
-	}
-	var r events.Request
-	if err := json.Unmarshal(e.Data, &r); err != nil {
-		return nil, false, fmt.Errorf("replay: entry %d: request: %w", e.Seq, err)
-	}
-	return &r, true, nil
+	return requestEntry(line, since, until, events.TypeRequestDecided)
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -39,18 +40,24 @@ func fileSource(path string) replay.Source {
 			return err
 		}
 		defer file.Close()
-		sc := bufio.NewScanner(file)
-		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-		for sc.Scan() {
-			if len(sc.Bytes()) == 0 {
-				continue
-			}
-			if err := fn(sc.Bytes()); err != nil {
-				return err
-			}
-		}
-		return sc.Err()
+		return eachLine(file, fn)
 	}
+}
+
+// eachLine calls fn with each non-empty line of r (an audit export: one
+// entry a line, up to 64 MiB).
+func eachLine(r io.Reader, fn func([]byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
+	for sc.Scan() {
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		if err := fn(sc.Bytes()); err != nil {
+			return err
+		}
+	}
+	return sc.Err()
 }
 
 // errFirst stops a read at the first line.

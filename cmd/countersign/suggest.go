@@ -6,7 +6,6 @@ package main
 // or an export), printed as YAML. It applies nothing.
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
@@ -71,16 +70,6 @@ func serverSource(ctx context.Context, c *cli.Client) replay.Source {
 		pr, pw := io.Pipe()
 		go func() { pw.CloseWithError(c.ExportAudit(ctx, 0, pw)) }()
 		defer pr.Close()
-		sc := bufio.NewScanner(pr)
-		sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-		for sc.Scan() {
-			if len(sc.Bytes()) == 0 {
-				continue
-			}
-			if err := fn(sc.Bytes()); err != nil {
-				return err
-			}
-		}
-		return sc.Err()
+		return eachLine(pr, fn)
 	}
 }
