@@ -33,6 +33,7 @@ const (
 	OpConfig        Op = "config"         // GET /v1/config
 	OpDiscover      Op = "discover"       // $SRV.> on the bus (nats micro ls, stats)
 	OpAudit         Op = "audit"          // GET /v1/audit, /v1/audit/checkpoint, /key, /proof
+	OpPeople        Op = "people"         // GET /v1/people
 )
 
 // policy is what an operation asks of its caller before anything else:
@@ -63,6 +64,7 @@ var policies = map[Op]policy{
 	OpConfig:        {events.ScopeAdmin, ""},
 	OpDiscover:      {events.ScopeAdmin, ""},
 	OpAudit:         {events.ScopeAdmin, ""},
+	OpPeople:        {events.ScopeApprovalsRead, ""},
 }
 
 // errNoPolicy refuses an operation missing from policies.

@@ -73,6 +73,7 @@ type Service struct {
 	quota   *quotas
 	watch   Watchers
 	holds   holds
+	names   names
 }
 
 // Validate reports a config New cannot run with: ErrConfig.

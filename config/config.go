@@ -151,6 +151,11 @@ type MemberConfig struct {
 	// the member signs in (SPEC §13), ignoring case.
 	Email string `yaml:"email"`
 
+	// Name is the member's name as people see it (SPEC §10 "People by
+	// name"): 1 to 128 characters, no control characters. Absent: the ID
+	// token's name claim, once they sign in; else the id alone.
+	Name string `yaml:"name"`
+
 	// Backup is the member who answers a request that has waited on this
 	// one AnswerWithin (a positive Go duration) without an answer (SPEC
 	// §12). Both or neither.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/countersign/countersign/events"
 	"go.yaml.in/yaml/v3"
@@ -68,7 +70,10 @@ func (tc *TenantConfig) members(t *events.Tenant) error {
 		if t.Members[events.MemberID(m.ID)] != nil {
 			return lineErr(m.line, "duplicate member id %q", m.ID)
 		}
-		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy, Email: m.Email}
+		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy, Email: m.Email, Name: m.Name}
+		if err := validName(m.Name); err != nil {
+			return lineErr(m.line, "member %q: %v", m.ID, err)
+		}
 	}
 	if err := tc.emails(); err != nil {
 		return err
@@ -323,4 +328,24 @@ func (w *wholeNumber) UnmarshalYAML(n *yaml.Node) error {
 		return fmt.Errorf("line %d: not a whole number: %q", n.Line, n.Value)
 	}
 	return n.Decode((*int)(w))
+}
+
+// validName: a member's name, when given, is 1 to 128 characters of
+// printable text with no leading or trailing space (SPEC §10).
+func validName(n string) error {
+	if n == "" {
+		return nil
+	}
+	if !utf8.ValidString(n) || utf8.RuneCountInString(n) > 128 {
+		return fmt.Errorf("name must be at most 128 characters of UTF-8")
+	}
+	if strings.TrimSpace(n) != n {
+		return fmt.Errorf("name %q has leading or trailing space", n)
+	}
+	for _, r := range n {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return fmt.Errorf("name %q has a control or format character (%U)", n, r)
+		}
+	}
+	return nil
 }

@@ -95,8 +95,12 @@ type Member struct {
 	// AnswerWithin without an answer (SPEC §12); "" and 0 when none.
 	Backup       MemberID
 	AnswerWithin time.Duration
-	// Email is what sign-in matches (SPEC §13); "" when none.
+	// Email is what sign-in matches (SPEC §13) and where email goes
+	// (SPEC §10); "" when none.
 	Email string
+	// Name is how people see the member (SPEC §10 "People by name"),
+	// shown with the id beside it; "" when the config gives none.
+	Name string
 }
 
 // Agent is a lasting (configured) or registered agent.

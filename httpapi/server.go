@@ -152,6 +152,7 @@ func (a *API) routes(reg *prometheus.Registry) error {
 	a.handle("DELETE /v1/agents/{id}/delegations/{session}", a.endDelegation)
 	a.handle("GET /v1/events", a.events)
 	a.handle("GET /v1/config", a.runningConfig)
+	a.handle("GET /v1/people", a.people)
 	a.signInRoutes()
 	a.mux.Handle("GET /v1/rpc", rpcHandler)
 	a.handle("GET /healthz", a.healthz)

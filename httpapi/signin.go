@@ -175,7 +175,8 @@ func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"tenant": s.Tenant, "member": s.Member, "scopes": s.Scopes,
-		"expires_at": s.ExpiresAt.UTC().Format(time.RFC3339), "via": s.Via, "csrf_token": s.CSRF})
+		"expires_at": s.ExpiresAt.UTC().Format(time.RFC3339), "via": s.Via, "csrf_token": s.CSRF,
+		"name": a.svc.PersonName(events.TenantID(s.Tenant), events.MemberID(s.Member))})
 }
 
 // session reads the request's own session (cookie or bearer) and its token.
@@ -216,10 +217,11 @@ func (a *API) issue(ctx context.Context, id signin.Identity, via string) (string
 		return "", signin.Session{}, why, nil
 	}
 	tok, s, err := a.signIn.Store.Create(ctx, signin.Session{Tenant: string(m.tenant), Member: string(m.member),
-		Scopes: []string{events.ScopeApprovalsRead, events.ScopeApprovalsWrite}, Via: via})
+		Scopes: []string{events.ScopeApprovalsRead, events.ScopeApprovalsWrite}, Via: via, Name: id.Name})
 	if err != nil {
 		return "", s, "", err
 	}
+	a.svc.LearnName(m.tenant, m.member, id.Name)
 	a.record(ctx, SignInEvent{Type: SignInDone, Via: via, Tenant: s.Tenant, Member: s.Member, Claim: id.Value})
 	return tok, s, "", nil
 }

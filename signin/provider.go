@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
@@ -31,6 +33,10 @@ type Config struct {
 type Identity struct {
 	Subject string
 	Value   string // the configured claim's value
+	// Name is the token's name claim, when it holds printable text of at
+	// most 128 characters; "" otherwise. It names a member whose config
+	// gives no name (SPEC §10 "People by name").
+	Name string
 }
 
 // Provider is the client of one OpenID provider. Discovery happens at the
@@ -125,6 +131,12 @@ func (p *Provider) identity(ctx context.Context, op *oidc.Provider, tok *oauth2.
 		if claims, err = p.userinfo(ctx, op, tok, idt.Subject); err != nil {
 			return Identity{}, err
 		}
+	} else if _, ok := claims["name"]; !ok {
+		// The name only names; a provider that keeps it for userinfo
+		// gives it there, and a failure there refuses nothing.
+		if more, err := p.userinfo(ctx, op, tok, idt.Subject); err == nil {
+			claims["name"] = more["name"]
+		}
 	}
 	return p.claim(idt.Subject, claims)
 }
@@ -155,7 +167,23 @@ func (p *Provider) claim(sub string, claims map[string]any) (Identity, error) {
 	if verified, _ := claims["email_verified"].(bool); p.cfg.Claim == "email" && !verified {
 		return Identity{Subject: sub, Value: v}, fmt.Errorf("%w: the provider does not say it verified %s", ErrUnverified, v)
 	}
-	return Identity{Subject: sub, Value: v}, nil
+	return Identity{Subject: sub, Value: v, Name: nameClaim(claims)}, nil
+}
+
+// nameClaim is the claims' name, trimmed, or "" when it is absent, longer
+// than 128 characters or holds a control or format character.
+func nameClaim(claims map[string]any) string {
+	n, _ := claims["name"].(string)
+	n = strings.TrimSpace(n)
+	if !utf8.ValidString(n) || utf8.RuneCountInString(n) > 128 {
+		return ""
+	}
+	for _, r := range n {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return ""
+		}
+	}
+	return n
 }
 
 // DeviceAuth starts a device authorization grant (RFC 8628 §3.1).

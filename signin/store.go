@@ -45,6 +45,8 @@ type Session struct {
 	CSRF      string    `json:"csrf"` // the token answers made with the cookie carry
 	ExpiresAt time.Time `json:"expires_at"`
 	Via       string    `json:"via"` // "code" (the inbox) or "device" (countersign login)
+	// Name is the ID token's name claim at sign-in ("" when none).
+	Name string `json:"name,omitempty"`
 	// ID names the session without its token: the SHA-256 of the token,
 	// its key in the bucket. Set by Lookup, never stored.
 	ID string `json:"-"`

@@ -463,6 +463,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the caller is, and the tenant's people by name (SPEC §10), scope approvals:read
+         * @description The caller as `you` (kind and id, and a person's name), and every member of the caller's tenant with the name people see: the config's `name`, else the ID token's `name` claim once they signed in to this process. Surfaces show a person as "Ada Lovelace (u-1)".
+         */
+        get: operations["listPeople"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/config": {
         parameters: {
             query?: never;
@@ -716,6 +736,19 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        People: {
+            tenant: string;
+            you: {
+                /** @enum {string} */
+                kind: "person" | "agent" | "service";
+                id: string;
+                name?: string;
+            };
+            items: {
+                id: string;
+                name?: string;
+            }[];
+        };
         ConfigRevision: {
             revision: number;
             sha256: string;
@@ -1887,6 +1920,29 @@ export interface operations {
             401: components["responses"]["Problem"];
         };
     };
+    listPeople: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the caller and the tenant's people */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["People"];
+                };
+            };
+            401: components["responses"]["Problem"];
+            403: components["responses"]["Problem"];
+        };
+    };
     getConfig: {
         parameters: {
             query?: never;
@@ -1929,6 +1985,8 @@ export interface operations {
                     "application/json": {
                         tenant?: string;
                         member?: string;
+                        /** @description the member's name (SPEC §10): the config's, else the ID token's name claim; "" when neither */
+                        name?: string;
                         scopes?: string[];
                         /** Format: date-time */
                         expires_at?: string;
