@@ -121,6 +121,11 @@
 //     {"sourceIndex": the current shell stage (0 for other kinds),
 //     "revision": the record's revision}. A shell subject's stages carry
 //     allowedBy, scope and allowedAt (null while the stage waits).
+//     Besides the seed's fields: capability, reason, deadlineAt,
+//     approver, requiredApprovals and approvals. Every principal shown
+//     (approver, approvals[].by, allowedBy, decision.by) is {"kind",
+//     "id", "name"?}: a person's name (SPEC §10, the config's else their
+//     ID token's) beside the id, absent when they have none.
 //     reviewerReason is present only when the record has one.
 //     subagentOrigin {"agentId", "parentAgentId"} only on a projected
 //     approval: a registered subagent spawned by a request in a session

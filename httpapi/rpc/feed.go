@@ -63,7 +63,7 @@ func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
 		st.open = false
 		c.forgetAsks(r)
 		if wasOpen || r.Revision > 0 { // decided in its submit: never pending, nothing to close
-			c.notify(NotifyResolved, resolvedParams(r, ev.ID))
+			c.notify(NotifyResolved, resolvedParams(c.h.svc, r, ev.ID))
 		}
 	case !st.open:
 		c.open(st, r, r.JudgeEscalated, ev.ID)
