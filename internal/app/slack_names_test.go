@@ -45,3 +45,33 @@ func TestSlackNamesPeople(t *testing.T) {
 		}
 	}
 }
+
+// A click on a message whose revision the request moved on from (the
+// first stage of a shell call was allowed from the same message) is
+// refused in the HTTP API's words for an answer at that revision (SPEC
+// §12: every surface says so in the same words), and answers nothing.
+func TestSlackStaleClickInTheHTTPAPIsWords(t *testing.T) {
+	srv, sink := startSlack(t, true)
+	var r record
+	cmd := "ls -la && rm -rf /tmp/x"
+	newClient(srv.URL, "hook-agent").do(t, "POST", "/v1/requests", map[string]any{"tool": "Bash", "arguments": map[string]any{"command": cmd},
+		"subject": map[string]any{"kind": "shell", "command": cmd}}, nil, &r)
+	testutil.Eventually(t, 10*time.Second, func() bool { return len(sink.all()) == 1 }, "the Slack message")
+	value := buttons(sink.all()[0])[0]["value"].(string)
+	responses := newSink(t)
+	for i := 0; i < 2; i++ {
+		if code := click(t, srv, slackSecret, time.Now(), "U0001", "countersign_approve", value, responses.srv.URL); code != 200 {
+			t.Fatalf("click %d: %d", i, code)
+		}
+		testutil.Eventually(t, 10*time.Second, func() bool { return len(responses.all()) == i+1 }, "the click's response")
+	}
+	if got := getRecord(t, srv, r.ID); got.Status != "pending" || got.Revision != 1 {
+		t.Fatalf("after the stale click: %+v", got)
+	}
+	var p struct{ Detail string }
+	code := newClient(srv.URL, "hook-person").do(t, "POST", "/v1/requests/"+r.ID, map[string]any{"expected": 0, "decision": "allow"}, nil, &p)
+	note, _ := responses.all()[1]["text"].(string)
+	if code != 409 || p.Detail == "" || !strings.Contains(note, "("+p.Detail+";") {
+		t.Fatalf("the stale click says %q; the HTTP API says %d %q", note, code, p.Detail)
+	}
+}
