@@ -129,3 +129,35 @@ func TestDecisionLinkStaleInTheHTTPAPIsWords(t *testing.T) {
 		t.Fatalf("the stale link changed the request: %v", got)
 	}
 }
+
+// With sign-in on, a link's refusals name both people by name beside
+// their ids: whom the link answers for, and who is signed in (the
+// name their ID token gave).
+func TestDecisionLinkRefusalsNamePeople(t *testing.T) {
+	s := startSignIn(t, func(y string) string {
+		return strings.Replace(y, "{id: u-1, email:", "{id: u-1, name: Ada Lovelace, email:", 1)
+	})
+	rec := newClient(t, s.url, "tok-main").pending()
+	claim := links.Claim{Tenant: "acme", Request: events.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
+		Person: "u-1", Decision: links.Approve, Deadline: ts(t, "deadline_at", rec["deadline_at"])}
+	link := s.url + "/d/" + links.Mint([]byte("link-secret-of-the-signin-tests"), claim)
+	post := func(b *http.Client) (int, string) {
+		resp, err := b.Post(link, "application/x-www-form-urlencoded", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	code, body := post(browser(t))
+	wantPage(t, "no session", code, body, http.StatusForbidden, "This link answers only for Ada Lovelace (u-1), signed in",
+		"This link answers for Ada Lovelace (u-1).")
+	other := browser(t)
+	s.signIn(other, globexUser(s))
+	code, body = post(other)
+	wantPage(t, "v-1 signed in", code, body, http.StatusForbidden, "This link was sent to u-1 (Ada Lovelace), and you are signed in as v-1 (")
+	if strings.Contains(body, "signed in as v-1.") {
+		t.Errorf("v-1's name is not shown: %s", body)
+	}
+}
