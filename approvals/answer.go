@@ -139,7 +139,7 @@ func (s *Service) answerable(c Caller, r *events.Request, expected uint64, watch
 	case !c.Tenant.MayAnswer(r, c.Principal):
 		return notYours(r, c.Principal)
 	case !expectedFits(r, expected):
-		return conflict("expected revision %d, request is at %d", expected, r.Revision)
+		return Stale(r, expected)
 	case !s.now().Before(r.DeadlineAt):
 		return conflict("the request's deadline has passed")
 	case !watched:

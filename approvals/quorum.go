@@ -69,6 +69,13 @@ func repeatedAllow(r *events.Request, p events.Ref, scope string) (same, counted
 // revision (links, /v1/rpc) hold it to the same rule as expected.
 func AnswerableAt(r *events.Request, rev uint64) bool { return expectedFits(r, rev) }
 
+// Stale is the refusal of an answer made at revision expected that r no
+// longer takes (!AnswerableAt): in the words every surface says it in
+// (SPEC §12).
+func Stale(r *events.Request, expected uint64) error {
+	return conflict("expected revision %d, request is at %d", expected, r.Revision)
+}
+
 // expectedFits reports whether an answer made at revision expected may
 // apply to r: r is at expected, or r waits on a group and only approvals
 // by others (one revision each) came since, so that two people allowing

@@ -38,6 +38,8 @@ type linkPage struct {
 	Done     string // set: the answer was taken
 	Decision string // allow | deny, for the form
 	Request  *events.Request
+	For      string // the person the link answers for, by name
+	Quorum   string // a group's request: "1 of 2 approved (person …)"
 	Style    template.CSS
 }
 
@@ -47,11 +49,12 @@ var linkTemplate = template.Must(template.New("link").Funcs(template.FuncMap{"vi
 <h1>{{.Title}}</h1>
 {{with .Why}}<p class="why">{{.}}</p>{{end}}
 {{with .Done}}<p class="ok">{{.}}</p>{{end}}
+{{with .For}}<p>This link answers for {{.}}.</p>{{end}}
 {{with .Request}}<dl>
 <dt>Request</dt><dd>{{.ID}} (revision {{.Revision}})</dd>
 <dt>Capability</dt><dd><code>{{visible .Capability.String}}</code></dd>
 <dt>Agent</dt><dd>{{visible (print .Agent)}}{{if .Chain}} (chain: {{range $i, $a := .Chain}}{{if $i}} → {{end}}{{visible (print $a)}}{{end}}){{end}}</dd>
-<dt>Status</dt><dd>{{.Status}}</dd>
+<dt>Status</dt><dd>{{.Status}}{{with $.Quorum}}: {{.}}{{end}}</dd>
 <dt>Deadline</dt><dd>{{.DeadlineAt.UTC.Format "2006-01-02 15:04:05Z"}}</dd>
 </dl>
 <h2>Arguments, exactly as stored</h2><pre>{{args .Arguments}}</pre>

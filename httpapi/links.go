@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/display"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/links"
@@ -55,7 +57,7 @@ func (a *API) linkGet(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	a.linkUses.WithLabelValues(linkShown).Inc()
-	writeLinkPage(w, http.StatusOK, linkPage{Title: confirmTitle(c.Decision), Decision: c.Decision, Request: &rec.Request})
+	writeLinkPage(w, http.StatusOK, a.linkPageOf(c, linkPage{Title: confirmTitle(c.Decision), Decision: c.Decision, Request: &rec.Request}))
 	return nil
 }
 
@@ -68,7 +70,7 @@ func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 	}
 	if why := a.linkNotSignedIn(r, c); why != "" {
 		a.linkUses.WithLabelValues(linkNotYou).Inc()
-		writeLinkPage(w, http.StatusForbidden, linkPage{Title: "Not answered", Why: why + " Nothing was decided.", Request: &cur.Request})
+		writeLinkPage(w, http.StatusForbidden, a.linkPageOf(c, linkPage{Title: "Not answered", Why: why + " Nothing was decided.", Request: &cur.Request}))
 		return nil
 	}
 	rev := c.Revision
@@ -77,7 +79,7 @@ func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case problem.From(err).Reason == approvals.ReasonUnwatched:
 		a.linkUses.WithLabelValues(linkUnwatched).Inc()
-		writeLinkPage(w, http.StatusConflict, linkPage{Title: "Not answered", Why: "This is a protected write: it is answered only while the agent's own client watches its session. Nothing was changed.", Request: &cur.Request})
+		writeLinkPage(w, http.StatusConflict, a.linkPageOf(c, linkPage{Title: "Not answered", Why: "This is a protected write: it is answered only while the agent's own client watches its session. Nothing was changed.", Request: &cur.Request}))
 		return nil
 	case errors.Is(err, approvals.ErrConflict):
 		a.linkRefuse(w, r, c, caller, linkStale)
@@ -89,7 +91,7 @@ func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	a.linkUses.WithLabelValues(linkDecided).Inc()
-	writeLinkPage(w, http.StatusOK, linkPage{Title: "Answered", Done: "Your answer was recorded: " + outcomeText(&rec.Request), Request: &rec.Request})
+	writeLinkPage(w, http.StatusOK, a.linkPageOf(c, linkPage{Title: "Answered", Done: "Your answer was recorded: " + a.outcome(&rec.Request), Request: &rec.Request}))
 	return nil
 }
 
@@ -156,12 +158,74 @@ func (a *API) linkRefuse(w http.ResponseWriter, r *http.Request, c links.Claim, 
 
 func (a *API) linkWhy(w http.ResponseWriter, c links.Claim, r *events.Request, outcome string) {
 	a.linkUses.WithLabelValues(outcome).Inc()
-	why := "This link was already used: " + outcomeText(r) + ". Nothing was changed."
+	why := "This link was already used: " + a.outcome(r) + ". Nothing was changed."
 	if outcome == linkStale {
-		why = "This request changed since the link was sent (revision " + itoa(c.Revision) + ", now " + itoa(r.Revision) +
-			"): " + outcomeText(r) + ". Nothing was changed; answer from the current request instead."
+		why = "This request changed since the link was sent (" + linkConflict(c, r) + "): " + a.outcome(r) +
+			". Nothing was changed; answer from the current request instead."
 	}
-	writeLinkPage(w, http.StatusConflict, linkPage{Title: "Link not used", Why: why, Request: r})
+	writeLinkPage(w, http.StatusConflict, a.linkPageOf(c, linkPage{Title: "Link not used", Why: why, Request: r}))
+}
+
+// linkConflict says how r changed since the link's revision: for a
+// revision r no longer takes, in the HTTP API's words for an answer at
+// it (SPEC §12: every surface says so in the same words); an allow that
+// only others' approvals came after still applies and is not stale.
+func linkConflict(c links.Claim, r *events.Request) string {
+	if !r.Status.Terminal() && !approvals.AnswerableAt(r, c.Revision) {
+		return problem.From(approvals.Stale(r, c.Revision)).Detail
+	}
+	return "revision " + itoa(c.Revision) + ", now " + itoa(r.Revision)
+}
+
+// outcome is outcomeText with people by name, the id beside it (SPEC
+// §10).
+func (a *API) outcome(r *events.Request) string {
+	return outcomeText(r, func(p events.Ref) string { return a.svc.RefText(r.Tenant, p) })
+}
+
+// personText names member m of tenant t: "Ada Lovelace (u-1)", or the id
+// alone when they have no name.
+func (a *API) personText(t events.TenantID, m events.MemberID) string {
+	return display.Person(a.svc.PersonName(t, m), string(m))
+}
+
+// linkPageOf is p with who the link is for and, for a group's request,
+// who has allowed so far, by name.
+func (a *API) linkPageOf(c links.Claim, p linkPage) linkPage {
+	p.For = a.personText(c.Tenant, c.Person)
+	if r := p.Request; r != nil && (r.Quorum() > 1 || r.Approver != nil && r.Approver.Kind == events.KindGroup) {
+		who := make([]string, len(r.Approvals))
+		for i, ap := range r.Approvals {
+			who[i] = a.svc.RefText(r.Tenant, ap.By)
+		}
+		p.Quorum = itoa(uint64(len(r.Approvals))) + " of " + itoa(uint64(r.Quorum())) + " approved"
+		if len(who) > 0 {
+			p.Quorum += " (" + strings.Join(who, ", ") + ")"
+		}
+	}
+	return p
+}
+
+// linkOnlyFor is why a link does not answer for someone not signed in
+// (sign-in on): it names its person by name (linkNotSignedIn says it).
+func (a *API) linkOnlyFor(c links.Claim) string {
+	return "This link answers only for " + a.personText(c.Tenant, c.Person) + ", signed in: sign in to the inbox (" + signInPath + ") and open the link again."
+}
+
+// linkSentTo is why a link does not answer for the member signed in
+// (linkNotSignedIn says it): both people by id, each with their name
+// beside it ("u-1 (Ada Lovelace)"), the id first since the id is what
+// tells two people of one name apart here.
+func (a *API) linkSentTo(c links.Claim, tenant events.TenantID, member events.MemberID) string {
+	return "This link was sent to " + a.idAndName(c.Tenant, c.Person) + ", and you are signed in as " + a.idAndName(tenant, member) + "."
+}
+
+// idAndName is "u-1 (Ada Lovelace)", or the id alone.
+func (a *API) idAndName(t events.TenantID, m events.MemberID) string {
+	if name := a.svc.PersonName(t, m); name != "" {
+		return string(m) + " (" + display.Text(name) + ")"
+	}
+	return string(m)
 }
 
 // linkBad explains a token that does not check out.

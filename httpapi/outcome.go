@@ -6,13 +6,13 @@ import (
 	"github.com/countersign/countersign/events"
 )
 
-// outcomeText says in words where r stands, for pages and Slack notes; an
-// expiry never reads as a person's no.
-func outcomeText(r *events.Request) string {
+// outcomeText says in words where r stands, for pages and Slack notes,
+// naming principals with who; an expiry never reads as a person's no.
+func outcomeText(r *events.Request, who func(events.Ref) string) string {
 	d := r.Decision
 	switch {
 	case r.Status == events.StatusPending && r.Approver != nil:
-		return "it waits on " + r.Approver.Kind + " " + r.Approver.ID
+		return "it waits on " + who(*r.Approver)
 	case d == nil:
 		return string(r.Status)
 	case d.Status == events.StatusExpired:
@@ -20,7 +20,7 @@ func outcomeText(r *events.Request) string {
 	case d.Status == events.StatusCancelled:
 		return "the agent cancelled it"
 	}
-	return string(d.Status) + " by " + d.By.Kind + " " + d.By.ID + " at " + d.DecidedAt.UTC().Format("2006-01-02 15:04:05Z")
+	return string(d.Status) + " by " + who(d.By) + " at " + d.DecidedAt.UTC().Format("2006-01-02 15:04:05Z")
 }
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }

@@ -235,14 +235,14 @@ func (a *API) linkNotSignedIn(r *http.Request, c links.Claim) string {
 	}
 	ck, err := r.Cookie(a.signIn.cookieName())
 	if err != nil {
-		return "This link answers only for " + string(c.Person) + ", signed in: sign in to the inbox (" + signInPath + ") and open the link again."
+		return a.linkOnlyFor(c)
 	}
 	s, err := a.signIn.Store.Lookup(r.Context(), ck.Value)
 	switch {
 	case err != nil:
 		return "Your session has ended: sign in to the inbox (" + signInPath + ") and open the link again."
 	case s.Tenant != string(c.Tenant) || s.Member != string(c.Person):
-		return "This link was sent to " + string(c.Person) + ", and you are signed in as " + s.Member + "."
+		return a.linkSentTo(c, events.TenantID(s.Tenant), events.MemberID(s.Member))
 	}
 	return ""
 }

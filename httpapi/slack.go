@@ -147,17 +147,17 @@ func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id 
 	rec, err := a.svc.Answer(ctx, caller, id, approvals.AnswerInput{Expected: &rev, Decision: decision,
 		Scope: events.ScopeOnce, Reason: "answered from Slack"})
 	if err != nil {
-		return a.slackRefusal(ctx, caller, id, err)
+		return a.slackRefusal(ctx, caller, id, rev, err)
 	}
 	a.slackClicks.WithLabelValues("decided").Inc()
-	b, _ := notify.Replacement(&rec.Request, "Answered from Slack by "+string(member)+": "+outcomeText(&rec.Request))
+	b, _ := notify.Replacement(&rec.Request, "Answered from Slack by "+a.personText(st.Tenant, member)+": "+a.outcome(&rec.Request), a.svc.PersonName)
 	return b
 }
 
 // slackRefusal tells the clicker why the answer was refused: not theirs,
 // not theirs now, no longer waiting, changed, a protected write, their
 // policy; "try again" only when countersign could not take it now.
-func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id events.RequestID, err error) []byte {
+func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id events.RequestID, rev uint64, err error) []byte {
 	p := problem.From(err)
 	switch {
 	case p.Reason == approvals.ReasonUnwatched:
@@ -165,7 +165,7 @@ func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id even
 		return slackNote("This is a protected write: it is answered only while the agent's own client watches its session; nothing was answered.")
 	case p.Status == http.StatusConflict:
 		a.slackClicks.WithLabelValues("conflict").Inc()
-		return a.slackConflict(ctx, caller, id)
+		return a.slackConflict(ctx, caller, id, rev)
 	case p.Status == http.StatusNotFound:
 		a.slackClicks.WithLabelValues("refused").Inc()
 		return slackNote("This request is not yours to answer (it is another member's, or gone); nothing was answered.")
@@ -189,8 +189,9 @@ func slackNote(text string) []byte {
 
 // slackConflict shows where the request stands now: the message is
 // rewritten if it ended; otherwise the clicker is told whose it is now,
-// that its deadline passed, or that it changed since the message.
-func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID) []byte {
+// that its deadline passed, or that it changed since the message (at
+// rev), in the HTTP API's words (SPEC §12).
+func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID, rev uint64) []byte {
 	rec, err := a.svc.Get(ctx, caller, id)
 	if err != nil {
 		return slackNote("This request is not yours to answer; nothing was answered.")
@@ -198,15 +199,18 @@ func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id eve
 	r := &rec.Request
 	switch {
 	case r.Status.Terminal():
-		b, _ := notify.Replacement(r, "Already ended: "+outcomeText(r))
+		b, _ := notify.Replacement(r, "Already ended: "+a.outcome(r), a.svc.PersonName)
 		return b
 	case !caller.Tenant.MayAnswer(r, caller.Principal):
-		return slackNote("This request is not yours to answer now (" + outcomeText(r) + "); nothing was answered.")
+		return slackNote("This request is not yours to answer now (" + a.outcome(r) + "); nothing was answered.")
 	case !a.svc.Now().Before(r.DeadlineAt):
 		return slackNote("This request is no longer waiting: its deadline has passed; nothing was answered.")
 	}
-	return slackNote("This request changed since the message (now revision " + itoa(r.Revision) + ": " +
-		outcomeText(r) + "); nothing was answered.")
+	changed := "now revision " + itoa(r.Revision)
+	if !approvals.AnswerableAt(r, rev) {
+		changed = problem.From(approvals.Stale(r, rev)).Detail
+	}
+	return slackNote("This request changed since the message (" + changed + "; " + a.outcome(r) + "); nothing was answered.")
 }
 
 // slackRespond posts body to the click's response_url (bounded; a

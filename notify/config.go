@@ -34,6 +34,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock times the feeds' leases. Default the system's.
 	Clock clock.Clock
+	// Name, when set, is a member's name (approvals.Service.PersonName):
+	// Slack messages name people by it, the id beside it (SPEC §10).
+	Name Names
 }
 
 // Tuning bounds delivery. Tests shorten it; deployments keep the defaults.

@@ -179,7 +179,7 @@ func (f *feed) drain(ctx context.Context, key string) {
 // deliver tries x until it is delivered, dropped or ctx ends (false).
 func (f *feed) deliver(ctx context.Context, x *item) bool {
 	m, t := f.w.metrics, f.w.tuning
-	ct, body, err := x.body(f.ep, f.w.links)
+	ct, body, err := x.body(f.ep, f.w.links, f.w.cfg.Name)
 	if err != nil {
 		f.log.Error("webhook event cannot be encoded; dropped", "event", x.id, "err", err)
 		m.deliveries.WithLabelValues(outcomeInvalid).Inc()

@@ -42,8 +42,9 @@ func newItem(seq uint64, subject string, h nats.Header, data []byte) (*item, boo
 
 // body builds what endpoint e receives for it: the structured-mode
 // CloudEvent (made by the CloudEvents SDK), or the Slack message. The data
-// of a request waiting on a person gets its decision links.
-func (it *item) body(e *Endpoint, l *Links) (contentType string, body []byte, err error) {
+// of a request waiting on a person gets its decision links; a Slack
+// message names people by names.
+func (it *item) body(e *Endpoint, l *Links, names Names) (contentType string, body []byte, err error) {
 	var r *events.Request
 	if strings.HasPrefix(events.ShortType(it.typ), "request.") {
 		r = new(events.Request)
@@ -56,7 +57,7 @@ func (it *item) body(e *Endpoint, l *Links) (contentType string, body []byte, er
 		pair = l.For(r)
 	}
 	if e.Format == FormatSlack {
-		b, err := slackMessage(it.typ, r, e.Interactive, pair)
+		b, err := slackMessage(it.typ, r, e.Interactive, pair, names)
 		return "application/json", b, err
 	}
 	var people map[events.MemberID]*Pair

@@ -49,7 +49,7 @@ func actionsOf(t *testing.T, payload []byte) []map[string]any {
 func TestSlackGroupMessageShowsQuorum(t *testing.T) {
 	r := groupRequest()
 	for _, interactive := range []bool{true, false} {
-		b, err := slackMessage(events.TypeRequestUpdated, r, interactive, nil)
+		b, err := slackMessage(events.TypeRequestUpdated, r, interactive, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,7 +70,7 @@ func TestSlackGroupMessageShowsQuorum(t *testing.T) {
 		}
 	}
 	r.Revision = 4
-	b, err := Replacement(r, "Answered from Slack by u-1")
+	b, err := Replacement(r, "Answered from Slack by u-1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestSlackGroupMessageShowsQuorum(t *testing.T) {
 		t.Errorf("the rewritten message's buttons %v, want them at revision 4 while the quorum is short", els)
 	}
 	// A one-person request's message says nothing of a quorum.
-	b, _ = slackMessage(events.TypeRequestCreated, hostileRequest(), true, nil)
+	b, _ = slackMessage(events.TypeRequestCreated, hostileRequest(), true, nil, nil)
 	if strings.Contains(string(b), "approved (") || strings.Contains(string(b), "Approvals:") {
 		t.Errorf("a one-person request's message speaks of a quorum: %s", b)
 	}

@@ -23,6 +23,30 @@ const slackTextMax = 2800
 // block is a Slack Block Kit block; Slack's JSON shapes, written as maps.
 type block = map[string]any
 
+// Names gives a member's name for people by name (SPEC §10): the
+// config's, else their ID token's ("" when none; approvals.Service's
+// PersonName). A nil Names names everyone by id.
+type Names func(events.TenantID, events.MemberID) string
+
+// person is how member id of tenant t is named: "Ada Lovelace (u-1)" (the
+// name shown by package display), or the id alone.
+func (n Names) person(t events.TenantID, id string) string {
+	name := ""
+	if n != nil {
+		name = n(t, events.MemberID(id))
+	}
+	return display.Person(name, display.Text(id))
+}
+
+// ref names a principal: "person Ada Lovelace (u-1)", "group finance",
+// "agent a-1".
+func (n Names) ref(t events.TenantID, p events.Ref) string {
+	if p.Kind == events.KindPerson {
+		return "person " + n.person(t, p.ID)
+	}
+	return p.Kind + " " + display.Text(p.ID)
+}
+
 // slackMessage is the message for one event: the call, and for a request
 // waiting on a person, Approve and Deny buttons — interactive ones, or
 // URL buttons opening the decision links (none without links). Every piece
@@ -30,35 +54,35 @@ type block = map[string]any
 // display (escapes, look-alikes marked), and every text field, the
 // fallback text included, has Slack's & < > escaped: agent text never
 // becomes a mention, a link or markup. grant events get one line.
-func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair) ([]byte, error) {
+func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair, names Names) ([]byte, error) {
 	if r == nil {
 		return json.Marshal(map[string]any{"text": slackText("countersign: " + events.ShortType(typ))})
 	}
-	blocks := CallBlocks(r)
+	blocks := CallBlocks(r, names)
 	if b := buttons(r, interactive, pair); b != nil {
 		blocks = append(blocks, b)
 	}
-	return json.Marshal(map[string]any{"text": headline(typ, r), "blocks": blocks})
+	return json.Marshal(map[string]any{"text": headline(typ, r, names), "blocks": blocks})
 }
 
 // headline is the message's fallback text (notifications, screen readers),
 // escaped for Slack.
-func headline(typ string, r *events.Request) string {
+func headline(typ string, r *events.Request, names Names) string {
 	switch events.ShortType(typ) {
 	case "request.created", "request.escalated":
 		return slackText(fmt.Sprintf("Approval needed: %s for %s", display.Text(r.Capability.String()), display.Text(string(r.Agent))))
 	}
-	return slackText(fmt.Sprintf("Request %s: %s", display.Text(string(r.ID)), Outcome(r)))
+	return slackText(fmt.Sprintf("Request %s: %s", display.Text(string(r.ID)), Outcome(r, names)))
 }
 
-// Outcome says in words where r stands.
-func Outcome(r *events.Request) string {
+// Outcome says in words where r stands, people by name.
+func Outcome(r *events.Request, names Names) string {
 	d := r.Decision
 	switch {
 	case r.Status == events.StatusPending && r.Approver != nil && quorum(r):
-		return "waiting on " + r.Approver.Kind + " " + r.Approver.ID + ": " + Quorum(r)
+		return "waiting on " + names.ref(r.Tenant, *r.Approver) + ": " + Quorum(r, names)
 	case r.Status == events.StatusPending && r.Approver != nil:
-		return "waiting on " + r.Approver.Kind + " " + r.Approver.ID
+		return "waiting on " + names.ref(r.Tenant, *r.Approver)
 	case d == nil:
 		return string(r.Status)
 	case d.Status == events.StatusExpired:
@@ -66,7 +90,7 @@ func Outcome(r *events.Request) string {
 	case d.Status == events.StatusCancelled:
 		return "cancelled by the agent"
 	}
-	return fmt.Sprintf("%s by %s %s", d.Status, d.By.Kind, d.By.ID)
+	return fmt.Sprintf("%s by %s", d.Status, names.ref(r.Tenant, d.By))
 }
 
 // quorum reports whether r waits (or waited) on a group, or needs more
@@ -75,16 +99,16 @@ func quorum(r *events.Request) bool {
 	return r.Approver != nil && r.Approver.Kind == events.KindGroup || r.Quorum() > 1
 }
 
-// Quorum says where r's quorum stands: "1 of 2 approved (u-1)", who in
-// the order they allowed, shown by package display.
-func Quorum(r *events.Request) string {
+// Quorum says where r's quorum stands: "1 of 2 approved (Ada Lovelace
+// (u-1))", who in the order they allowed, shown by package display.
+func Quorum(r *events.Request, names Names) string {
 	s := fmt.Sprintf("%d of %d approved", len(r.Approvals), r.Quorum())
 	if len(r.Approvals) == 0 {
 		return s
 	}
 	who := make([]string, len(r.Approvals))
 	for i, a := range r.Approvals {
-		who[i] = display.Text(a.By.ID)
+		who[i] = names.person(r.Tenant, a.By.ID)
 	}
 	return s + " (" + strings.Join(who, ", ") + ")"
 }
@@ -92,10 +116,10 @@ func Quorum(r *events.Request) string {
 // CallBlocks shows the call: capability and agent, the arguments as a
 // code block, the reason quoted as the agent's words, where it stands,
 // and for a group's request who has allowed, each note quoted. What the
-// agent and people wrote is shown by package display.
-func CallBlocks(r *events.Request) []block {
+// agent and people wrote is shown by package display; people by name.
+func CallBlocks(r *events.Request, names Names) []block {
 	fields := []block{plain("Capability: " + display.Text(r.Capability.String())), plain("Agent: " + display.Text(string(r.Agent))),
-		plain("Request: " + display.Text(string(r.ID))), plain("Status: " + Outcome(r))}
+		plain("Request: " + display.Text(string(r.ID))), plain("Status: " + Outcome(r, names))}
 	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", display.JSON(r.Arguments, ""))}
 	if r.Reason != "" {
 		out = append(out, richText("rich_text_quote", "The agent says: "+display.Text(r.Reason)))
@@ -104,13 +128,13 @@ func CallBlocks(r *events.Request) []block {
 		out = append(out, block{"type": "context", "elements": []block{plain(g)}})
 	}
 	if quorum(r) {
-		lines := []block{plain("Approvals: " + Quorum(r))}
+		lines := []block{plain("Approvals: " + Quorum(r, names))}
 		for _, a := range r.Approvals {
-			line := fmt.Sprintf("Allowed by %s %s, scope %s", a.By.Kind, a.By.ID, a.Scope)
+			line := "Allowed by " + names.ref(r.Tenant, a.By) + ", scope " + display.Text(a.Scope)
 			if a.Note != "" {
-				line += ": “" + a.Note + "”"
+				line += ": “" + display.Text(a.Note) + "”"
 			}
-			lines = append(lines, plain(display.Text(line)))
+			lines = append(lines, plain(line))
 		}
 		out = append(out, block{"type": "context", "elements": lines[:min(len(lines), 10)]})
 	}
@@ -211,14 +235,15 @@ func ParseActionValue(v string) (events.TenantID, events.RequestID, uint64, bool
 // rewritten in place to show the call and how it ended, with a note on
 // who answered from Slack. A group's request still short of its quorum
 // keeps its buttons (at the new revision), so that the others can answer.
-func Replacement(r *events.Request, note string) ([]byte, error) {
-	blocks := append(CallBlocks(r), block{"type": "context", "elements": []block{plain(note)}})
+// People are named by names.
+func Replacement(r *events.Request, note string, names Names) ([]byte, error) {
+	blocks := append(CallBlocks(r, names), block{"type": "context", "elements": []block{plain(note)}})
 	if r.Approver != nil && r.Approver.Kind == events.KindGroup {
 		if b := buttons(r, true, nil); b != nil {
 			blocks = append(blocks, b)
 		}
 	}
-	return json.Marshal(map[string]any{"replace_original": true, "text": headline("", r), "blocks": blocks})
+	return json.Marshal(map[string]any{"replace_original": true, "text": headline("", r, names), "blocks": blocks})
 }
 
 // Ephemeral is a note only the clicking user sees, escaped for Slack; the

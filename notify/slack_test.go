@@ -83,7 +83,7 @@ func checkSlackSafe(t *testing.T, payload []byte, wantMarked ...string) {
 func TestSlackMessageEscapesAgentText(t *testing.T) {
 	r := hostileRequest()
 	for _, interactive := range []bool{true, false} {
-		b, err := slackMessage(events.TypeRequestCreated, r, interactive, &Pair{ApproveURL: "https://x/d/a", DenyURL: "https://x/d/b"})
+		b, err := slackMessage(events.TypeRequestCreated, r, interactive, &Pair{ApproveURL: "https://x/d/a", DenyURL: "https://x/d/b"}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -92,7 +92,7 @@ func TestSlackMessageEscapesAgentText(t *testing.T) {
 			t.Errorf("fallback text not escaped: %s", b)
 		}
 	}
-	b, err := Replacement(r, "Answered from Slack by u-1 <!here>")
+	b, err := Replacement(r, "Answered from Slack by u-1 <!here>", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestSlackSaysWhichGrant(t *testing.T) {
 	for stage, want := range []string{"Stage 1 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of any `git push …`",
 		"Stage 2 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of exactly this command"} {
 		r.CurrentStage = stage
-		b, err := slackMessage(events.TypeRequestCreated, r, true, nil)
+		b, err := slackMessage(events.TypeRequestCreated, r, true, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

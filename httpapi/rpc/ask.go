@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
 )
 
@@ -45,11 +46,16 @@ func (c *conn) ask(p RequestParams) {
 	c.send(ServerRequest{JSONRPC: "2.0", ID: id, Method: MethodRequest, Params: p})
 }
 
-// forgetAsks drops the unanswered approval/request calls of a request
-// that ended (showMu held): a late result decides nothing.
-func (c *conn) forgetAsks(id events.RequestID) {
+// forgetAsks drops the unanswered approval/request calls about r whose
+// requirement an answer no longer decides (showMu held): every one once
+// r ended, those of an earlier stage, or of a revision r moved on from
+// other than by others' approvals. A late result of one decides nothing.
+func (c *conn) forgetAsks(r *events.Request) {
 	for k, a := range c.asks {
-		if a.approvalID == string(id) {
+		if a.approvalID != string(r.ID) {
+			continue
+		}
+		if r.Status.Terminal() || a.requirement.SourceIndex != currentStage(r) || !approvals.AnswerableAt(r, a.requirement.Revision) {
 			delete(c.asks, k)
 		}
 	}

@@ -93,13 +93,19 @@ func (c *conn) apply(p *decideParams) (any, func(), error) {
 
 // decidable checks what only this surface knows. A caller who is not the
 // current approver, or a terminal request, goes on to Answer as over
-// HTTP: a safe repeat is 200, anything else 409.
+// HTTP: a safe repeat is 200, anything else 409. A requirement at a
+// revision the request no longer takes (anything but others' approvals
+// came since, SPEC §12) is refused in the HTTP API's words; one naming
+// another stage at a revision it takes, in this surface's.
 func (c *conn) decidable(rec *kvstate.Record, p *decideParams) error {
 	r := &rec.Request
 	if r.Status.Terminal() || !c.caller.Tenant.MayAnswer(r, c.caller.Principal) {
 		return nil
 	}
-	if *p.RequirementID.SourceIndex != currentStage(r) || !approvals.AnswerableAt(r, *p.RequirementID.Revision) {
+	if rev := *p.RequirementID.Revision; !approvals.AnswerableAt(r, rev) {
+		return approvals.Stale(r, rev) // the HTTP API's words (SPEC §12)
+	}
+	if *p.RequirementID.SourceIndex != currentStage(r) {
 		return errStale
 	}
 	ch, ok := offered(choices(c.h.svc, c.caller, r), p.ChoiceID)

@@ -21,11 +21,16 @@
 //     in MaxSubscriptions and in Watchers, so a protectedWrite of it may
 //     be decided), and right after the result every approval of the
 //     session still waiting is re-sent with judgeEscalated false, as the
-//     seed says of a re-issue. From then on the connection is shown each
-//     requirement it may decide (availableChoices not empty) as the
-//     request approval/request, and anything else as notifications.
-//     Resuming a session already followed re-sends what waits and adds
-//     nothing.
+//     seed says of a re-issue. From then on a requirement that becomes
+//     the caller's to decide (availableChoices not empty) is sent as the
+//     request approval/request, never only as a notification: a new
+//     request waiting on the caller, a later shell stage, a request
+//     escalated or moved to the caller as a backup, each the change that
+//     makes it theirs. An ask stands while its requirement does: another
+//     person's approval of a group's request (SPEC §12) is notified as
+//     approval/updated, and the result to the first ask still applies.
+//     Anything else is notified. Resuming a session already followed
+//     re-sends what waits (and asks again) and adds nothing.
 //   - view/page {"cursor", "limit"?}. Result {"events": [{"cursor",
 //     "method", "params"}], "nextCursor"}. The log of the session the
 //     cursor's request is shown on, from the cursor on (its own event
@@ -116,6 +121,11 @@
 //     {"sourceIndex": the current shell stage (0 for other kinds),
 //     "revision": the record's revision}. A shell subject's stages carry
 //     allowedBy, scope and allowedAt (null while the stage waits).
+//     Besides the seed's fields: capability, reason, deadlineAt,
+//     approver, requiredApprovals and approvals. Every principal shown
+//     (approver, approvals[].by, allowedBy, decision.by) is {"kind",
+//     "id", "name"?}: a person's name (SPEC §10, the config's else their
+//     ID token's) beside the id, absent when they have none.
 //     reviewerReason is present only when the record has one.
 //     subagentOrigin {"agentId", "parentAgentId"} only on a projected
 //     approval: a registered subagent spawned by a request in a session
@@ -129,8 +139,10 @@
 //     (dev.countersign.request.updated) with the next
 //     currentRequirementId, keeping viewCursor and judgeEscalated.
 //   - approval/updated: the same params, for any other change of a
-//     pending request already shown (escalation, endorsement): the
-//     choices change with the approver.
+//     pending request already shown (escalation, endorsement, another
+//     person's approval): the choices change with the approver. After
+//     session/resume, a change that makes the requirement the caller's
+//     comes as approval/request instead.
 //   - approval/resolved {"approvalId", "status", "decision",
 //     "eventCursor"} when the request is terminal.
 //

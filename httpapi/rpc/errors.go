@@ -66,7 +66,7 @@ func (e *Error) Error() string { return e.Message }
 
 // Refusals this surface makes itself.
 var (
-	errStale        = problem.New(http.StatusConflict, "RequestConflict", "requirementId is not the request's current requirement")
+	errStale        = problem.New(http.StatusConflict, "RequestConflict", "request conflict: requirementId does not name the stage the request waits on")
 	errNotOffered   = problem.Invalid("choiceId", "this choice is not offered to you for the current requirement")
 	errNeedsReason  = problem.Invalid("reason", "this choice requires a reason")
 	errNoSub        = problem.Invalid("subscriptionId", "no such subscription on this connection")

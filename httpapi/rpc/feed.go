@@ -13,9 +13,18 @@ import (
 // per connection, not per subscription, so that however many of its
 // subscriptions cover a request, each change is sent once.
 type shown struct {
-	rev   uint64 // the last revision sent
-	open  bool   // shown (approval/requested or request) and not resolved
-	judge bool   // judgeEscalated as it was opened; stage re-sends keep it
+	rev   uint64         // the last revision sent
+	open  bool           // shown (approval/requested or request) and not resolved
+	judge bool           // judgeEscalated as it was opened; stage re-sends keep it
+	asked *RequirementID // the requirement last sent as approval/request
+}
+
+// askStands reports whether the requirement last asked of the connection
+// is still the one an answer decides: the same stage, at a revision an
+// answer may still be made at (only other people's approvals since,
+// SPEC §12).
+func (st *shown) askStands(r *events.Request) bool {
+	return st.asked != nil && st.asked.SourceIndex == currentStage(r) && approvals.AnswerableAt(r, st.asked.Revision)
 }
 
 // onEvent turns one change into at most one notification on the
@@ -52,16 +61,16 @@ func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
 	case r.Status.Terminal():
 		wasOpen := st.open
 		st.open = false
-		c.forgetAsks(r.ID)
+		c.forgetAsks(r)
 		if wasOpen || r.Revision > 0 { // decided in its submit: never pending, nothing to close
-			c.notify(NotifyResolved, resolvedParams(r, ev.ID))
+			c.notify(NotifyResolved, resolvedParams(c.h.svc, r, ev.ID))
 		}
 	case !st.open:
 		c.open(st, r, r.JudgeEscalated, ev.ID)
 	case ev.Type == events.TypeRequestUpdated && len(r.Approvals) == 0: // the next stage: a re-send keeps judgeEscalated (an approval counted is an update)
-		c.show(r, st.judge, ev.ID)
+		c.show(st, r, st.judge, ev.ID, NotifyRequested, false)
 	default:
-		c.notify(NotifyUpdated, requestParams(c.h.svc, c.caller, r, st.judge, ev.ID))
+		c.show(st, r, st.judge, ev.ID, NotifyUpdated, false)
 	}
 }
 
@@ -69,20 +78,28 @@ func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
 // remembers the judgeEscalated it was shown with (showMu held).
 func (c *conn) open(st *shown, r *events.Request, judgeEscalated bool, cursor string) {
 	st.open, st.judge = true, judgeEscalated
-	c.show(r, judgeEscalated, cursor)
+	c.show(st, r, judgeEscalated, cursor, NotifyRequested, true)
 }
 
-// show sends r's current requirement: as the request approval/request,
-// answered by the client's result, to a connection that followed a
-// session with session/resume and may decide (it is offered choices);
-// otherwise as the notification approval/requested (showMu held).
-func (c *conn) show(r *events.Request, judgeEscalated bool, cursor string) {
+// show sends r's current state. To a connection that followed a session
+// with session/resume, a requirement the caller may decide (it is offered
+// choices) goes as the request approval/request, answered by the
+// client's result, whenever it becomes the caller's to decide: first
+// shown, a later stage, escalated or moved to them as a backup (seed
+// 001). Asked once, it is not asked again while that ask stands (an
+// approval by someone else of a group's request leaves it standing);
+// fresh (a first showing or a re-send on session/resume) asks anew.
+// Everything else goes as the notification method (showMu held).
+func (c *conn) show(st *shown, r *events.Request, judgeEscalated bool, cursor, method string, fresh bool) {
 	p := requestParams(c.h.svc, c.caller, r, judgeEscalated, cursor)
-	if c.asking && len(p.AvailableChoices) > 0 && len(c.asks) < maxAsks {
+	c.forgetAsks(r)
+	if c.asking && len(p.AvailableChoices) > 0 && (fresh || !st.askStands(r)) && len(c.asks) < maxAsks {
+		req := p.CurrentRequirementID
+		st.asked = &req
 		c.ask(p)
 		return
 	}
-	c.notify(NotifyRequested, p)
+	c.notify(method, p)
 }
 
 // reissue sends a snapshot of pending requests, each as approval/requested

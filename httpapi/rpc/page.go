@@ -105,7 +105,7 @@ func (c *conn) pageEvent(typ string, r *events.Request, cursor string) PageEvent
 	e := PageEvent{Cursor: cursor, Method: NotifyUpdated}
 	switch {
 	case r.Status.Terminal():
-		e.Method, e.Params = NotifyResolved, resolvedParams(r, cursor)
+		e.Method, e.Params = NotifyResolved, resolvedParams(c.h.svc, r, cursor)
 		return e
 	case r.Revision == 0, typ == events.TypeRequestUpdated && len(r.Approvals) == 0:
 		e.Method = NotifyRequested

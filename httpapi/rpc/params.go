@@ -32,13 +32,49 @@ type Subject struct {
 
 // Stage is one stage of a shell request; allowedBy is null while it waits.
 type Stage struct {
-	Text      string      `json:"text"`
-	Prefix    []string    `json:"prefix"`
-	Opaque    string      `json:"opaque,omitempty"`
-	Grant     string      `json:"grant,omitempty"` // which grant a session or lifetime allow leaves (approvals.GrantText)
-	AllowedBy *events.Ref `json:"allowedBy"`
-	Scope     string      `json:"scope,omitempty"`
-	AllowedAt *time.Time  `json:"allowedAt"`
+	Text      string     `json:"text"`
+	Prefix    []string   `json:"prefix"`
+	Opaque    string     `json:"opaque,omitempty"`
+	Grant     string     `json:"grant,omitempty"` // which grant a session or lifetime allow leaves (approvals.GrantText)
+	AllowedBy *Principal `json:"allowedBy"`
+	Scope     string     `json:"scope,omitempty"`
+	AllowedAt *time.Time `json:"allowedAt"`
+}
+
+// Principal is who a record names (the record's {kind, id}), and for a
+// person their name (SPEC §10 "People by name": the config's, else their
+// ID token's), absent when they have none. The name is the person's
+// text as given: a client shows it escaped, as it shows reason.
+type Principal struct {
+	Kind string `json:"kind"`
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+func principal(svc *approvals.Service, t events.TenantID, p events.Ref) Principal {
+	out := Principal{Kind: p.Kind, ID: p.ID}
+	if p.Kind == events.KindPerson {
+		out.Name = svc.PersonName(t, events.MemberID(p.ID))
+	}
+	return out
+}
+
+// Approval is one person's allow of a group's request (SPEC §12), the
+// person by name.
+type Approval struct {
+	By    Principal `json:"by"`
+	At    time.Time `json:"at"`
+	Scope string    `json:"scope"`
+	Note  string    `json:"note"`
+}
+
+// approvalsOf is r's approvals, always an array.
+func approvalsOf(svc *approvals.Service, r *events.Request) []Approval {
+	out := make([]Approval, len(r.Approvals))
+	for i, a := range r.Approvals {
+		out[i] = Approval{By: principal(svc, r.Tenant, a.By), At: a.At, Scope: a.Scope, Note: a.Note}
+	}
+	return out
 }
 
 // SourceRange is seed 001's sourceRange: the stored changes the params
@@ -84,10 +120,15 @@ func cuaCardFacts(r *events.Request) *CuaCardFacts {
 	return f
 }
 
-func subjectOf(r *events.Request) Subject {
+func subjectOf(svc *approvals.Service, r *events.Request) Subject {
 	s := Subject{Kind: r.Subject.Kind, Command: r.Subject.Command}
 	for _, st := range r.Stages {
-		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Grant: st.Grant, AllowedBy: st.AllowedBy, Scope: st.Scope, AllowedAt: st.AllowedAt})
+		var by *Principal
+		if st.AllowedBy != nil {
+			p := principal(svc, r.Tenant, *st.AllowedBy)
+			by = &p
+		}
+		s.Stages = append(s.Stages, Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Grant: st.Grant, AllowedBy: by, Scope: st.Scope, AllowedAt: st.AllowedAt})
 	}
 	return s
 }
@@ -119,10 +160,14 @@ type RequestParams struct {
 	Reason               string            `json:"reason"`
 	DeadlineAt           time.Time         `json:"deadlineAt"`
 
+	// Approver is who the request waits on (person, group or agent; a
+	// person by name).
+	Approver *Principal `json:"approver,omitempty"`
+
 	// RequiredApprovals and Approvals are the quorum and the people's
 	// allows it counts so far (SPEC §12).
-	RequiredApprovals int              `json:"requiredApprovals"`
-	Approvals         events.Approvals `json:"approvals"`
+	RequiredApprovals int        `json:"requiredApprovals"`
+	Approvals         []Approval `json:"approvals"`
 }
 
 // ResolvedParams is approval/resolved: the request is terminal.
@@ -136,7 +181,7 @@ type ResolvedParams struct {
 // Decision is the record's decision, camelCase.
 type Decision struct {
 	Status     string     `json:"status"`
-	By         events.Ref `json:"by"`
+	By         Principal  `json:"by"`
 	Note       string     `json:"note,omitempty"`
 	Scope      string     `json:"scope,omitempty"`
 	DecidedAt  time.Time  `json:"decidedAt"`
@@ -161,7 +206,7 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 		SessionID:            v.session,
 		SourceRange:          SourceRange{From: events.MsgID(r.ID, 0), To: events.MsgID(r.ID, r.Revision)},
 		SubagentOrigin:       v.origin,
-		Subject:              subjectOf(r),
+		Subject:              subjectOf(svc, r),
 		TaskID:               taskID(r),
 		ToolCallID:           r.ToolCallID,
 		ToolName:             r.Tool,
@@ -172,7 +217,11 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 		Reason:               r.Reason,
 		DeadlineAt:           r.DeadlineAt,
 		RequiredApprovals:    r.Quorum(),
-		Approvals:            r.Approvals,
+		Approvals:            approvalsOf(svc, r),
+	}
+	if r.Approver != nil {
+		a := principal(svc, r.Tenant, *r.Approver)
+		p.Approver = &a
 	}
 	if r.ReviewerReason != nil {
 		p.ReviewerReason = *r.ReviewerReason
@@ -225,10 +274,10 @@ func taskID(r *events.Request) string {
 }
 
 // resolvedParams builds approval/resolved for a terminal r.
-func resolvedParams(r *events.Request, cursor string) ResolvedParams {
+func resolvedParams(svc *approvals.Service, r *events.Request, cursor string) ResolvedParams {
 	p := ResolvedParams{ApprovalID: string(r.ID), Status: string(r.Status), EventCursor: cursor}
 	if d := r.Decision; d != nil {
-		p.Decision = Decision{Status: string(d.Status), By: d.By, Note: d.Note, Scope: d.Scope,
+		p.Decision = Decision{Status: string(d.Status), By: principal(svc, r.Tenant, d.By), Note: d.Note, Scope: d.Scope,
 			DecidedAt: d.DecidedAt, ExpiresAt: d.ExpiresAt, QuotedRule: d.QuotedRule}
 	}
 	return p

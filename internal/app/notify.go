@@ -90,7 +90,7 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 		return err
 	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas, Shards: max(o.Config.RequestShards, 1),
-		Tuning: o.Notify, Registry: a.Registry, Logger: a.log, Clock: o.Clock})
+		Tuning: o.Notify, Registry: a.Registry, Logger: a.log, Clock: o.Clock, Name: a.Service.PersonName})
 	if err != nil {
 		return err
 	}
