@@ -67,15 +67,7 @@ func cell(s string) string {
 	return "-"
 }
 
-func ref(r *events.Ref) string {
-	if r == nil || r.Kind == "" {
-		return "-"
-	}
-	if r.ID == "" {
-		return text(r.Kind, 64)
-	}
-	return text(r.Kind+":"+r.ID, 80)
-}
+func ref(r *events.Ref) string { return people{}.ref(r) }
 
 func capability(c events.Capability) string { return text(c.String(), 80) }
 
