@@ -29,7 +29,7 @@ type batchItem struct {
 	ID      string          `json:"id"`
 	Applied bool            `json:"applied"`
 	Request json.RawMessage `json:"request,omitempty"` // the record after the answer
-	Error   string          `json:"error,omitempty"`  // why it did not apply
+	Error   string          `json:"error,omitempty"`   // why it did not apply
 
 	before *events.Request // nil: it could not be read
 	result string          // the result line's text

@@ -75,5 +75,3 @@ func (p people) waitsFor(r *events.Ref) string {
 	}
 	return p.ref(r)
 }
-
-
