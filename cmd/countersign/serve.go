@@ -17,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/internal/gcpace"
 )
 
@@ -120,9 +121,17 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	hup := make(chan os.Signal, 1) // before the start: a SIGHUP must never stop the process
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	log.Info("starting", "listen", cfg.Listen, "nats_listen", natsListenText(cfg))
 	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log, ConfigFile: path})
 	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while starting: a signal asked", "err", err)
+			return 0
+		}
 		log.Error("start", "err", err)
+		if hint := portHint(err); hint != "" {
+			fmt.Fprintln(os.Stderr, "countersign serve: "+hint)
+		}
 		return 1
 	}
 	go reloadOnHangup(ctx, hup, a)
@@ -142,6 +151,31 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// portHint says which flag picks another port when a port serve is to
+// listen on is taken ("" for any other error).
+func portHint(err error) string {
+	var pt *broker.PortTakenError
+	if !errors.As(err, &pt) {
+		return ""
+	}
+	switch pt.What {
+	case "nats":
+		return fmt.Sprintf("the embedded NATS port %s is taken by another process: pick another with --nats-listen 127.0.0.1:4223 (or nats_listen: in the config; off: no NATS port, HTTP only)", pt.Addr)
+	default:
+		return fmt.Sprintf("the HTTP port %s is taken by another process: pick another with --listen 127.0.0.1:8081 (or listen: in the config), and point the CLI at it with --url or COUNTERSIGN_URL", pt.Addr)
+	}
+}
+
+func natsListenText(cfg *config.Config) string {
+	switch {
+	case cfg.NATSURL != "":
+		return "external"
+	case cfg.NATSListen == "":
+		return "off"
+	}
+	return cfg.NATSListen
 }
 
 // reloadOnHangup stores the config file as the next revision on each
