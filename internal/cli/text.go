@@ -67,7 +67,6 @@ func cell(s string) string {
 	return "-"
 }
 
-func ref(r *events.Ref) string { return people{}.ref(r) }
 
 func capability(c events.Capability) string { return text(c.String(), 80) }
 
