@@ -28,15 +28,27 @@ const gcHeadroom = 128 << 20
 // defaultConfigFile is read when present and --config is not given.
 const defaultConfigFile = "countersign.yaml"
 
-func runServe(args []string) int {
+// serveArgs are serve's flags.
+type serveArgs struct {
+	file, listen, data, natsURL, natsListen, roles, pprof *string
+}
+
+func serveFlagSet() (*flag.FlagSet, serveArgs) {
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	file := fl.String("config", "", "config file (default ./countersign.yaml if present, else the demo tenant)")
-	listen := fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080)")
-	data := fl.String("data", "", "data directory for the embedded NATS server (default ./data)")
-	natsURL := fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)")
-	natsListen := fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)")
-	roles := fl.String("roles", "", "roles to run: api,deciders (default both)")
-	pprofAddr := fl.String("pprof", "", "serve net/http/pprof on this loopback address (default off)")
+	return fl, serveArgs{
+		file:       fl.String("config", "", "config file (default ./countersign.yaml if present, else the demo tenant)"),
+		listen:     fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080; taken by something else: pick another)"),
+		data:       fl.String("data", "", "data directory for the embedded NATS server (default ./data; remove it for a fresh start)"),
+		natsURL:    fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)"),
+		natsListen: fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)"),
+		roles:      fl.String("roles", "", "roles to run: api,deciders (default both)"),
+		pprof:      fl.String("pprof", "", "serve net/http/pprof on this loopback address (default off)"),
+	}
+}
+
+func runServe(args []string) int {
+	fl, f := serveFlagSet()
+	file, listen, data, natsURL, natsListen, roles, pprofAddr := f.file, f.listen, f.data, f.natsURL, f.natsListen, f.roles, f.pprof
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
