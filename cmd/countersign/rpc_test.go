@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"os"
@@ -192,5 +193,34 @@ func TestLiveProtocolDocExampleRuns(t *testing.T) {
 		if n != 0 {
 			t.Errorf("%q: %+d against the doc\ndoc: %q\ngot: %q", s, n, d.received, got)
 		}
+	}
+}
+
+// countersign rpc refuses what is not one JSON object (said on stderr,
+// not sent) and goes on; a token the server refuses ends it with exit 1
+// and the status.
+func TestRPCBadInput(t *testing.T) {
+	srv := servertest.Start(t)
+	run := func(token, stdin string) (int, string, string) {
+		var out, errb strings.Builder
+		env := cliEnv{stdout: &out, stderr: &errb, getenv: func(k string) string {
+			return map[string]string{"COUNTERSIGN_URL": srv.URL, "COUNTERSIGN_TOKEN": token}[k]
+		}}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		code := rpcClient(ctx, []string{"--linger", "0s"}, strings.NewReader(stdin), env)
+		return code, out.String(), errb.String()
+	}
+	code, out, errs := run(servertest.TokenPerson, "not json\n# a comment\n\n> {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"approval/subscribe\",\"params\":{\"inbox\":true}}\n[1,2]\n")
+	if code != cliExitOK || !strings.Contains(errs, "line 1 is not one JSON object; not sent") ||
+		!strings.Contains(errs, "line 5 is not one JSON object") || !strings.Contains(out, `"id":7,"result"`) {
+		t.Errorf("exit %d\nstdout %s\nstderr %s", code, out, errs)
+	}
+	if strings.Count(out, "\n") != 1 {
+		t.Errorf("a refused line reached the server: %s", out)
+	}
+	code, _, errs = run("not-a-token", "")
+	if code != cliExitRefused || !strings.Contains(errs, "401") {
+		t.Errorf("a bad token: exit %d, stderr %s", code, errs)
 	}
 }
