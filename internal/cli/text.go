@@ -67,7 +67,6 @@ func cell(s string) string {
 	return "-"
 }
 
-
 func capability(c events.Capability) string { return text(c.String(), 80) }
 
 // stamp prints t in UTC to the second, "-" when zero.
