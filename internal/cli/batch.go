@@ -87,7 +87,7 @@ func (s Session) AnswerAll(ctx context.Context, ids []string, in AnswerInput) er
 		fmt.Fprintf(s.Out, "%s: %s\n", cell(it.ID), it.result)
 	}
 	if applied < len(items) {
-		return fmt.Errorf("%d of %d answers applied; the lines above say why the others did not", applied, len(items))
+		return fmt.Errorf("%d of %d answers applied; each line above that says \"not applied\" says why", applied, len(items))
 	}
 	if !s.JSON {
 		fmt.Fprintf(s.Out, "All %d answers applied.\n", len(items))
