@@ -3,6 +3,8 @@ package events
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 )
@@ -195,4 +197,60 @@ func (a *Agent) TokenScopes() []string {
 		return []string{ScopeRequestsWrite}
 	}
 	return a.Scopes
+}
+
+// agentJSON is Agent's JSON form but for review_timeout, which is a Go
+// duration string ("2m0s") in every answer and every stored record.
+type agentJSON Agent
+
+// MarshalJSON writes review_timeout as a Go duration string, as every
+// duration in the API is.
+func (a Agent) MarshalJSON() ([]byte, error) {
+	var rt string
+	if a.ReviewTimeout != 0 {
+		rt = a.ReviewTimeout.String()
+	}
+	return json.Marshal(struct {
+		agentJSON
+		ReviewTimeout string `json:"review_timeout,omitempty"`
+	}{agentJSON(a), rt})
+}
+
+// UnmarshalJSON reads review_timeout as a Go duration string, or as the
+// integer nanoseconds that records stored by older versions hold.
+func (a *Agent) UnmarshalJSON(b []byte) error {
+	var v struct {
+		*agentJSON
+		ReviewTimeout json.RawMessage `json:"review_timeout,omitempty"`
+	}
+	v.agentJSON = (*agentJSON)(a)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	d, err := durationJSON(v.ReviewTimeout)
+	if err != nil {
+		return fmt.Errorf("agent review_timeout: %w", err)
+	}
+	a.ReviewTimeout = d
+	return nil
+}
+
+// durationJSON reads a JSON duration: absent or null as 0, a string as a
+// Go duration, a number as nanoseconds.
+func durationJSON(raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	if raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return 0, err
+		}
+		return time.ParseDuration(s)
+	}
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil {
+		return 0, fmt.Errorf("%s is neither a duration string nor nanoseconds", raw)
+	}
+	return time.Duration(n), nil
 }

@@ -59,7 +59,7 @@ type cliOpts struct {
 }
 
 // cliCommand is one CLI subcommand: its flags, how many positional
-// arguments it takes, and what it does.
+// arguments it takes (nargsSome: one or more ids), and what it does.
 type cliCommand struct {
 	name, usage, summary string
 	nargs                int
@@ -67,15 +67,18 @@ type cliCommand struct {
 	run                  func(ctx context.Context, s cli.Session, o *cliOpts) error
 }
 
+// nargsSome as cliCommand.nargs: one id or more.
+const nargsSome = -1
+
 var cliCommands = []cliCommand{
 	{name: "pending", usage: "pending", summary: "list the requests waiting for you",
 		run: func(ctx context.Context, s cli.Session, _ *cliOpts) error { return s.Pending(ctx) }},
 	{name: "show", usage: "show ID", summary: "show one request", nargs: 1,
 		run: func(ctx context.Context, s cli.Session, o *cliOpts) error { return s.Show(ctx, o.args[0]) }},
-	{name: "approve", usage: "approve ID [--scope once|session|lifetime] [--reason R] [--rule R] [--arguments FILE]",
-		summary: "approve a request", nargs: 1, flags: cliAnswerFlags(true), run: cliAnswer("allow")},
-	{name: "deny", usage: "deny ID [--scope once|session|lifetime] [--reason R]",
-		summary: "deny a request", nargs: 1, flags: cliAnswerFlags(false), run: cliAnswer("deny")},
+	{name: "approve", usage: "approve ID [ID…] [--scope once|session|lifetime] [--reason R] [--rule R] [--arguments FILE]",
+		summary: "approve requests (several: one capability, the same argument keys)", nargs: nargsSome, flags: cliAnswerFlags(true), run: cliAnswer("allow")},
+	{name: "deny", usage: "deny ID [ID…] [--scope once|session|lifetime] [--reason R]",
+		summary: "deny requests (several: one capability, the same argument keys)", nargs: nargsSome, flags: cliAnswerFlags(false), run: cliAnswer("deny")},
 	{name: "grants", usage: "grants [--agent A] [--revoked]", summary: "list kept grants", flags: cliGrantFlags,
 		run: func(ctx context.Context, s cli.Session, o *cliOpts) error {
 			return s.Grants(ctx, cli.GrantFilter{Agent: o.agent, Revoked: o.revoked})
@@ -98,7 +101,7 @@ func cliAnswer(decision string) func(context.Context, cli.Session, *cliOpts) err
 			}
 			in.Arguments = raw
 		}
-		return s.Answer(ctx, o.args[0], in)
+		return s.AnswerAll(ctx, o.args, in)
 	}
 }
 
@@ -233,13 +236,30 @@ func cliParseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 // cliCheck validates what the flag package cannot: argument count, scope
 // values and a token.
 func cliCheck(cmd cliCommand, o *cliOpts, pos []string) error {
+	if cmd.nargs == nargsSome {
+		if len(pos) == 0 {
+			return errors.New("want one id or more")
+		}
+		for _, p := range pos {
+			if strings.TrimSpace(p) == "" {
+				return errors.New("an id is empty")
+			}
+		}
+		if o.arguments != "" && len(pos) > 1 {
+			return errors.New("--arguments edits one request: give one id")
+		}
+	}
 	switch {
+	case cmd.nargs == nargsSome && len(pos) > 0:
+		// checked above
 	case len(pos) != cmd.nargs && cmd.nargs == 0:
 		return fmt.Errorf("unexpected arguments %q", pos)
 	case len(pos) != cmd.nargs:
 		return fmt.Errorf("want %d argument(s), got %d", cmd.nargs, len(pos))
 	case cmd.nargs == 1 && strings.TrimSpace(pos[0]) == "":
 		return errors.New("the id is empty")
+	}
+	switch {
 	case o.scope != "" && o.scope != "once" && o.scope != "session" && o.scope != "lifetime":
 		return fmt.Errorf("--scope must be once, session or lifetime, not %q", o.scope)
 	case o.token == "":

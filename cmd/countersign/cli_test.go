@@ -199,7 +199,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		env  map[string]string
 	}{
 		{"approve without an id", []string{"approve"}, nil},
-		{"approve with two ids", []string{"approve", "req_a", "req_b"}, nil},
+		{"edits with two ids", []string{"approve", "req_a", "req_b", "--arguments", "x.json"}, nil},
+		{"deny with an empty id", []string{"deny", "req_a", " "}, nil},
 		{"unknown scope", []string{"approve", "req_a", "--scope", "forever"}, nil},
 		{"unknown flag", []string{"pending", "--colour"}, nil},
 		{"pending takes no arguments", []string{"pending", "req_a"}, nil},

@@ -30,6 +30,7 @@ var commands = func() map[string]command {
 		"config":    {"validate a config file and show what it changes: " + configUsage, runConfig},
 		"login":     {"sign in with the identity provider (device flow) for the commands below: login [--url U]", runLogin},
 		"audit":     {"export or verify the audit log: " + auditUsage, runAudit},
+		"rpc":       {"the live approver protocol from a terminal: JSON-RPC lines on stdin to /v1/rpc, the server's on stdout: " + rpcUsage, runRPC},
 		"policy":    {"see what a config would have done, or what to grant: " + policyUsage + " | " + suggestUsage, runPolicy},
 	}
 	for name, c := range cliEntries() {

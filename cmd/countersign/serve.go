@@ -17,6 +17,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
+	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/internal/gcpace"
 )
 
@@ -27,15 +28,27 @@ const gcHeadroom = 128 << 20
 // defaultConfigFile is read when present and --config is not given.
 const defaultConfigFile = "countersign.yaml"
 
-func runServe(args []string) int {
+// serveArgs are serve's flags.
+type serveArgs struct {
+	file, listen, data, natsURL, natsListen, roles, pprof *string
+}
+
+func serveFlagSet() (*flag.FlagSet, serveArgs) {
 	fl := flag.NewFlagSet("serve", flag.ContinueOnError)
-	file := fl.String("config", "", "config file (default ./countersign.yaml if present, else the demo tenant)")
-	listen := fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080)")
-	data := fl.String("data", "", "data directory for the embedded NATS server (default ./data)")
-	natsURL := fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)")
-	natsListen := fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)")
-	roles := fl.String("roles", "", "roles to run: api,deciders (default both)")
-	pprofAddr := fl.String("pprof", "", "serve net/http/pprof on this loopback address (default off)")
+	return fl, serveArgs{
+		file:       fl.String("config", "", "config file (default ./countersign.yaml if present, else the demo tenant)"),
+		listen:     fl.String("listen", "", "HTTP listen address (default 127.0.0.1:8080; taken by something else: pick another)"),
+		data:       fl.String("data", "", "data directory for the embedded NATS server (default ./data; remove it for a fresh start)"),
+		natsURL:    fl.String("nats-url", "", "external NATS servers, comma-separated (default: embedded)"),
+		natsListen: fl.String("nats-listen", "", "embedded NATS client address, or off (default 127.0.0.1:4222)"),
+		roles:      fl.String("roles", "", "roles to run: api,deciders (default both)"),
+		pprof:      fl.String("pprof", "", "serve net/http/pprof on this loopback address (default off)"),
+	}
+}
+
+func runServe(args []string) int {
+	fl, f := serveFlagSet()
+	file, listen, data, natsURL, natsListen, roles, pprofAddr := f.file, f.listen, f.data, f.natsURL, f.natsListen, f.roles, f.pprof
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
@@ -120,9 +133,17 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	hup := make(chan os.Signal, 1) // before the start: a SIGHUP must never stop the process
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
+	log.Info("starting", "listen", cfg.Listen, "nats_listen", natsListenText(cfg))
 	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log, ConfigFile: path})
 	if err != nil {
+		if ctx.Err() != nil {
+			log.Info("stopped while starting: a signal asked", "err", err)
+			return 0
+		}
 		log.Error("start", "err", err)
+		if hint := portHint(err); hint != "" {
+			fmt.Fprintln(os.Stderr, "countersign serve: "+hint)
+		}
 		return 1
 	}
 	go reloadOnHangup(ctx, hup, a)
@@ -142,6 +163,31 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 		return 1
 	}
 	return 0
+}
+
+// portHint says which flag picks another port when a port serve is to
+// listen on is taken ("" for any other error).
+func portHint(err error) string {
+	var pt *broker.PortTakenError
+	if !errors.As(err, &pt) {
+		return ""
+	}
+	switch pt.What {
+	case "nats":
+		return fmt.Sprintf("the embedded NATS port %s is taken by another process: pick another with --nats-listen 127.0.0.1:4223 (or nats_listen: in the config; off: no NATS port, HTTP only)", pt.Addr)
+	default:
+		return fmt.Sprintf("the HTTP port %s is taken by another process: pick another with --listen 127.0.0.1:8081 (or listen: in the config), and point the CLI at it with --url or COUNTERSIGN_URL", pt.Addr)
+	}
+}
+
+func natsListenText(cfg *config.Config) string {
+	switch {
+	case cfg.NATSURL != "":
+		return "external"
+	case cfg.NATSListen == "":
+		return "off"
+	}
+	return cfg.NATSListen
 }
 
 // reloadOnHangup stores the config file as the next revision on each

@@ -94,17 +94,34 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The HTTP port first: one that is taken fails the start at once,
+	// before NATS and the views start.
+	var own net.Listener // closed if the start fails
+	if has(cfg.Roles, "api") && o.Listener == nil {
+		if own, err = net.Listen("tcp", cfg.Listen); err != nil {
+			return nil, fmt.Errorf("app: %w", broker.PortTaken("http", cfg.Listen, err))
+		}
+		o.Listener = own
+	}
 	b, err := broker.Start(ctx, broker.Config{URLs: cfg.NATSURL, DataDir: cfg.DataDir, Logger: o.Logger,
 		Listen: cfg.NATSListen, Replicas: cfg.Replicas, CalloutSeed: c.seed})
 	if err != nil {
+		closeOwn(own)
 		return nil, err
 	}
 	a, err := assemble(ctx, o, b, c.tenants)
 	if err != nil {
 		b.Close()
+		closeOwn(own)
 		return nil, err
 	}
 	return a, nil
+}
+
+func closeOwn(ln net.Listener) {
+	if ln != nil {
+		_ = ln.Close()
+	}
 }
 
 func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
@@ -296,7 +313,10 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 			if nc := kvstate.NotClustered(err, sc.Replicas); nc != nil {
 				return fmt.Errorf("app: stream %s: %w", sc.Name, nc)
 			}
-			time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+			select { // a signal while starting stops the wait
+			case <-ctx.Done():
+			case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("app: stream %s: %w", sc.Name, err)

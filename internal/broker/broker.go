@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -150,12 +151,43 @@ func Start(ctx context.Context, cfg Config) (*Broker, error) {
 	if cfg.Replicas == 0 {
 		cfg.Replicas = 1
 	}
-	return startEmbedded(cfg)
+	return startEmbedded(ctx, cfg)
 }
 
-func startEmbedded(cfg Config) (*Broker, error) {
+// PortTakenError: a port countersign is to listen on is in use by
+// something else (the embedded NATS server's client port, or with
+// package app the HTTP port).
+type PortTakenError struct {
+	What string // "nats" or "http"
+	Addr string
+	Err  error
+}
+
+func (e *PortTakenError) Error() string {
+	return fmt.Sprintf("%s listen %s: the address is in use by another process", e.What, e.Addr)
+}
+
+func (e *PortTakenError) Unwrap() error { return e.Err }
+
+// PortTaken returns a *PortTakenError when err says the address is in
+// use, else err.
+func PortTaken(what, addr string, err error) error {
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return &PortTakenError{What: what, Addr: addr, Err: err}
+	}
+	return err
+}
+
+// readyWithin bounds how long the embedded server may take to accept
+// connections once its port is known to be free.
+const readyWithin = 30 * time.Second
+
+func startEmbedded(ctx context.Context, cfg Config) (*Broker, error) {
 	opts := EmbeddedOptions(cfg.DataDir)
 	if err := setListen(opts, cfg.Listen); err != nil {
+		return nil, err
+	}
+	if err := portFree(opts); err != nil {
 		return nil, err
 	}
 	g := newGate(cfg.Auth)
@@ -165,9 +197,9 @@ func startEmbedded(cfg Config) (*Broker, error) {
 		return nil, fmt.Errorf("broker: embedded server: %w", err)
 	}
 	s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
+	if err := waitReady(ctx, s); err != nil {
 		s.Shutdown()
-		return nil, errors.New("broker: embedded server did not become ready")
+		return nil, err
 	}
 	nc, err := nats.Connect("", nats.InProcessServer(s), nats.UserInfo(InternalUser, g.password),
 		nats.Name("countersign"), nats.MaxReconnects(-1))
@@ -200,6 +232,39 @@ func setListen(opts *server.Options, listen string) error {
 		p = server.RANDOM_PORT
 	}
 	opts.DontListen, opts.Host, opts.Port = false, host, p
+	return nil
+}
+
+// portFree checks, before the server starts, that the client port opts
+// names can be bound: the server itself, on a port taken, would only
+// never become ready.
+func portFree(opts *server.Options) error {
+	if opts.DontListen || opts.Port == server.RANDOM_PORT {
+		return nil
+	}
+	addr := net.JoinHostPort(opts.Host, strconv.Itoa(opts.Port))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		if pt := PortTaken("nats", addr, err); pt != err {
+			return pt
+		}
+		return fmt.Errorf("broker: nats listen %s: %w", addr, err)
+	}
+	return ln.Close()
+}
+
+// waitReady waits until s accepts connections, ctx ends (a signal while
+// starting), or readyWithin passes.
+func waitReady(ctx context.Context, s *server.Server) error {
+	deadline := time.Now().Add(readyWithin)
+	for !s.ReadyForConnections(100 * time.Millisecond) {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("broker: stopped while the embedded server started: %w", err)
+		}
+		if time.Now().After(deadline) {
+			return errors.New("broker: embedded server did not become ready")
+		}
+	}
 	return nil
 }
 

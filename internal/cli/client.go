@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/countersign/countersign/problem"
@@ -19,6 +20,9 @@ import (
 type Client struct {
 	base, token string
 	http        *http.Client
+
+	peopleOnce sync.Once
+	known      people // GET /v1/people, read once (people.go)
 }
 
 // New checks the server URL and returns a client for it with token. A nil

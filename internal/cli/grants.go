@@ -27,10 +27,14 @@ func (s Session) Grants(ctx context.Context, f GrantFilter) error {
 	if f.Revoked {
 		q.Set("revoked", "true")
 	}
-	return list(ctx, s, "/v1/grants", q, grantTable)
+	var pp people
+	if !s.JSON {
+		pp = s.Client.people(ctx)
+	}
+	return list(ctx, s, "/v1/grants", q, func(w io.Writer, gs []events.Grant) { grantTable(w, gs, pp) })
 }
 
-func grantTable(w io.Writer, gs []events.Grant) {
+func grantTable(w io.Writer, gs []events.Grant, p people) {
 	if len(gs) == 0 {
 		fmt.Fprintln(w, "No grants.")
 		return
@@ -44,7 +48,7 @@ func grantTable(w io.Writer, gs []events.Grant) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(string(g.ID)), cell(string(g.Agent)),
 			capability(g.Capability), cell(g.Effect), cell(g.Scope), cell(g.Session),
-			ref(&g.CreatedBy), stamp(g.CreatedAt), revoked)
+			p.ref(&g.CreatedBy), stamp(g.CreatedAt), revoked)
 	}
 	tw.Flush()
 }

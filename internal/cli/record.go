@@ -7,14 +7,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/countersign/countersign/display"
 	"github.com/countersign/countersign/events"
 )
 
 // writeRecord prints a request for a person: what it is, what the agent
 // said (quoted), where it stands, and its arguments as pretty JSON.
-func writeRecord(w io.Writer, r *events.Request, now time.Time) {
+func (p people) writeRecord(w io.Writer, r *events.Request, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	for _, kv := range recordFields(r, now) {
+	for _, kv := range p.recordFields(r, now) {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
 	}
 	tw.Flush()
@@ -23,16 +24,16 @@ func writeRecord(w io.Writer, r *events.Request, now time.Time) {
 
 // recordFields are the lines of a record, label and value; optional
 // ones only when set.
-func recordFields(r *events.Request, now time.Time) [][2]string {
+func (p people) recordFields(r *events.Request, now time.Time) [][2]string {
 	f := [][2]string{
 		{"Request", cell(string(r.ID))},
-		{"Status", statusLine(r, now)},
+		{"Status", p.statusLine(r, now)},
 		{"Agent", cell(string(r.Agent))},
 		{"Capability", capability(r.Capability)},
 	}
 	f = optional(f, "Subject", subjectText(r.Subject))
 	for i, st := range r.Stages {
-		f = append(f, [2]string{fmt.Sprintf("Stage %d", i+1), stageText(r, i, st)})
+		f = append(f, [2]string{fmt.Sprintf("Stage %d", i+1), p.stageText(r, i, st)})
 	}
 	f = optional(f, "Session", text(r.Session, 80))
 	f = optional(f, "Turn", text(r.Turn, 80))
@@ -46,12 +47,12 @@ func recordFields(r *events.Request, now time.Time) [][2]string {
 		f = append(f, [2]string{"Abstained", endorsement(e)})
 	}
 	f = optional(f, "Judge", judgeText(r))
-	f = append(f, approvalLines(r)...)
+	f = append(f, p.approvalLines(r)...)
 	f = append(f, [][2]string{
 		{"Created", stamp(r.CreatedAt)},
 		{"Deadline", stamp(r.DeadlineAt) + " (timeout " + cell(r.Timeout) + ")"},
 		{"Revision", fmt.Sprint(r.Revision)},
-		{"Decision", decisionLine(r)},
+		{"Decision", p.decisionLine(r)},
 	}...)
 	return append(f, decisionDetails(r)...)
 }
@@ -76,11 +77,11 @@ func subjectText(s events.Subject) string {
 // stageText is one stage of a shell request: its text, and whether it is
 // allowed, waiting (the current one: the next answer applies to it), or
 // opaque (no grant ever covers it).
-func stageText(r *events.Request, i int, st events.Stage) string {
+func (p people) stageText(r *events.Request, i int, st events.Stage) string {
 	line := quote(st.Text, 200)
 	switch {
 	case st.AllowedBy != nil:
-		line += "  allowed by " + byText(*st.AllowedBy)
+		line += "  allowed by " + p.byText(*st.AllowedBy)
 	case i == r.CurrentStage && r.Status == events.StatusPending:
 		line += "  <- your answer applies to this stage"
 		if st.Grant != "" {
@@ -125,10 +126,10 @@ func judgeText(r *events.Request) string {
 
 // statusLine says where a request stands. An expired request reads as
 // what it is — nobody decided in time — and never as a denial.
-func statusLine(r *events.Request, now time.Time) string {
+func (p people) statusLine(r *events.Request, now time.Time) string {
 	switch r.Status {
 	case events.StatusPending:
-		return "pending — waiting for " + ref(r.Approver) + ", deadline " + until(r.DeadlineAt, now)
+		return "pending — waiting for " + p.ref(r.Approver) + ", deadline " + until(r.DeadlineAt, now)
 	case events.StatusExpired:
 		return "expired — no decision was made in time"
 	case events.StatusCancelled:
@@ -138,7 +139,7 @@ func statusLine(r *events.Request, now time.Time) string {
 }
 
 // decisionLine summarizes r.Decision in one line.
-func decisionLine(r *events.Request) string {
+func (p people) decisionLine(r *events.Request) string {
 	d := r.Decision
 	if d == nil {
 		return "none yet"
@@ -147,9 +148,9 @@ func decisionLine(r *events.Request) string {
 	case events.StatusExpired:
 		return "none — no decision was made in time; the deadline passed at " + stamp(d.DecidedAt)
 	case events.StatusCancelled:
-		return "none — cancelled by " + ref(&d.By) + " at " + stamp(d.DecidedAt)
+		return "none — cancelled by " + p.ref(&d.By) + " at " + stamp(d.DecidedAt)
 	}
-	s := fmt.Sprintf("%s by %s, scope %s, at %s", cell(string(d.Status)), byText(d.By), cell(d.Scope), stamp(d.DecidedAt))
+	s := fmt.Sprintf("%s by %s, scope %s, at %s", cell(string(d.Status)), p.byText(d.By), cell(d.Scope), stamp(d.DecidedAt))
 	if d.ExpiresAt != nil {
 		s += "; usable until " + stamp(*d.ExpiresAt)
 	}
@@ -157,16 +158,19 @@ func decisionLine(r *events.Request) string {
 		s += "; claimed at " + stamp(*r.ClaimedAt)
 	}
 	if r.Edited != nil {
-		s += "; with edits by " + byText(r.Edited.By) + ": the call runs with the arguments shown"
+		s += "; with edits by " + p.byText(r.Edited.By) + ": the call runs with the arguments shown"
 	}
 	return s
 }
 
 // byText names who or what decided.
-func byText(by events.Ref) string {
+func (p people) byText(by events.Ref) string {
 	id := text(by.ID, 80)
 	switch by.Kind {
 	case events.KindPolicy:
+		if n := p.names[by.ID]; n != "" {
+			return "the policy of member " + display.Person(text(n, 80), id)
+		}
 		return "the policy of member " + id
 	case events.KindRead:
 		return "the read rule " + id
@@ -177,7 +181,7 @@ func byText(by events.Ref) string {
 	case events.KindRule:
 		return "rule " + id + " (through the judge)"
 	}
-	return ref(&by)
+	return p.ref(&by)
 }
 
 func decisionDetails(r *events.Request) [][2]string {
@@ -197,13 +201,13 @@ func decisionDetails(r *events.Request) [][2]string {
 // approvalLines are the people's allows a request counts (SPEC §12): a
 // line saying how many of how many, then one line each; none for a
 // request that needs one allow and has none.
-func approvalLines(r *events.Request) [][2]string {
+func (p people) approvalLines(r *events.Request) [][2]string {
 	if r.Quorum() == 1 && len(r.Approvals) == 0 {
 		return nil
 	}
 	f := [][2]string{{"Approvals", fmt.Sprintf("%d of %d", len(r.Approvals), r.Quorum())}}
 	for _, a := range r.Approvals {
-		s := byText(a.By) + " at " + stamp(a.At) + ", scope " + cell(a.Scope)
+		s := p.byText(a.By) + " at " + stamp(a.At) + ", scope " + cell(a.Scope)
 		if a.Note != "" {
 			s += ": " + quote(a.Note, 200)
 		}

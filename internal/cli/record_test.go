@@ -17,7 +17,7 @@ func TestShowListsApprovals(t *testing.T) {
 	r := &events.Request{ID: "req_1", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindGroup, ID: "finance"},
 		RequiredApprovals: 2, Approvals: events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-2"}, At: at, Scope: "once", Note: "checked"}}}
 	var b bytes.Buffer
-	writeRecord(&b, r, at)
+	people{}.writeRecord(&b, r, at)
 	out := b.String()
 	for _, want := range []string{"Approvals    1 of 2", "Approved by  person:u-2 at 2026-09-16T12:00:00Z, scope once: \"checked\"", "waiting for group:finance"} {
 		if !strings.Contains(out, want) {
@@ -25,7 +25,7 @@ func TestShowListsApprovals(t *testing.T) {
 		}
 	}
 	b.Reset()
-	writeRecord(&b, &events.Request{ID: "req_2", Status: events.StatusPending, RequiredApprovals: 1}, at)
+	people{}.writeRecord(&b, &events.Request{ID: "req_2", Status: events.StatusPending, RequiredApprovals: 1}, at)
 	if strings.Contains(b.String(), "Approvals") {
 		t.Errorf("a plain pending request shows approvals:\n%s", b.String())
 	}
@@ -42,7 +42,7 @@ func TestShowSaysWhichGrant(t *testing.T) {
 		r := &events.Request{ID: "req_1", Status: events.StatusPending, Subject: events.Subject{Kind: events.SubjectShell, Command: "x"},
 			Stages: []events.Stage{{Text: "x", Prefix: []string{"x"}, Grant: grant}}}
 		var b bytes.Buffer
-		writeRecord(&b, r, at)
+		people{}.writeRecord(&b, r, at)
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("show lacks %q:\n%s", want, b.String())
 		}

@@ -28,12 +28,16 @@ type Session struct {
 // Pending lists GET /v1/requests?status=pending, every page.
 func (s Session) Pending(ctx context.Context) error {
 	q := url.Values{"status": {string(events.StatusPending)}}
+	var p people
+	if !s.JSON {
+		p = s.Client.people(ctx)
+	}
 	return list(ctx, s, "/v1/requests", q, func(w io.Writer, recs []events.Request) {
-		requestTable(w, recs, time.Now())
+		requestTable(w, recs, time.Now(), p)
 	})
 }
 
-func requestTable(w io.Writer, recs []events.Request, now time.Time) {
+func requestTable(w io.Writer, recs []events.Request, now time.Time, p people) {
 	if len(recs) == 0 {
 		fmt.Fprintln(w, "No requests are waiting for you.")
 		return
@@ -42,7 +46,7 @@ func requestTable(w io.Writer, recs []events.Request, now time.Time) {
 	fmt.Fprintln(tw, "ID\tAGENT\tCAPABILITY\tREASON\tAPPROVER\tDEADLINE")
 	for _, r := range recs {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s (%s)\n", cell(string(r.ID)), cell(string(r.Agent)),
-			capability(r.Capability), quote(r.Reason, 60), ref(r.Approver),
+			capability(r.Capability), quote(r.Reason, 60), p.ref(r.Approver),
 			stamp(r.DeadlineAt), until(r.DeadlineAt, now))
 	}
 	tw.Flush()
@@ -59,7 +63,7 @@ func (s Session) Show(ctx context.Context, id string) error {
 		writeRaw(s.Out, raw)
 		return nil
 	}
-	writeRecord(s.Out, &rec, time.Now())
+	s.Client.people(ctx).writeRecord(s.Out, &rec, time.Now())
 	return nil
 }
 
@@ -98,10 +102,10 @@ func (s Session) Answer(ctx context.Context, id string, in AnswerInput) error {
 	if err != nil {
 		return err
 	}
-	return s.answered(raw)
+	return s.answered(ctx, &before, raw)
 }
 
-func (s Session) answered(raw []byte) error {
+func (s Session) answered(ctx context.Context, before *events.Request, raw []byte) error {
 	if s.JSON {
 		writeRaw(s.Out, raw)
 		return nil
@@ -110,12 +114,33 @@ func (s Session) answered(raw []byte) error {
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return fmt.Errorf("the server's answer is not a request record: %w", err)
 	}
-	if rec.Status == events.StatusPending {
-		fmt.Fprintf(s.Out, "%s: passed up; it now waits for %s\n", cell(string(rec.ID)), ref(rec.Approver))
-		return nil
-	}
-	fmt.Fprintf(s.Out, "%s: %s\n", cell(string(rec.ID)), decisionLine(&rec))
+	fmt.Fprintf(s.Out, "%s: %s\n", cell(string(rec.ID)), s.Client.people(ctx).outcome(before, &rec))
 	return nil
+}
+
+// outcome says what an answer did, from the record before and after it:
+// a decision; a shell request's stage allowed and the next one waiting
+// (SPEC §8: a shell call is answered stage by stage); a quorum's allow
+// counted; or an endorsement passed up.
+func (p people) outcome(before, after *events.Request) string {
+	if after.Status != events.StatusPending {
+		return p.decisionLine(after)
+	}
+	if n := len(after.Stages); n > 0 && after.CurrentStage > before.CurrentStage && after.CurrentStage < n {
+		done := fmt.Sprintf("stage %d of %d allowed", before.CurrentStage+1, n)
+		if after.CurrentStage > before.CurrentStage+1 {
+			done = fmt.Sprintf("stages %d–%d of %d allowed", before.CurrentStage+1, after.CurrentStage, n)
+		}
+		next := fmt.Sprintf("stage %d waits for %s", after.CurrentStage+1, p.waitsFor(after.Approver))
+		if p.isYou(after.Approver) {
+			next += ": answer again for it (countersign show " + cell(string(after.ID)) + ")"
+		}
+		return done + "; " + next
+	}
+	if len(after.Approvals) > len(before.Approvals) {
+		return fmt.Sprintf("your allow is counted, %d of %d; it waits for %s", len(after.Approvals), after.Quorum(), p.waitsFor(after.Approver))
+	}
+	return "passed up; it now waits for " + p.waitsFor(after.Approver)
 }
 
 // hinted is a refusal and, on the next line, what to make of it.
@@ -134,12 +159,12 @@ func conflictHint(ctx context.Context, c *Client, path string, before *events.Re
 	}
 	switch {
 	case now.Status.Terminal():
-		return "The request is already " + statusLine(&now, time.Now()) + "; it can no longer be answered."
+		return "The request is already " + c.people(ctx).statusLine(&now, time.Now()) + "; it can no longer be answered."
 	case now.Revision != before.Revision:
 		return fmt.Sprintf("The request changed while you answered (revision %d, now %d); it waits for %s. Run `countersign show %s` and answer again if it is yours.",
-			before.Revision, now.Revision, ref(now.Approver), cell(string(now.ID)))
+			before.Revision, now.Revision, c.people(ctx).waitsFor(now.Approver), cell(string(now.ID)))
 	case !now.DeadlineAt.IsZero() && !time.Now().Before(now.DeadlineAt):
 		return "Its deadline has passed: no decision was made in time, and it can no longer be answered."
 	}
-	return "It is not yours to answer: it waits for " + ref(now.Approver) + "."
+	return "It is not yours to answer: it waits for " + c.people(ctx).ref(now.Approver) + "."
 }

@@ -67,16 +67,6 @@ func cell(s string) string {
 	return "-"
 }
 
-func ref(r *events.Ref) string {
-	if r == nil || r.Kind == "" {
-		return "-"
-	}
-	if r.ID == "" {
-		return text(r.Kind, 64)
-	}
-	return text(r.Kind+":"+r.ID, 80)
-}
-
 func capability(c events.Capability) string { return text(c.String(), 80) }
 
 // stamp prints t in UTC to the second, "-" when zero.

@@ -963,8 +963,8 @@ export interface components {
             role?: string;
             brief?: string;
             memory?: string;
-            /** @description nanoseconds (absent: the default, 2m) */
-            review_timeout?: number;
+            /** @description a Go duration, e.g. "2m0s" (absent: the default, 2m) */
+            review_timeout?: string;
             /** @enum {string} */
             reviewer?: "none" | "model";
             registered?: boolean;
