@@ -1,0 +1,339 @@
+package notify
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/countersign/countersign/events"
+)
+
+// mailRecord is what one request's people were sent, as the email bucket
+// keeps it (key r.<tenant>.<request>), so that a restart, or another
+// process taking the feed over, sends each message once and owes each
+// reminder still due. It is removed once the request ends.
+type mailRecord struct {
+	People map[events.MemberID]*personMail `json:"people"`
+}
+
+// personMail is what one person was sent about a request.
+type personMail struct {
+	// Ask is what they were last asked (askOf): the approver, the stage
+	// and the moves; a write that asks something else sends again.
+	Ask string `json:"ask"`
+	// N is the messages sent to them about the request; the first (0)
+	// opens the thread.
+	N int `json:"n"`
+	// RemindAt is when the reminder of Ask is due; zero once it is sent
+	// (or none is owed).
+	RemindAt time.Time `json:"remind_at,omitzero"`
+}
+
+// askOf is what a pending request asks of the people it waits on: a
+// new approver, a later stage or a move to a backup is a new ask.
+func askOf(r *events.Request) string {
+	moves := 0
+	if r.Escalation != nil {
+		moves = len(r.Escalation.Passed)
+	}
+	return r.Approver.Kind + ":" + r.Approver.ID + "/" + strconv.Itoa(r.CurrentStage) + "/" + strconv.Itoa(moves)
+}
+
+func recordKey(t events.TenantID, id events.RequestID) string {
+	return "r." + string(t) + "." + string(id)
+}
+
+// handle sends what one request write asks for: a message to each person
+// with an email it now waits on and has not been asked this yet. It
+// returns false when ctx ended first (the write is read again).
+func (f *mailFeed) handle(ctx context.Context, x *item) bool {
+	if !strings.HasPrefix(events.ShortType(x.typ), "request.") {
+		return true
+	}
+	var r events.Request
+	if err := json.Unmarshal(x.data, &r); err != nil || r.Approver == nil && r.Status == events.StatusPending {
+		return true
+	}
+	defer f.lock(r.ID)()
+	if r.Status.Terminal() {
+		f.forget(ctx, &r)
+		return true
+	}
+	t, ok := f.m.cfg.Tenant(r.Tenant)
+	if !ok {
+		return true
+	}
+	for _, p := range t.Awaiting(&r) {
+		if mem := t.Members[p]; mem != nil && mem.Email != "" && !f.ask(ctx, x, &r, t, mem) {
+			return false
+		}
+	}
+	return true
+}
+
+// ask sends mem the request's message unless they were asked this
+// already, and records it.
+func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *events.Tenant, mem *events.Member) bool {
+	rec, rev, ok := f.record(ctx, r.ID)
+	if !ok {
+		return false
+	}
+	ask, pm := askOf(r), rec.People[mem.ID]
+	if pm != nil && pm.Ask == ask {
+		return true
+	}
+	n := 0
+	if pm != nil {
+		n = pm.N
+	}
+	msg, err := f.compose(r, t, mem, n, kindRequest)
+	if err != nil {
+		f.log.Error("email not composed; dropped", "request", r.ID, "member", mem.ID, "err", err)
+		return true
+	}
+	if f.sendRetrying(ctx, msg, x.at) != nil && ctx.Err() != nil {
+		return false
+	}
+	next := &personMail{Ask: ask, N: n + 1, RemindAt: remindAt(mem, r, x.at)}
+	rec.People[mem.ID] = next
+	f.store(ctx, r.ID, rec, rev)
+	if !next.RemindAt.IsZero() {
+		f.mu.Lock()
+		f.due[reminderKey{r.ID, mem.ID}] = next.RemindAt
+		f.mu.Unlock()
+	}
+	return true
+}
+
+// remindAt is when mem is reminded of r, which came to wait on them at
+// since: half of their answer_within, else half of the time left.
+func remindAt(mem *events.Member, r *events.Request, since time.Time) time.Time {
+	half := mem.AnswerWithin / 2
+	if half <= 0 {
+		half = r.DeadlineAt.Sub(since) / 2
+	}
+	if half <= 0 {
+		return time.Time{}
+	}
+	return since.Add(half)
+}
+
+// sendRetrying tries msg until it is sent, it is MaxAge older than at
+// (dropped, counted) or ctx ends; nil only when sent.
+func (f *mailFeed) sendRetrying(ctx context.Context, msg *message, at time.Time) error {
+	m, t := f.m.metrics, f.m.cfg.Tuning
+	failed := false
+	defer func() {
+		if failed {
+			m.backlog.Dec()
+		}
+	}()
+	for n := 1; ; n++ {
+		err := f.smtp.send(ctx, msg)
+		switch {
+		case err == nil:
+			m.messages.WithLabelValues(msg.kind, mailSent).Inc()
+			return nil
+		case ctx.Err() != nil:
+			return err
+		case time.Since(at) >= t.MaxAge:
+			f.log.Warn("email dropped after retrying", "to", msg.to, "attempts", n, "err", err)
+			m.messages.WithLabelValues(msg.kind, mailDropped).Inc()
+			return err
+		}
+		m.messages.WithLabelValues(msg.kind, mailFailed).Inc()
+		if !failed {
+			failed = true
+			m.backlog.Inc()
+		}
+		f.log.Debug("email attempt failed", "to", msg.to, "attempt", n, "err", err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff(t, n)):
+		}
+	}
+}
+
+// record reads a request's record (empty when there is none), retrying
+// while the bucket is unreachable; ok is false when ctx ended first.
+func (f *mailFeed) record(ctx context.Context, id events.RequestID) (rec mailRecord, rev uint64, ok bool) {
+	for n := 1; ; n++ {
+		e, err := f.m.kv.Get(ctx, recordKey(f.mail.Tenant, id))
+		switch {
+		case err == nil:
+			if json.Unmarshal(e.Value(), &rec) != nil || rec.People == nil {
+				rec.People = map[events.MemberID]*personMail{}
+			}
+			return rec, e.Revision(), true
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return mailRecord{People: map[events.MemberID]*personMail{}}, 0, true
+		}
+		select {
+		case <-ctx.Done():
+			return rec, 0, false
+		case <-time.After(backoff(f.m.cfg.Tuning, n)):
+		}
+	}
+}
+
+// store writes rec over revision rev (0: a new record). A failure is
+// logged: the message may then be sent again, with the same Message-ID.
+func (f *mailFeed) store(ctx context.Context, id events.RequestID, rec mailRecord, rev uint64) {
+	b, _ := json.Marshal(rec)
+	key := recordKey(f.mail.Tenant, id)
+	var err error
+	if rev == 0 {
+		_, err = f.m.kv.Create(ctx, key, b)
+	} else {
+		_, err = f.m.kv.Update(ctx, key, b, rev)
+	}
+	if err != nil && ctx.Err() == nil {
+		f.log.Warn("email record not stored", "request", id, "err", err)
+	}
+}
+
+// forget removes an ended request's record and its reminders.
+func (f *mailFeed) forget(ctx context.Context, r *events.Request) {
+	f.mu.Lock()
+	for k := range f.due {
+		if k.Request == r.ID {
+			delete(f.due, k)
+			delete(f.tries, k)
+		}
+	}
+	f.mu.Unlock()
+	if err := f.m.kv.Delete(ctx, recordKey(f.mail.Tenant, r.ID)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && ctx.Err() == nil {
+		f.log.Warn("email record not removed", "request", r.ID, "err", err)
+	}
+}
+
+// loadReminders reads the reminders owed from the tenant's records.
+func (f *mailFeed) loadReminders(ctx context.Context) error {
+	kl, err := f.m.kv.ListKeysFiltered(ctx, recordKey(f.mail.Tenant, "*"))
+	if err != nil {
+		return err
+	}
+	defer func() { _ = kl.Stop() }()
+	for key := range kl.Keys() {
+		e, err := f.m.kv.Get(ctx, key)
+		var rec mailRecord
+		if err != nil || json.Unmarshal(e.Value(), &rec) != nil {
+			continue
+		}
+		id := events.RequestID(key[len(recordKey(f.mail.Tenant, "")):])
+		f.mu.Lock()
+		for m, pm := range rec.People {
+			if !pm.RemindAt.IsZero() {
+				f.due[reminderKey{id, m}] = pm.RemindAt
+			}
+		}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// remind sends the reminders as they fall due, until ctx ends.
+func (f *mailFeed) remind(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(100 * time.Millisecond):
+		}
+		for _, k := range f.dueNow() {
+			f.remindOne(ctx, k)
+		}
+	}
+}
+
+// dueNow lists the reminders due on the clock, oldest first.
+func (f *mailFeed) dueNow() []reminderKey {
+	now := f.m.cfg.Clock.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []reminderKey
+	for k, at := range f.due {
+		if !at.After(now) {
+			out = append(out, k)
+		}
+	}
+	slices.SortFunc(out, func(a, b reminderKey) int { return f.due[a].Compare(f.due[b]) })
+	return out
+}
+
+// remindOne makes one attempt at reminder k, if the request still asks
+// the person what they were asked; a failed attempt is tried again after
+// a backoff, until MaxAge after it fell due.
+func (f *mailFeed) remindOne(ctx context.Context, k reminderKey) {
+	defer f.lock(k.Request)()
+	done := func() {
+		f.mu.Lock()
+		delete(f.due, k)
+		delete(f.tries, k)
+		f.mu.Unlock()
+	}
+	rec, rev, ok := f.record(ctx, k.Request)
+	pm := rec.People[k.Member]
+	if !ok || pm == nil || pm.RemindAt.IsZero() {
+		done()
+		return
+	}
+	r, err := f.m.cfg.Request(ctx, f.mail.Tenant, k.Request)
+	if err != nil {
+		f.retryReminder(k, pm, err)
+		return
+	}
+	t, _ := f.m.cfg.Tenant(f.mail.Tenant)
+	mem := memberOf(t, k.Member)
+	if r == nil || t == nil || mem == nil || mem.Email == "" || r.Approver == nil || askOf(r) != pm.Ask || !slices.Contains(t.Awaiting(r), k.Member) {
+		pm.RemindAt = time.Time{}
+		f.store(ctx, k.Request, rec, rev)
+		done()
+		return
+	}
+	msg, err := f.compose(r, t, mem, pm.N, kindReminder)
+	if err == nil {
+		err = f.smtp.send(ctx, msg)
+	}
+	if err != nil {
+		f.retryReminder(k, pm, err)
+		return
+	}
+	f.m.metrics.messages.WithLabelValues(kindReminder, mailSent).Inc()
+	pm.N, pm.RemindAt = pm.N+1, time.Time{}
+	f.store(ctx, k.Request, rec, rev)
+	done()
+}
+
+func memberOf(t *events.Tenant, m events.MemberID) *events.Member {
+	if t == nil {
+		return nil
+	}
+	return t.Members[m]
+}
+
+// retryReminder counts a failed reminder and sets its next attempt, or
+// drops it MaxAge after it fell due.
+func (f *mailFeed) retryReminder(k reminderKey, pm *personMail, err error) {
+	tn := f.m.cfg.Tuning
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m.cfg.Clock.Now().Sub(pm.RemindAt) >= tn.MaxAge {
+		f.log.Warn("email reminder dropped after retrying", "request", k.Request, "member", k.Member, "err", err)
+		f.m.metrics.messages.WithLabelValues(kindReminder, mailDropped).Inc()
+		delete(f.due, k)
+		delete(f.tries, k)
+		return
+	}
+	f.m.metrics.messages.WithLabelValues(kindReminder, mailFailed).Inc()
+	f.tries[k]++
+	f.due[k] = f.m.cfg.Clock.Now().Add(backoff(tn, f.tries[k]))
+	f.log.Debug("email reminder attempt failed", "request", k.Request, "member", k.Member, "err", err)
+}
