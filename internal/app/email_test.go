@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 )
@@ -271,5 +273,24 @@ func TestEmailNeverSendsCredentialsWithoutTLS(t *testing.T) {
 	}
 	if n := len(mb.messages()); n != 0 {
 		t.Fatalf("%d messages sent", n)
+	}
+}
+
+// A variable the email key names that is not set stops the start (and
+// config check), as every *_env key does; set, the file starts.
+func TestEmailCredentialsMustBeSet(t *testing.T) {
+	cfg, err := config.Parse([]byte(mailYAML("https://approvals.example.com", "mail.example.com:587", "", withCredentials)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("CS_TEST_LINK_SECRET", "the decision links' test key")
+	t.Setenv("CS_TEST_MAIL_USER", mailUser)
+	t.Setenv("CS_TEST_MAIL_PASS", "")
+	if err := app.Check(cfg); err == nil || !strings.Contains(err.Error(), "email.password_env: CS_TEST_MAIL_PASS is not set") {
+		t.Fatalf("Check with the password unset: %v", err)
+	}
+	t.Setenv("CS_TEST_MAIL_PASS", mailPass)
+	if err := app.Check(cfg); err != nil {
+		t.Fatalf("Check with both set: %v", err)
 	}
 }
