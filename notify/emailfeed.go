@@ -188,15 +188,27 @@ func (f *mailFeed) drain(ctx context.Context, key string) {
 // lock serializes what is sent about one request (its lane and its
 // reminders); the returned func unlocks.
 func (f *mailFeed) lock(id events.RequestID) func() {
+	l := f.mutex(id)
+	l.Lock()
+	return l.Unlock
+}
+
+// tryLock is lock when the request is not busy (its lane may be retrying
+// for hours); ok is false otherwise.
+func (f *mailFeed) tryLock(id events.RequestID) (unlock func(), ok bool) {
+	l := f.mutex(id)
+	return l.Unlock, l.TryLock()
+}
+
+func (f *mailFeed) mutex(id events.RequestID) *sync.Mutex {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	l := f.locks[id]
 	if l == nil {
 		l = new(sync.Mutex)
 		f.locks[id] = l
 	}
-	f.mu.Unlock()
-	l.Lock()
-	return l.Unlock
+	return l
 }
 
 // saver stores the progress after changes, one write at a time.

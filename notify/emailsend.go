@@ -50,7 +50,9 @@ func recordKey(t events.TenantID, id events.RequestID) string {
 }
 
 // handle sends what one request write asks for: a message to each person
-// with an email it now waits on and has not been asked this yet. It
+// with an email it now waits on and has not been asked this yet. Each is
+// tried in turn; those that failed are tried again after a backoff, so
+// that one person's refused address never holds up the others. It
 // returns false when ctx ended first (the write is read again).
 func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 	if !strings.HasPrefix(events.ShortType(x.typ), "request.") {
@@ -69,24 +71,70 @@ func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 	if !ok {
 		return true
 	}
+	var people []*events.Member
 	for _, p := range t.Awaiting(&r) {
-		if mem := t.Members[p]; mem != nil && mem.Email != "" && !f.ask(ctx, x, &r, t, mem) {
+		if mem := t.Members[p]; mem != nil && mem.Email != "" {
+			people = append(people, mem)
+		}
+	}
+	return f.askAll(ctx, x, &r, t, people)
+}
+
+// askAll tries each person's message until it is sent, dropped (MaxAge
+// after the write) or ctx ends (false).
+func (f *mailFeed) askAll(ctx context.Context, x *item, r *events.Request, t *events.Tenant, people []*events.Member) bool {
+	m, tn := f.m.metrics, f.m.cfg.Tuning
+	retrying := 0 // people in the retry backlog
+	defer func() { m.backlog.Sub(float64(retrying)) }()
+	for n := 1; ; n++ {
+		var failed []*events.Member
+		for _, mem := range people {
+			err := f.ask(ctx, x, r, t, mem)
+			if ctx.Err() != nil {
+				return false
+			}
+			if err != nil {
+				failed = append(failed, mem)
+				f.log.Debug("email attempt failed", "request", r.ID, "member", mem.ID, "attempt", n, "err", err)
+			}
+		}
+		m.backlog.Add(float64(len(failed) - retrying))
+		retrying, people = len(failed), failed
+		switch {
+		case len(failed) == 0:
+			return true
+		case time.Since(x.at) >= tn.MaxAge:
+			f.log.Warn("email dropped after retrying", "request", r.ID, "people", len(failed), "attempts", n)
+			m.messages.WithLabelValues(kindRequest, mailDropped).Add(float64(len(failed)))
+			return true
+		}
+		m.messages.WithLabelValues(kindRequest, mailFailed).Add(float64(len(failed)))
+		if !sleepCtx(ctx, backoff(tn, n)) {
 			return false
 		}
 	}
-	return true
 }
 
-// ask sends mem the request's message unless they were asked this
-// already, and records it.
-func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *events.Tenant, mem *events.Member) bool {
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
+
+// ask makes one attempt at mem's message unless they were asked this
+// already, and records it once sent; the error is the attempt's (nil
+// also when there was nothing to send, or ctx ended).
+func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *events.Tenant, mem *events.Member) error {
 	rec, rev, ok := f.record(ctx, r.ID)
 	if !ok {
-		return false
+		return nil
 	}
 	ask, pm := askOf(r), rec.People[mem.ID]
 	if pm != nil && pm.Ask == ask {
-		return true
+		return nil
 	}
 	n := 0
 	if pm != nil {
@@ -95,11 +143,12 @@ func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *event
 	msg, err := f.compose(r, t, mem, n, kindRequest)
 	if err != nil {
 		f.log.Error("email not composed; dropped", "request", r.ID, "member", mem.ID, "err", err)
-		return true
+		return nil
 	}
-	if f.sendRetrying(ctx, msg, x.at) != nil && ctx.Err() != nil {
-		return false
+	if err := f.smtp.send(ctx, msg); err != nil {
+		return err
 	}
+	f.m.metrics.messages.WithLabelValues(kindRequest, mailSent).Inc()
 	next := &personMail{Ask: ask, N: n + 1, RemindAt: remindAt(mem, r, x.at)}
 	rec.People[mem.ID] = next
 	f.store(ctx, r.ID, rec, rev)
@@ -108,7 +157,7 @@ func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *event
 		f.due[reminderKey{r.ID, mem.ID}] = next.RemindAt
 		f.mu.Unlock()
 	}
-	return true
+	return nil
 }
 
 // remindAt is when mem is reminded of r, which came to wait on them at
@@ -122,43 +171,6 @@ func remindAt(mem *events.Member, r *events.Request, since time.Time) time.Time 
 		return time.Time{}
 	}
 	return since.Add(half)
-}
-
-// sendRetrying tries msg until it is sent, it is MaxAge older than at
-// (dropped, counted) or ctx ends; nil only when sent.
-func (f *mailFeed) sendRetrying(ctx context.Context, msg *message, at time.Time) error {
-	m, t := f.m.metrics, f.m.cfg.Tuning
-	failed := false
-	defer func() {
-		if failed {
-			m.backlog.Dec()
-		}
-	}()
-	for n := 1; ; n++ {
-		err := f.smtp.send(ctx, msg)
-		switch {
-		case err == nil:
-			m.messages.WithLabelValues(msg.kind, mailSent).Inc()
-			return nil
-		case ctx.Err() != nil:
-			return err
-		case time.Since(at) >= t.MaxAge:
-			f.log.Warn("email dropped after retrying", "to", msg.to, "attempts", n, "err", err)
-			m.messages.WithLabelValues(msg.kind, mailDropped).Inc()
-			return err
-		}
-		m.messages.WithLabelValues(msg.kind, mailFailed).Inc()
-		if !failed {
-			failed = true
-			m.backlog.Inc()
-		}
-		f.log.Debug("email attempt failed", "to", msg.to, "attempt", n, "err", err)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff(t, n)):
-		}
-	}
 }
 
 // record reads a request's record (empty when there is none), retrying
@@ -208,6 +220,7 @@ func (f *mailFeed) forget(ctx context.Context, r *events.Request) {
 			delete(f.tries, k)
 		}
 	}
+	delete(f.locks, r.ID) // held by the caller, which unlocks the one it has
 	f.mu.Unlock()
 	if err := f.m.kv.Delete(ctx, recordKey(f.mail.Tenant, r.ID)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && ctx.Err() == nil {
 		f.log.Warn("email record not removed", "request", r.ID, "err", err)
@@ -270,9 +283,15 @@ func (f *mailFeed) dueNow() []reminderKey {
 
 // remindOne makes one attempt at reminder k, if the request still asks
 // the person what they were asked; a failed attempt is tried again after
-// a backoff, until MaxAge after it fell due.
+// a backoff, until MaxAge after it fell due. A request whose lane is
+// busy is left for the next round, so that one stuck request never holds
+// up the others' reminders.
 func (f *mailFeed) remindOne(ctx context.Context, k reminderKey) {
-	defer f.lock(k.Request)()
+	unlock, ok := f.tryLock(k.Request)
+	if !ok {
+		return // its lane is sending; the next round tries again
+	}
+	defer unlock()
 	done := func() {
 		f.mu.Lock()
 		delete(f.due, k)

@@ -45,6 +45,9 @@ type mailbox struct {
 	auths   []authAttempt
 	refuse  bool
 	refused int
+	// refuseRcpt is an address the server refuses (550), as for a
+	// mailbox that does not exist.
+	refuseRcpt string
 }
 
 // received is one message the server took, with how it came.
@@ -182,7 +185,16 @@ func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 
-func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error { s.to = append(s.to, to); return nil }
+func (s *mailSession) Rcpt(to string, _ *smtp.RcptOptions) error {
+	s.mb.mu.Lock()
+	defer s.mb.mu.Unlock()
+	if to == s.mb.refuseRcpt {
+		s.mb.refused++
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: "no such mailbox"}
+	}
+	s.to = append(s.to, to)
+	return nil
+}
 
 func (s *mailSession) Data(r io.Reader) error {
 	b, err := io.ReadAll(r)

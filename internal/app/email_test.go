@@ -183,6 +183,21 @@ func TestEmailGroupRequestReachesEachMember(t *testing.T) {
 	}
 }
 
+// One member's refused address holds up no one else's message about the
+// same request: Grace's arrives while Ada's is retried.
+func TestEmailRefusedAddressHoldsUpNoOne(t *testing.T) {
+	mb := newMailbox(t, true)
+	mb.mu.Lock()
+	mb.refuseRcpt = "ada@example.com"
+	mb.mu.Unlock()
+	srv := startMail(t, mb, "", withCredentials)
+	r := submitAs(t, srv, map[string]any{"tool": "pay_invoice", "arguments": map[string]any{"invoice": "INV-8"}, "timeout": "1h"})
+	testutil.Eventually(t, 10*time.Second, func() bool { return mb.refusals() >= 3 }, "Ada's address refused three times")
+	if got := mailAbout(mb.to(t, "grace@example.com"), r.ID); len(got) != 1 {
+		t.Fatalf("%d messages to Grace while Ada's is retried, want 1", len(got))
+	}
+}
+
 // A reminder follows at half of u-1's answer_within, in the same thread,
 // once, across restarts before and after it; when the request then moves to the backup u-2,
 // Grace gets it, naming who it moved from.
