@@ -38,7 +38,8 @@ const (
 type mailbox struct {
 	srv  *smtp.Server
 	addr string
-	pool *x509.CertPool
+	cert tls.Certificate
+	pool *x509.CertPool // nil: no STARTTLS
 
 	mu      sync.Mutex
 	got     []received
@@ -67,22 +68,47 @@ type authAttempt struct {
 func newMailbox(t *testing.T, withTLS bool) *mailbox {
 	t.Helper()
 	mb := &mailbox{}
-	mb.srv = smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &mailSession{mb: mb, c: c}, nil }))
-	mb.srv.Domain = "localhost"
-	mb.srv.AllowInsecureAuth = !withTLS // a server that would take credentials in the clear
-	mb.srv.ReadTimeout, mb.srv.WriteTimeout = 10*time.Second, 10*time.Second
 	if withTLS {
-		cert, pool := selfSigned(t)
-		mb.srv.TLSConfig, mb.pool = &tls.Config{Certificates: []tls.Certificate{cert}}, pool
+		mb.cert, mb.pool = selfSigned(t)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	mb.serve(t, "127.0.0.1:0")
+	t.Cleanup(func() { mb.down() })
+	return mb
+}
+
+// serve starts the server on addr (again, after down: the same address).
+func (mb *mailbox) serve(t *testing.T, addr string) {
+	t.Helper()
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &mailSession{mb: mb, c: c}, nil }))
+	srv.Domain = "localhost"
+	srv.AllowInsecureAuth = mb.pool == nil // a server that would take credentials in the clear
+	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
+	if mb.pool != nil {
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{mb.cert}}
+	}
+	var ln net.Listener
+	var err error
+	for i := 0; i < 50; i++ { // the old listener's port may linger briefly
+		if ln, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb.addr = ln.Addr().String()
-	go func() { _ = mb.srv.Serve(ln) }()
-	t.Cleanup(func() { _ = mb.srv.Close() })
-	return mb
+	mb.mu.Lock()
+	mb.srv, mb.addr = srv, ln.Addr().String()
+	mb.mu.Unlock()
+	go func() { _ = srv.Serve(ln) }()
+}
+
+// down stops the server: connections are refused until serve.
+func (mb *mailbox) down() {
+	mb.mu.Lock()
+	srv := mb.srv
+	mb.mu.Unlock()
+	_ = srv.Close()
 }
 
 // selfSigned makes a certificate for 127.0.0.1 and a pool that trusts it.
@@ -178,7 +204,7 @@ func (s *mailSession) Mail(from string, _ *smtp.MailOptions) error {
 		s.mb.refused++
 		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 	}
-	if s.mb.srv.TLSConfig != nil && s.user == "" {
+	if s.mb.pool != nil && s.user == "" {
 		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "authentication required"}
 	}
 	s.from = from

@@ -247,9 +247,9 @@ func mailAbout(ms []parsedMail, id string) []parsedMail {
 	return out
 }
 
-// A mail server that refuses every message delays no decision: the
-// answer goes through at once, the failures are counted, and the message
-// is delivered once the server takes mail again.
+// A mail server that refuses every message, or is down, delays no
+// decision: the answer goes through at once, the failures are counted,
+// and the message is delivered once the server takes mail again.
 func TestEmailFailingServerDelaysNoDecision(t *testing.T) {
 	mb := newMailbox(t, true)
 	mb.setRefuse(true)
@@ -271,6 +271,19 @@ func TestEmailFailingServerDelaysNoDecision(t *testing.T) {
 		t.Fatalf("the message once the server is back:\n%s", m.Text)
 	}
 	testutil.Eventually(t, 5*time.Second, func() bool { return metric(t, srv.URL, `countersign_email_retry_backlog`) == 0 }, "the backlog empties")
+
+	mb.down()
+	failed := metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`)
+	r2 := submitAs(t, srv, refund(2))
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		return metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`) >= failed+2
+	}, "two attempts fail while the server is down")
+	mailAnswer(t, srv, "mail-u1", r2.ID, 0)
+	if got := mailGet(t, srv, r2.ID); got.Status != "approved" {
+		t.Fatalf("the answer while the mail server is down: %+v", got)
+	}
+	mb.serve(t, mb.addr)
+	testutil.Eventually(t, 15*time.Second, func() bool { return len(mailAbout(mb.to(t, "ada@example.com"), r2.ID)) == 1 }, "the message once the server is up")
 }
 
 // A mail server that offers no STARTTLS never gets the credentials, even
