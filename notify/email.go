@@ -125,10 +125,24 @@ func (c *MailConfig) Validate() error {
 }
 
 // Mailer sends people email about the requests that wait on them (SPEC
-// §10 "Email"): one message when a request comes to wait on a person,
-// one reminder, threaded per request. Run it in the deciders role; it
-// reads the requests' stream on its own and never touches the decision
-// path.
+// §10 "Email"): one message when a request comes to wait on a person
+// (created, moved to them, a later stage), one reminder at half of their
+// answer_within (else of the time left) if it still waits on them, all
+// of a request's messages in one thread.
+//
+// Contract:
+//   - It reads the requests' stream in the deciders role, never the
+//     decision path: a slow, refusing or absent mail server never delays
+//     or changes a decision.
+//   - A request's writes are handled in revision order, one at a time;
+//     requests, and people of one request, never wait for each other. A
+//     failed attempt is retried with backoff until MaxAge after the write
+//     (a reminder: after it fell due), then dropped and counted.
+//   - Progress, a lease per tenant and what each person was sent are kept
+//     in the bucket MailBucket, so a restart or another process sends
+//     each message once and every reminder owed; a message sent just
+//     before a crash may go again, with the same Message-ID.
+//   - Credentials go over TLS only (Mail.StartTLS).
 type Mailer struct {
 	cfg     MailConfig
 	kv      jetstream.KeyValue
