@@ -87,3 +87,16 @@ func TestEmailReminderTimeAndAsk(t *testing.T) {
 		t.Errorf("asks %q %q %q", a, b, c)
 	}
 }
+
+// A group's request names who has allowed, by name with the id beside it.
+func TestEmailGroupNamesWhoAllowed(t *testing.T) {
+	f, tenant := testFeed("")
+	tenant.Members["u-2"] = &events.Member{ID: "u-2", Name: "Grace Hopper", Email: "grace@example.com"}
+	tenant.Members["u-1"].Name = "Ada Lovelace"
+	r := testRequest("pay_invoice")
+	r.Approver, r.RequiredApprovals = &events.Ref{Kind: events.KindGroup, ID: "finance"}, 2
+	r.Approvals = events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-1"}}}
+	if got, want := f.waitingOn(r, tenant, tenant.Members["u-2"]), "group finance (you are a member): 1 of 2 approved, by Ada Lovelace (u-1)"; got != want {
+		t.Errorf("waiting on = %q, want %q", got, want)
+	}
+}

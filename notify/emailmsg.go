@@ -127,7 +127,15 @@ func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member,
 
 func (f *mailFeed) waitingOn(r *events.Request, t *events.Tenant, mem *events.Member) string {
 	if r.Approver.Kind == events.KindGroup {
-		return "group " + display.Text(r.Approver.ID) + " (you are a member): " + Quorum(r)
+		s := fmt.Sprintf("group %s (you are a member): %d of %d approved", display.Text(r.Approver.ID), len(r.Approvals), r.Quorum())
+		var who []string
+		for _, a := range r.Approvals {
+			who = append(who, f.person(t, events.MemberID(a.By.ID)))
+		}
+		if len(who) > 0 {
+			s += ", by " + strings.Join(who, ", ")
+		}
+		return s
 	}
 	return "you, " + f.person(t, mem.ID)
 }
