@@ -100,3 +100,16 @@ func TestEmailGroupNamesWhoAllowed(t *testing.T) {
 		t.Errorf("waiting on = %q, want %q", got, want)
 	}
 }
+
+func TestEmailDeadline(t *testing.T) {
+	now := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
+	for d, want := range map[time.Duration]string{10 * time.Minute: "(in 10m)", time.Hour: "(in 1h)", 90 * time.Minute: "(in 1h30m)",
+		20 * time.Second: "(in less than a minute)", 10*time.Hour + 10*time.Minute: "(in 10h10m)"} {
+		if got := deadline(now.Add(d), now); !strings.HasSuffix(got, want) {
+			t.Errorf("%v: %q, want …%s", d, got, want)
+		}
+	}
+	if got := deadline(now.Add(time.Hour), now); got != "Fri, 04 Dec 2026 11:00 UTC (in 1h)" {
+		t.Errorf("deadline = %q", got)
+	}
+}

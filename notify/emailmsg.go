@@ -143,7 +143,10 @@ func (f *mailFeed) waitingOn(r *events.Request, t *events.Tenant, mem *events.Me
 // deadline shows when r expires, in UTC and from now.
 func deadline(at, now time.Time) string {
 	left := at.Sub(now).Round(time.Minute)
-	rel := "in " + strings.TrimSuffix(strings.TrimSuffix(left.String(), "0s"), "0m")
+	rel := "in " + strings.TrimSuffix(left.String(), "0s") // 1h30m0s: 1h30m
+	if h, ok := strings.CutSuffix(rel, "h0m"); ok {
+		rel = h + "h"
+	}
 	if left < time.Minute {
 		rel = "in less than a minute"
 	}
