@@ -198,6 +198,32 @@ func TestEmailRefusedAddressHoldsUpNoOne(t *testing.T) {
 	}
 }
 
+// A shell request asks stage by stage: once stage 1 is allowed, stage 2
+// waiting on the same person is a new message in the thread, saying
+// which stage.
+func TestEmailLaterStageInThread(t *testing.T) {
+	mb := newMailbox(t, true)
+	srv := startMail(t, mb, "", withCredentials)
+	cmd := "git status && git push origin main"
+	r := submitAs(t, srv, map[string]any{"tool": "Bash", "arguments": map[string]any{"command": cmd},
+		"subject": map[string]any{"kind": "shell", "command": cmd}, "timeout": "1h"})
+	first := awaitMail(t, mb, "ada@example.com", 1)[0]
+	if !strings.Contains(first.Text, "Stage:      1 of 2: git status") {
+		t.Fatalf("first message:\n%s", first.Text)
+	}
+	mailAnswer(t, srv, "mail-u1", r.ID, 0)
+	next := awaitMail(t, mb, "ada@example.com", 2)[1]
+	root := first.Header.Get("Message-ID")
+	if !strings.Contains(next.Text, "Stage:      2 of 2: git push origin main") || next.Header.Get("In-Reply-To") != root ||
+		next.Subject != "Re: "+first.Subject || strings.HasPrefix(next.Text, "Reminder") {
+		t.Fatalf("the next stage's message: %v\n%s", next.Header, next.Text)
+	}
+	approve := approveRe.FindStringSubmatch(next.Text)
+	if approve == nil || approve[1] == approveRe.FindStringSubmatch(first.Text)[1] {
+		t.Fatalf("the next stage's links: %q", approve)
+	}
+}
+
 // A reminder follows at half of u-1's answer_within, in the same thread,
 // once, across restarts before and after it; when the request then moves to the backup u-2,
 // Grace gets it, naming who it moved from.
