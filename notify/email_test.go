@@ -113,3 +113,16 @@ func TestEmailDeadline(t *testing.T) {
 		t.Errorf("deadline = %q", got)
 	}
 }
+
+// A long reason and long arguments are cut, saying so; the links stay.
+func TestEmailClipsLongText(t *testing.T) {
+	f, tenant := testFeed("")
+	r := testRequest("refund")
+	r.Reason = strings.Repeat("r", 5000)
+	r.Arguments = json.RawMessage(`{"x":"` + strings.Repeat("a", 20000) + `"}`)
+	v := f.view(r, tenant, tenant.Members["u-1"], kindRequest)
+	text := v.text()
+	if len(text) > 12000 || !strings.Contains(text, "3000 more characters of the reason") || !strings.Contains(text, "more characters of the arguments") {
+		t.Errorf("text of %d bytes:\n%.300s", len(text), text)
+	}
+}

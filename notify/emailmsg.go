@@ -100,7 +100,7 @@ func (f *mailFeed) person(t *events.Tenant, m events.MemberID) string {
 // (escaped, look-alikes marked), the reason quoted as the agent's words,
 // where it stands, the deadline and the decision links.
 func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member, kind string) mailView {
-	v := mailView{Reminder: kind == kindReminder, ID: string(r.ID), Arguments: display.JSON(r.Arguments, "")}
+	v := mailView{Reminder: kind == kindReminder, ID: string(r.ID), Arguments: clipRunes(display.JSON(r.Arguments, ""), mailArgumentsMax, "arguments")}
 	v.Lead = fmt.Sprintf("Agent %s asks to run %s. It waits on you.", display.Text(string(r.Agent)), display.Text(r.Capability.String()))
 	if v.Reminder {
 		v.Lead = "Reminder: " + v.Lead
@@ -116,13 +116,29 @@ func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member,
 	}
 	v.Fields = append(v.Fields, [2]string{"Deadline", deadline(r.DeadlineAt, f.m.cfg.Clock.Now())})
 	if r.Reason != "" {
-		v.Reason = strings.Split(display.Text(r.Reason), "\n")
+		v.Reason = strings.Split(clipRunes(display.Text(r.Reason), mailReasonMax, "reason"), "\n")
 	}
 	if l := f.m.cfg.Links; l != nil && r.Status == events.StatusPending {
 		p := l.ForPerson(r, mem.ID)
 		v.Approve, v.Deny = p.ApproveURL, p.DenyURL
 	}
 	return v
+}
+
+// Bounds of what a message shows of the arguments and the reason, in
+// characters as shown; the decision page and the inbox show all of it.
+const (
+	mailArgumentsMax = 8000
+	mailReasonMax    = 2000
+)
+
+// clipRunes cuts shown text s to max characters, saying so.
+func clipRunes(s string, max int, what string) string {
+	rs := []rune(s)
+	if len(rs) <= max {
+		return s
+	}
+	return string(rs[:max]) + fmt.Sprintf("\n… (%d more characters of the %s: open a link or the inbox to see all of it)", len(rs)-max, what)
 }
 
 func (f *mailFeed) waitingOn(r *events.Request, t *events.Tenant, mem *events.Member) string {
