@@ -101,9 +101,10 @@ func (f *mailFeed) person(t *events.Tenant, m events.MemberID) string {
 // where it stands, the deadline and the decision links.
 func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member, kind string) mailView {
 	v := mailView{Reminder: kind == kindReminder, ID: string(r.ID), Arguments: clipRunes(display.JSON(r.Arguments, ""), mailArgumentsMax, "arguments")}
-	v.Lead = fmt.Sprintf("Agent %s asks to run %s. It waits on you.", display.Text(string(r.Agent)), display.Text(r.Capability.String()))
+	agent, call := display.Text(string(r.Agent)), display.Text(r.Capability.String())
+	v.Lead = fmt.Sprintf("Agent %s asks to run %s. It waits on you.", agent, call)
 	if v.Reminder {
-		v.Lead = "Reminder: " + v.Lead
+		v.Lead = fmt.Sprintf("Reminder: agent %s still waits on you to answer whether it may run %s.", agent, call)
 	}
 	v.Fields = [][2]string{{"Request", display.Text(string(r.ID))}, {"Capability", display.Text(r.Capability.String())},
 		{"Agent", display.Text(string(r.Agent))}, {"Waiting on", f.waitingOn(r, t, mem)}}
