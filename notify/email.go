@@ -25,7 +25,7 @@ const MailBucket = "email"
 // MailBucketConfig declares the email bucket.
 func MailBucketConfig(replicas int) jetstream.KeyValueConfig {
 	return jetstream.KeyValueConfig{Bucket: MailBucket, Description: "email progress, leases and what each person was sent, per request",
-		History: 1, Storage: jetstream.FileStorage, Replicas: replicas}
+		History: 1, Storage: jetstream.FileStorage, Replicas: replicas, LimitMarkerTTL: kvstate.LimitMarkerTTL}
 }
 
 // Mail is one tenant's mail server (SPEC §10 "Email").

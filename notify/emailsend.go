@@ -211,7 +211,12 @@ func (f *mailFeed) store(ctx context.Context, id events.RequestID, rec mailRecor
 	}
 }
 
-// forget removes an ended request's record and its reminders.
+// mailMarkerTTL is how long the marker of a removed record stays.
+const mailMarkerTTL = time.Hour
+
+// forget removes an ended request's record and its reminders; the
+// marker the removal leaves expires after mailMarkerTTL, so the bucket
+// holds the requests in flight only.
 func (f *mailFeed) forget(ctx context.Context, r *events.Request) {
 	f.mu.Lock()
 	for k := range f.due {
@@ -222,7 +227,11 @@ func (f *mailFeed) forget(ctx context.Context, r *events.Request) {
 	}
 	delete(f.locks, r.ID) // held by the caller, which unlocks the one it has
 	f.mu.Unlock()
-	if err := f.m.kv.Delete(ctx, recordKey(f.mail.Tenant, r.ID)); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) && ctx.Err() == nil {
+	key := recordKey(f.mail.Tenant, r.ID)
+	if _, err := f.m.kv.Get(ctx, key); err != nil { // none (nobody was mailed), or it is read again later
+		return
+	}
+	if err := f.m.kv.Purge(ctx, key, jetstream.PurgeTTL(mailMarkerTTL)); err != nil && ctx.Err() == nil {
 		f.log.Warn("email record not removed", "request", r.ID, "err", err)
 	}
 }

@@ -1,6 +1,8 @@
 package app_test
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"regexp"
@@ -12,6 +14,8 @@ import (
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/notify"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // mailYAML is tenant demo with email through the mailbox at smtp: Ada
@@ -154,6 +158,15 @@ func TestEmailToPersonEscapedWithLinks(t *testing.T) {
 	if v := metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="sent"}`); v != 1 {
 		t.Errorf("sent = %v, want 1", v)
 	}
+	// What Ada was sent is kept while the request is in flight only.
+	kv, err := srv.App.Broker.JS.KeyValue(context.Background(), notify.MailBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		_, err := kv.Get(context.Background(), "r.demo."+r.ID)
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	}, "the ended request's email record removed")
 }
 
 // A group's request reaches each member with an email, once, each with
