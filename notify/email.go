@@ -229,6 +229,9 @@ const (
 	mailSent    = "sent"    // the server took the message
 	mailFailed  = "failed"  // an attempt failed; it will be retried
 	mailDropped = "dropped" // retried until MaxAge; given up
+	// mailSuperseded: not sent before the request moved on; what the
+	// later write asks is sent instead.
+	mailSuperseded = "superseded"
 )
 
 type mailMetrics struct {
@@ -239,7 +242,7 @@ type mailMetrics struct {
 func newMailMetrics(reg prometheus.Registerer) *mailMetrics {
 	m := &mailMetrics{
 		messages: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "countersign_email_messages_total",
-			Help: "Email attempts by kind (request, reminder) and outcome: sent, failed (retried), dropped (given up after max age)."},
+			Help: "Email attempts by kind (request, reminder) and outcome: sent, failed (retried), dropped (given up after max age), superseded (the request moved on first)."},
 			[]string{"kind", "outcome"}),
 		backlog: prometheus.NewGauge(prometheus.GaugeOpts{Name: "countersign_email_retry_backlog",
 			Help: "Email messages whose sending failed at least once and is being retried."}),
@@ -248,7 +251,7 @@ func newMailMetrics(reg prometheus.Registerer) *mailMetrics {
 		_ = reg.Register(c)
 	}
 	for _, k := range []string{kindRequest, kindReminder} {
-		for _, o := range []string{mailSent, mailFailed, mailDropped} {
+		for _, o := range []string{mailSent, mailFailed, mailDropped, mailSuperseded} {
 			m.messages.WithLabelValues(k, o)
 		}
 	}

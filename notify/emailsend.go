@@ -80,13 +80,19 @@ func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 	return f.askAll(ctx, x, &r, t, people)
 }
 
-// askAll tries each person's message until it is sent, dropped (MaxAge
-// after the write) or ctx ends (false).
+// askAll tries each person's message until it is sent, superseded by a
+// later write of the request, dropped (MaxAge after the write) or ctx
+// ends (false).
 func (f *mailFeed) askAll(ctx context.Context, x *item, r *events.Request, t *events.Tenant, people []*events.Member) bool {
 	m, tn := f.m.metrics, f.m.cfg.Tuning
 	retrying := 0 // people in the retry backlog
 	defer func() { m.backlog.Sub(float64(retrying)) }()
 	for n := 1; ; n++ {
+		if n > 1 && f.superseded(x) {
+			f.log.Debug("email superseded by a later write of the request", "request", r.ID, "people", len(people))
+			m.messages.WithLabelValues(kindRequest, mailSuperseded).Add(float64(len(people)))
+			return true
+		}
 		var failed []*events.Member
 		for _, mem := range people {
 			err := f.ask(ctx, x, r, t, mem)
@@ -109,10 +115,31 @@ func (f *mailFeed) askAll(ctx context.Context, x *item, r *events.Request, t *ev
 			return true
 		}
 		m.messages.WithLabelValues(kindRequest, mailFailed).Add(float64(len(failed)))
-		if !sleepCtx(ctx, backoff(tn, n)) {
+		if !f.wait(ctx, x, backoff(tn, n)) {
 			return false
 		}
 	}
+}
+
+// wait sleeps d, or less once a later write of x's request is queued;
+// false when ctx ended.
+func (f *mailFeed) wait(ctx context.Context, x *item, d time.Duration) bool {
+	end := time.Now().Add(d)
+	for time.Now().Before(end) && !f.superseded(x) {
+		if !sleepCtx(ctx, min(time.Until(end), 200*time.Millisecond)) {
+			return false
+		}
+	}
+	return true
+}
+
+// superseded reports whether a later write of x's request is queued:
+// then x's unsent messages are not retried (their links are stale), and
+// the later write sends what it still asks.
+func (f *mailFeed) superseded(x *item) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.lanes[x.key]) > 1
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) bool {

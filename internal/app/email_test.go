@@ -287,42 +287,48 @@ func mailAbout(ms []parsedMail, id string) []parsedMail {
 }
 
 // A mail server that refuses every message, or is down, delays no
-// decision: the answer goes through at once, the failures are counted,
-// and the message is delivered once the server takes mail again.
+// decision: the answer goes through at once and the failures are
+// counted; the message of the request answered meanwhile is not sent
+// (its links are stale), and the other's is delivered once the server
+// takes mail again.
 func TestEmailFailingServerDelaysNoDecision(t *testing.T) {
 	mb := newMailbox(t, true)
-	mb.setRefuse(true)
 	srv := startMail(t, mb, "", withCredentials)
-	r := submitAs(t, srv, refund(1))
-	testutil.Eventually(t, 10*time.Second, func() bool { return mb.refusals() >= 2 }, "the mail server refuses twice")
-	mailAnswer(t, srv, "mail-u1", r.ID, 0)
-	if got := mailGet(t, srv, r.ID); got.Status != "approved" {
-		t.Fatalf("the answer while mail fails: %+v", got)
+	failed := func() float64 {
+		return metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`)
 	}
-	if v := metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`); v < 2 {
-		t.Errorf("failed = %v, want at least 2", v)
+	superseded := func() float64 {
+		return metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="superseded"}`)
 	}
-	if v := metric(t, srv.URL, `countersign_email_retry_backlog`); v != 1 {
-		t.Errorf("backlog = %v, want 1", v)
+	for _, phase := range []struct {
+		name       string
+		fail, back func()
+	}{
+		{"refusing", func() { mb.setRefuse(true) }, func() { mb.setRefuse(false) }},
+		{"down", mb.down, func() { mb.serve(t, mb.addr) }},
+	} {
+		phase.fail()
+		before, gone := failed(), superseded()
+		answered, waiting := submitAs(t, srv, refund(1)), submitAs(t, srv, refund(2))
+		testutil.Eventually(t, 10*time.Second, func() bool { return failed() >= before+4 }, phase.name+": attempts fail")
+		mailAnswer(t, srv, "mail-u1", answered.ID, 0)
+		if got := mailGet(t, srv, answered.ID); got.Status != "approved" {
+			t.Fatalf("%s: the answer while mail fails: %+v", phase.name, got)
+		}
+		if v := metric(t, srv.URL, `countersign_email_retry_backlog`); v < 1 {
+			t.Errorf("%s: backlog = %v, want at least 1", phase.name, v)
+		}
+		testutil.Eventually(t, 10*time.Second, func() bool { return superseded() == gone+1 }, phase.name+": the answered request's message given up")
+		phase.back()
+		m := awaitMail(t, mb, "ada@example.com", 1)
+		if got := mailAbout(m, waiting.ID); len(got) != 1 || len(m) != 1 {
+			t.Fatalf("%s: after the server is back: %d messages, %d about the waiting request", phase.name, len(m), len(got))
+		}
+		testutil.Eventually(t, 5*time.Second, func() bool { return metric(t, srv.URL, `countersign_email_retry_backlog`) == 0 }, "the backlog empties")
+		mb.mu.Lock()
+		mb.got = nil
+		mb.mu.Unlock()
 	}
-	mb.setRefuse(false)
-	if m := awaitMail(t, mb, "ada@example.com", 1)[0]; !strings.Contains(m.Text, r.ID) {
-		t.Fatalf("the message once the server is back:\n%s", m.Text)
-	}
-	testutil.Eventually(t, 5*time.Second, func() bool { return metric(t, srv.URL, `countersign_email_retry_backlog`) == 0 }, "the backlog empties")
-
-	mb.down()
-	failed := metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`)
-	r2 := submitAs(t, srv, refund(2))
-	testutil.Eventually(t, 10*time.Second, func() bool {
-		return metric(t, srv.URL, `countersign_email_messages_total{kind="request",outcome="failed"}`) >= failed+2
-	}, "two attempts fail while the server is down")
-	mailAnswer(t, srv, "mail-u1", r2.ID, 0)
-	if got := mailGet(t, srv, r2.ID); got.Status != "approved" {
-		t.Fatalf("the answer while the mail server is down: %+v", got)
-	}
-	mb.serve(t, mb.addr)
-	testutil.Eventually(t, 15*time.Second, func() bool { return len(mailAbout(mb.to(t, "ada@example.com"), r2.ID)) == 1 }, "the message once the server is up")
 }
 
 // A mail server that offers no STARTTLS never gets the credentials, even
