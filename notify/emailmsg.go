@@ -57,28 +57,33 @@ func (f *mailFeed) compose(r *events.Request, t *events.Tenant, mem *events.Memb
 	if err != nil {
 		return nil, err
 	}
-	var h bytes.Buffer
+	h := f.header(r, mem.ID, n, from, to)
+	h = append(h, [2]string{"MIME-Version", "1.0"}, [2]string{"Content-Type", ctype},
+		[2]string{"Auto-Submitted", "auto-generated"}, [2]string{"X-Countersign-Request", string(r.ID)})
+	var b bytes.Buffer
+	for _, kv := range h {
+		b.WriteString(kv[0] + ": " + kv[1] + "\r\n")
+	}
+	b.WriteString("\r\n")
+	b.Write(body)
+	return &message{kind: kind, from: from.Address, to: to.Address, data: b.Bytes()}, nil
+}
+
+// header is the n-th message's addresses, subject, date and thread: the
+// first has the request's Message-ID, later ones answer it.
+func (f *mailFeed) header(r *events.Request, m events.MemberID, n int, from, to *mail.Address) [][2]string {
 	domain := domainOf(from.Address)
 	root := threadID(r.Tenant, r.ID, domain)
-	subject := subjectOf(r)
-	id := root
+	subject, id := subjectOf(r), root
 	if n > 0 {
-		subject = "Re: " + subject
-		id = replyID(r.Tenant, r.ID, mem.ID, n, domain)
+		subject, id = "Re: "+subject, replyID(r.Tenant, r.ID, m, n, domain)
 	}
-	head := [][2]string{{"From", from.String()}, {"To", to.String()}, {"Subject", mime.QEncoding.Encode("utf-8", subject)},
+	h := [][2]string{{"From", from.String()}, {"To", to.String()}, {"Subject", mime.QEncoding.Encode("utf-8", subject)},
 		{"Date", f.m.cfg.Clock.Now().Format(time.RFC1123Z)}, {"Message-ID", id}}
 	if n > 0 {
-		head = append(head, [2]string{"In-Reply-To", root}, [2]string{"References", root})
+		h = append(h, [2]string{"In-Reply-To", root}, [2]string{"References", root})
 	}
-	head = append(head, [2]string{"MIME-Version", "1.0"}, [2]string{"Content-Type", ctype},
-		[2]string{"Auto-Submitted", "auto-generated"}, [2]string{"X-Countersign-Request", string(r.ID)})
-	for _, kv := range head {
-		h.WriteString(kv[0] + ": " + kv[1] + "\r\n")
-	}
-	h.WriteString("\r\n")
-	h.Write(body)
-	return &message{kind: kind, from: from.Address, to: to.Address, data: h.Bytes()}, nil
+	return h
 }
 
 // name is how a person is named: the config's name, else the ID token's.
