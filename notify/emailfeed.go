@@ -25,12 +25,11 @@ type mailFeed struct {
 	log    *slog.Logger
 	smtp   *smtpClient
 
-	mu      sync.Mutex
-	lanes   map[string][]*item
-	locks   map[events.RequestID]*sync.Mutex
-	due     map[reminderKey]time.Time // reminders owed, by when
-	tries   map[reminderKey]int       // failed attempts of a reminder
-	changed chan struct{}             // a reminder was added
+	mu    sync.Mutex
+	lanes map[string][]*item
+	locks map[events.RequestID]*sync.Mutex
+	due   map[reminderKey]time.Time // reminders owed, by when
+	tries map[reminderKey]int       // failed attempts of a reminder
 }
 
 type reminderKey struct {
@@ -55,7 +54,6 @@ func (f *mailFeed) run(ctx context.Context) error {
 	go l.hold(ctx, cancel)
 	f.mu.Lock()
 	f.lanes, f.locks, f.due, f.tries = map[string][]*item{}, map[events.RequestID]*sync.Mutex{}, map[reminderKey]time.Time{}, map[reminderKey]int{}
-	f.changed = make(chan struct{}, 1)
 	f.mu.Unlock()
 	tr, start, err := f.load(ctx)
 	if err != nil {
