@@ -118,6 +118,9 @@ type TenantConfig struct {
 	SlackSigningSecretEnv string `yaml:"slack_signing_secret_env"`
 	// Webhooks receive the tenant's events (SPEC §10).
 	Webhooks []*WebhookConfig `yaml:"webhooks"`
+	// Email, when set, mails members with an email about the requests
+	// that wait on them (SPEC §10 "Email", email.go).
+	Email *EmailConfig `yaml:"email"`
 
 	// MaxPending bounds each agent's own pending requests (SPEC §5
 	// "Quotas"); default 1000. SubmitRate is the submits a second each

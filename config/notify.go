@@ -23,6 +23,11 @@ func (tc *TenantConfig) notify(*events.Tenant) error {
 			return err
 		}
 	}
+	if tc.Email != nil {
+		if err := tc.Email.validate(); err != nil {
+			return err
+		}
+	}
 	seen := map[string]string{}
 	for _, m := range tc.Members {
 		if m.SlackUserID == "" {

@@ -2,12 +2,14 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -20,6 +22,7 @@ type outside struct {
 	links     *notify.Links
 	linkKey   *httpapi.LinkConfig
 	slack     []httpapi.SlackTenant
+	mail      []notify.Mail
 }
 
 // readOutside reads the secrets; a variable that is named but not set
@@ -58,6 +61,9 @@ func (o *outside) addTenant(tc *config.TenantConfig) error {
 		}
 		o.slack = append(o.slack, st)
 	}
+	if err := o.addMail(tc); err != nil {
+		return err
+	}
 	for _, wc := range tc.Webhooks {
 		ep := notify.Endpoint{Tenant: tenant, URL: wc.URL, Events: wc.Events, Format: wc.Format, Interactive: tc.SlackSigningSecretEnv != ""}
 		if wc.SecretEnv != "" {
@@ -74,6 +80,29 @@ func (o *outside) addTenant(tc *config.TenantConfig) error {
 	return nil
 }
 
+// addMail reads the tenant's email credentials, when it has email.
+func (o *outside) addMail(tc *config.TenantConfig) error {
+	e := tc.Email
+	if e == nil {
+		return nil
+	}
+	m := notify.Mail{Tenant: events.TenantID(tc.ID), Addr: e.SMTP, From: e.From, StartTLS: e.UsesStartTLS()}
+	if e.UsernameEnv != "" {
+		var err error
+		if m.Username, err = secretEnv("email.username_env", e.UsernameEnv); err != nil {
+			return err
+		}
+		if m.Password, err = secretEnv("email.password_env", e.PasswordEnv); err != nil {
+			return err
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return fmt.Errorf("app: tenant %s: %w", tc.ID, err)
+	}
+	o.mail = append(o.mail, m)
+	return nil
+}
+
 func secretEnv(key, name string) (string, error) {
 	v := os.Getenv(name)
 	if v == "" {
@@ -82,11 +111,14 @@ func secretEnv(key, name string) (string, error) {
 	return v, nil
 }
 
-// startNotify runs webhook delivery (deciders role), off the decision
-// path: it reads the state's streams on its own.
+// startNotify runs webhook delivery and email (deciders role), off the
+// decision path: each reads the state's streams on its own.
 func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream) error {
 	out, err := readOutside(o.Config, a.awaiting)
-	if err != nil || len(out.endpoints) == 0 {
+	if err != nil {
+		return err
+	}
+	if err := a.startMail(ctx, o, js, out); err != nil || len(out.endpoints) == 0 {
 		return err
 	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas, Shards: max(o.Config.RequestShards, 1),
@@ -99,6 +131,36 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 	}
 	a.workers.Go(func() error { return w.Run(ctx) })
 	return nil
+}
+
+// startMail runs the tenants' email (SPEC §10 "Email"), when any has it.
+func (a *App) startMail(ctx context.Context, o Options, js jetstream.JetStream, out outside) error {
+	if len(out.mail) == 0 {
+		return nil
+	}
+	m, err := notify.NewMailer(notify.MailConfig{JS: js, Tenants: out.mail, Links: out.links, Tenant: a.views.Tenant, Name: a.Service.PersonName,
+		Request: a.storedRequest, Replicas: a.Broker.Replicas, Shards: max(o.Config.RequestShards, 1), Tuning: o.Notify,
+		Registry: a.Registry, Logger: a.log, Clock: o.Clock})
+	if err != nil {
+		return err
+	}
+	if err := m.Prepare(ctx); err != nil {
+		return err
+	}
+	a.workers.Go(func() error { return m.Run(ctx) })
+	return nil
+}
+
+// storedRequest reads a request as stored now; nil when it is gone.
+func (a *App) storedRequest(ctx context.Context, t events.TenantID, id events.RequestID) (*events.Request, error) {
+	rec, err := a.Service.Store().GetRequest(ctx, t, id)
+	if errors.Is(err, kvstate.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &rec.Request, nil
 }
 
 // awaiting is the people a pending request still waits on, as the tenant
