@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -47,8 +48,16 @@ func TestSignInInBrowser(t *testing.T) {
 	api := srv.API(t)
 
 	b.do(chromedp.Navigate(base + "/"))
-	b.wait("the provider's button", fmt.Sprintf(`!document.getElementById('signin-oidc').hidden && document.getElementById('signin-oidc').textContent === %q`, "Sign in with "+idp.Issuer))
-	b.shot("signin-offered")
+	host := strings.TrimPrefix(idp.Issuer, "http://")
+	b.wait("the provider's button", fmt.Sprintf(`!document.getElementById('signin-oidc').hidden && document.getElementById('signin-oidc').textContent === %q`, "Sign in with "+host))
+	// The provider's button comes first; the token box waits behind "Use a token".
+	if got := eval[string](b, `[document.getElementById('token-box').open, document.getElementById('signin-oidc').compareDocumentPosition(document.getElementById('token-box')) & Node.DOCUMENT_POSITION_FOLLOWING, document.getElementById('token').checkVisibility()].join(' ')`); got != "false 4 false" {
+		t.Errorf("sign-in page: token box open, after the button, token field shown = %q, want the button first and the token box closed", got)
+	}
+	b.screen("signin")
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.screen("signin-phone")
+	b.do(chromedp.EmulateViewport(1100, 760))
 	b.do(chromedp.Click(chromedp.ID("signin-oidc")))
 	b.do(chromedp.WaitVisible(chromedp.ID("username")))
 	b.do(chromedp.SendKeys(chromedp.ID("username"), oidctest.User), chromedp.SendKeys(chromedp.ID("password"), oidctest.Password),

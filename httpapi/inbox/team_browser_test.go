@@ -152,6 +152,7 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	}
 	b.shot("folded")
 
+	b.do(chromedp.Click(chromedp.CSS("#args-json > summary")))
 	b.do(chromedp.Click(chromedp.ID("args-fold")))
 	b.wait("unfolded", `document.getElementById('args-fold').getAttribute('aria-expanded') === 'true'`)
 	if !eval[bool](b, `(() => { const a = document.getElementById('args'); return a.scrollHeight <= a.clientHeight + 1 && a.clientHeight > 5000; })()`) {
