@@ -279,7 +279,7 @@ func TestInboxBatchInBrowser(t *testing.T) {
 	if got := eval[string](b, `document.getElementById('batch-result').textContent`); got != "Allowed (scope once): 2 of 3 applied; 1 not: each row says why." {
 		t.Errorf("the result reads %q", got)
 	}
-	outcomes := eval[[]string](b, `[...document.querySelectorAll('#batch-table td.outcome')].map(e => e.dataset.outcome + ': ' + e.textContent)`)
+	outcomes := eval[[]string](b, `[...document.querySelectorAll('#batch-table .outcome')].map(e => e.dataset.outcome + ': ' + e.textContent)`)
 	if len(outcomes) != 3 || !strings.HasPrefix(outcomes[0], "applied: applied: the request is approved") || !strings.HasPrefix(outcomes[2], "applied: ") ||
 		!strings.HasPrefix(outcomes[1], "refused: not applied (409): ") || !strings.Contains(outcomes[1], "request is denied") {
 		t.Errorf("per request: %q, want the first and third applied, the second refused with the server's reason", outcomes)
@@ -303,7 +303,11 @@ func TestInboxBatchInBrowser(t *testing.T) {
 	if r := api.Get("t-u1", events.RequestID(deploy)); r.Status != events.StatusPending {
 		t.Errorf("the refused deploy is %s, want still pending", r.Status)
 	}
-	b.shot("batch-result")
+	b.wait("the answered ones gone from the list", "!("+has(refunds[0])+") && !("+has(refunds[2])+") && !("+has(refunds[1])+")")
+	if got := eval[int](b, `document.querySelectorAll('#list input.pick:checked').length`); got != 0 {
+		t.Errorf("%d boxes still ticked after the batch, want none", got)
+	}
+	b.screen("batch-result")
 	touch(b)
 	b.wait("the phone's media", `matchMedia('(pointer: coarse)').matches`)
 	if w := eval[int](b, `document.documentElement.scrollWidth - window.innerWidth`); w > 0 {

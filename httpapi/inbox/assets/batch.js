@@ -137,7 +137,7 @@ class Batch {
     const agents = new Set(shown.map((r) => r.agent)).size > 1; // an agent column only when they differ
     const head = el('tr', {}, el('th', { scope: 'col' }, 'Request'), agents ? el('th', { scope: 'col' }, 'Agent') : null,
       el('th', { scope: 'col' }, 'Revision'), ...keys.map((k) => el('th', { scope: 'col', class: 'key' }, visible(k))),
-      el('th', { scope: 'col' }, 'Deadline'), el('th', { scope: 'col' }, 'Result'));
+      el('th', { scope: 'col' }, 'Deadline'));
     // data-label names each cell's column where a phone shows a row as a
     // card (inbox.css); it is an attribute, shown as text.
     const labelled = (label, td) => { td.setAttribute('data-label', label); return td; };
@@ -146,12 +146,11 @@ class Batch {
       const line = firstLine(r.reason, 60);
       return el('tr', { 'data-id': r.id },
         labelled('Request', el('td', { class: 'request' }, el('a', { href: '/inbox/' + r.id }, line ? visible(line) : r.id),
-          line ? el('span', { class: 'id' }, r.id) : null)),
+          line ? el('span', { class: 'id' }, r.id) : null, el('span', { class: 'outcome', 'data-outcome': '', role: 'status' }))),
         agents ? labelled('Agent', el('td', {}, visible(r.agent))) : null,
         labelled('Revision', el('td', { class: 'num' }, String(r.revision))),
         ...keys.map((k) => labelled(k, cell(args.get(k)))),
-        labelled('Deadline', el('td', {}, el('span', { class: 'countdown', 'data-deadline': r.deadline_at, title: 'Deadline: ' + exact(r.deadline_at) }, countdown(r.deadline_at)))),
-        labelled('Result', el('td', { class: 'outcome', 'data-outcome': '' }, '')));
+        labelled('Deadline', el('td', {}, el('span', { class: 'countdown', 'data-deadline': r.deadline_at, title: 'Deadline: ' + exact(r.deadline_at) }, countdown(r.deadline_at)))));
     });
     const form = el('form', { id: 'batch-form', class: 'answer' },
       el('h3', {}, 'One answer for all ' + shown.length),
@@ -172,8 +171,9 @@ class Batch {
       el('p', { class: 'muted' }, 'All ', visible(capabilityOf(shown[0])), agents ? '' : ', all from ', agents ? '' : visible(shown[0].agent),
         ', one row each. Each answer is sent on its own, with ' +
         'the revision shown here: a request that changed since is not answered, and its row says why.'),
+      el('p', { id: 'batch-result', class: 'result', role: 'status', hidden: true }),
       el('div', { class: 'batch-scroll' }, el('table', { id: 'batch-table', class: 'report batch' }, el('thead', {}, head), el('tbody', {}, rows))),
-      form, el('p', { id: 'batch-result', class: 'result', role: 'status', hidden: true }));
+      form);
     $('batch-decision-allow').focus();
   }
 
@@ -205,13 +205,14 @@ class Batch {
     if (results.some(({ got }) => got.status === 401)) { this.hooks.signOut('The server no longer accepts this token.'); return; }
     let applied = 0;
     for (const { r, got } of results) {
-      const td = document.querySelector('#batch-table tr[data-id="' + r.id + '"] td.outcome');
+      const td = document.querySelector('#batch-table tr[data-id="' + r.id + '"] .outcome');
       const ok = got.status === 200;
       if (ok) applied++;
       const text = ok ? outcome(r, got.body, decision)
         : 'not applied (' + got.status + '): ' + problemText(got) + (got.status === 409 ? '. Nothing was changed; open it to see it now.' : '. Nothing was changed.');
       td.dataset.outcome = ok ? 'applied' : 'refused';
       td.className = 'outcome ' + (ok ? 'done' : 'refused');
+      td.closest('tr').dataset.outcome = td.dataset.outcome;
       td.textContent = text;
     }
     const refused = results.length - applied;
@@ -220,6 +221,7 @@ class Batch {
     box.className = 'result ' + (refused ? 'conflict' : 'done');
     box.textContent = (decision === 'allow' ? 'Allowed' : 'Denied') + ' (scope ' + scope + '): ' + applied + ' of ' + results.length + ' applied' +
       (refused ? '; ' + refused + ' not: each row says why.' : '.');
+    box.scrollIntoView({ block: 'nearest' });
     this.picked = this.picked.filter((p) => !results.some(({ r }) => r.id === p.id));
     form.querySelectorAll('input, textarea, button[type=submit]').forEach((e) => { e.disabled = true; });
     this.render();
