@@ -140,6 +140,7 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(srv.URL + "/inbox/" + big))
 	signIn(b, servertest.TokenPerson)
 	b.wait("the large request", shown(big)+` && document.getElementById('open-allow') !== null`)
+	b.wait("the header naming u-1, who has no name", `document.getElementById('whoami').textContent === 'Signed in as u-1'`)
 	below := `document.getElementById('open-allow').getBoundingClientRect().top - document.getElementById('detail').getBoundingClientRect().top`
 	if y := eval[float64](b, below); y > 1500 {
 		t.Errorf("the allow button is %.0f px below the top of the request's page, want it within 1500 px", y)
@@ -152,7 +153,10 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	}
 	b.shot("folded")
 
+	// (centred first: the answer's buttons stay in sight at the bottom)
+	eval[chromedp.Void](b, `document.querySelector('#args-json > summary').scrollIntoView({block: 'center'})`)
 	b.do(chromedp.Click(chromedp.CSS("#args-json > summary")))
+	eval[chromedp.Void](b, `document.getElementById('args-fold').scrollIntoView({block: 'center'})`)
 	b.do(chromedp.Click(chromedp.ID("args-fold")))
 	b.wait("unfolded", `document.getElementById('args-fold').getAttribute('aria-expanded') === 'true'`)
 	if !eval[bool](b, `(() => { const a = document.getElementById('args'); return a.scrollHeight <= a.clientHeight + 1 && a.clientHeight > 5000; })()`) {
@@ -161,6 +165,7 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	if !strings.Contains(eval[string](b, `document.getElementById('args').textContent`), `\u202E end`) {
 		t.Error("unfolded, the end of the argument is not shown with its escape")
 	}
+	eval[chromedp.Void](b, `document.getElementById('args-fold').scrollIntoView({block: 'center'})`)
 	b.do(chromedp.Click(chromedp.ID("args-fold")))
 	b.wait("folded again", `document.getElementById('args-fold').getAttribute('aria-expanded') === 'false'`)
 	if y := eval[float64](b, below); y > 1500 {

@@ -113,8 +113,8 @@ async function loadPeople() {
   box.hidden = !you;
   if (you) {
     const name = typeof you.name === 'string' && you.name.trim() ? you.name.trim() : '';
-    box.replaceChildren('Signed in as ', el('strong', { id: 'whoami-name' }, visible(name || (you.kind === 'person' ? you.id : you.kind + ' ' + you.id))),
-      name ? el('span', { class: 'id' }, ' (', visible(you.id), ')') : null);
+    box.replaceChildren(...['Signed in as ', el('strong', { id: 'whoami-name' }, visible(name || (you.kind === 'person' ? you.id : you.kind + ' ' + you.id))),
+      name ? el('span', { class: 'id' }, ' (', visible(you.id), ')') : null].filter(Boolean));
     box.title = (token.get() ? 'With a pasted token' : 'With a sign-in session') + ': ' + you.kind + ' ' + you.id;
   }
   renderList();
