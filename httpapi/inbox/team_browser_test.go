@@ -299,6 +299,9 @@ func TestInboxGroupRequestInBrowser(t *testing.T) {
 	if msg := eval[string](b, `document.getElementById('answer-result').textContent`); !strings.Contains(msg, "You allowed: 1 of 2 approved (") && !strings.Contains(msg, "You allowed: 1 of 2 approved;") {
 		t.Errorf("the answer's outcome reads %q, want the quorum", msg)
 	}
+	if got := eval[string](b, `(document.getElementById('not-yours')?.textContent ?? 'none') + ' | ' + document.querySelectorAll('#open-allow, #open-deny, #open-edit').length`); !strings.HasPrefix(got, "You have allowed it (1 of 2 approved)") || !strings.HasSuffix(got, " | 0") {
+		t.Errorf("after u-2's allow the page reads %q, want no more answers offered to u-2 (the server refuses an opposite one)", got)
+	}
 	b.wait("the list's count", fmt.Sprintf(`document.querySelector('#list li[data-id=%q]')?.textContent.includes('1 of 2 approved')`, id))
 	b.shot("group-one-of-two")
 	if got := api.Get("t-u2", r.ID); got.Status != events.StatusPending || len(got.Approvals) != 1 {

@@ -6,7 +6,7 @@ import { token, session, loadSession, call, list, follow, problemText } from './
 import { el, quoted, visible } from './text.js';
 import { ARGS, encodeNodes, argumentsProblem } from './json.js';
 import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum, who, setPeople, relative,
-  onlyOthersApproved, editable, approvals } from './view.js';
+  onlyOthersApproved, editable, approvals, notYours } from './view.js';
 import { report } from './policy.js';
 import { batch } from './batch.js';
 
@@ -321,7 +321,8 @@ function renderDetail(message) {
   delete d.dataset.view;
   d.dataset.id = r.id;
   d.dataset.revision = String(r.revision);
-  const actions = terminal(r) ? null : el('div', { class: 'actions' },
+  const why = notYours(r, state.you);
+  const actions = terminal(r) ? null : why ? el('p', { id: 'not-yours', class: 'muted notyours', role: 'note' }, visible(why)) : el('div', { class: 'actions' },
     button(['Allow…', hint('a')], () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
     button(['Deny…', hint('d')], () => openForm('deny'), { class: 'deny', id: 'open-deny' }),
     editable(r) ? button('Edit and allow…', openEdit, { class: 'allow', id: 'open-edit' }) : null);
@@ -353,7 +354,7 @@ function leaves(r) {
 function openForm(decision) {
   if (!state.shown && state.items.length) { select(state.items[0].id).then(() => openForm(decision)); return; }
   const r = state.shown;
-  if (!r || terminal(r) || !$('answer-slot')) return;
+  if (!r || terminal(r) || notYours(r, state.you) || !$('answer-slot')) return;
   const once = onlyOnce(r);
   const stage = Array.isArray(r.stages) && r.stages.length ? ' (stage ' + (currentStage(r) + 1) + ' of ' + r.stages.length + ')' : '';
   const form = el('form', { id: 'answer', class: 'answer', 'data-decision': decision },
@@ -383,7 +384,7 @@ function openForm(decision) {
 // anything is sent.
 function openEdit() {
   const r = state.shown;
-  if (!r || !editable(r) || !$('answer-slot')) return;
+  if (!r || !editable(r) || notYours(r, state.you) || !$('answer-slot')) return;
   const form = el('form', { id: 'edit', class: 'answer' },
     el('h3', {}, 'Edit and allow revision ' + r.revision),
     el('p', { class: 'muted' }, 'The call runs with these arguments instead, this once; no grant is kept.'),
@@ -554,7 +555,7 @@ function init() {
     if (ev.target.matches('input.pick')) { batch.toggle(state.items.find((x) => x.id === li.dataset.id), ev.target); return; }
     select(li.dataset.id);
   });
-  batch.init({ items: () => state.items, shown: () => { state.shown = null; state.selected = ''; }, refresh: scheduleRefresh, signOut, hint });
+  batch.init({ you: () => state.you, items: () => state.items, shown: () => { state.shown = null; state.selected = ''; }, refresh: scheduleRefresh, signOut, hint });
   document.addEventListener('keydown', onKey);
 
   setInterval(tick, 1000);

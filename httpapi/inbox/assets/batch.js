@@ -7,7 +7,7 @@
 
 import { call, problemText } from './api.js';
 import { el, visible } from './text.js';
-import { what, entries, firstLine, countdown, exact, who, quorum, terminal, onlyOnce, group, currentStage } from './view.js';
+import { entries, firstLine, countdown, exact, who, quorum, terminal, onlyOnce, group, currentStage, notYours } from './view.js';
 import { encodeNodes } from './json.js';
 
 const $ = (id) => document.getElementById(id);
@@ -29,10 +29,13 @@ function keyList(keys) {
   return keys.length ? keys.map((k) => JSON.stringify(k)).join(', ') : 'none';
 }
 
-// misfit says why r cannot join the picked requests, or '' when it can.
-export function misfit(picked, r) {
+// misfit says why r cannot join the picked requests (you the person
+// signed in), or '' when it can.
+export function misfit(picked, r, you) {
   if (!r) return 'That request is no longer in the list.';
   if (terminal(r)) return r.id + ' is ' + r.status + ': only pending requests are answered together.';
+  const mine = notYours(r, you);
+  if (mine) return 'Not added: ' + r.id + ': ' + mine;
   if (!picked.length) return '';
   const first = picked[0];
   if (capabilityOf(r) !== capabilityOf(first)) {
@@ -99,7 +102,7 @@ class Batch {
     if (r && this.has(r.id)) {
       this.picked = this.picked.filter((x) => x.id !== r.id);
     } else {
-      const why = misfit(this.picked, r);
+      const why = misfit(this.picked, r, this.hooks.you());
       if (why) {
         $('batch-error').textContent = why;
         if (box) box.checked = false;

@@ -421,6 +421,22 @@ export function onlyOthersApproved(shown, now) {
     now.revision > shown.revision && now.revision - shown.revision <= (now.approvals || []).length;
 }
 
+// notYours says why the person you may not answer r, or '' when the
+// server would take their answer (events.Tenant.MayAnswer): r waits on
+// them, or on a group (theirs, since they see it) they have not yet
+// allowed. Anyone but a person (an admin's token) is left to the server.
+export function notYours(r, you) {
+  if (terminal(r) || !you || you.kind !== 'person') return '';
+  const a = r.approver;
+  if (!a) return 'It waits on nobody.';
+  if (a.kind === 'person' && a.id === you.id) return '';
+  if (a.kind === 'group') {
+    return (r.approvals || []).some((x) => x.by && x.by.kind === 'person' && x.by.id === you.id)
+      ? 'You have allowed it (' + quorum(r) + '); it waits for the others of ' + who(a) + '.' : '';
+  }
+  return 'It waits on ' + who(a) + ', not on you: your answer would be refused.';
+}
+
 // editable reports whether the server would take "Edit and allow" on r:
 // not on a request that needs more than one person's allow (SPEC §12; an
 // edit binds a call no one else approved).
