@@ -247,9 +247,12 @@ func TestInboxBatchInBrowser(t *testing.T) {
 	pick := func(id string) {
 		b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list li[data-id=%q] input.pick`, id))))
 	}
-	for _, id := range refunds {
-		pick(id)
-	}
+	pick(refunds[0])
+	pick(refunds[1])
+	// x picks the request shown.
+	b.do(chromedp.Click(chromedp.CSS(fmt.Sprintf(`#list li[data-id=%q] .what`, refunds[2]))))
+	b.wait("the third refund", shown(refunds[2]))
+	b.do(chromedp.KeyEvent("x"))
 	b.wait("three picked", `document.getElementById('batch-count').textContent === '3 picked (tools.call:refund_small)'`)
 	pick(deploy)
 	b.wait("the deploy refused", `document.getElementById('batch-error').textContent.includes('of one capability')`)
@@ -267,7 +270,7 @@ func TestInboxBatchInBrowser(t *testing.T) {
 	if got := eval[string](b, `[...document.querySelectorAll('#batch-table thead th.key')].map(e => e.textContent).join(',')`); got != "payment_id,amount,currency" {
 		t.Errorf("the batch's columns are %q, want one per argument key", got)
 	}
-	if got := eval[string](b, `[...document.querySelectorAll('#batch-table tbody tr')].map(r => r.children[0].firstChild.textContent + ': ' + r.children[2].textContent + ' ' + r.children[3].textContent).join(' | ')`); got != "Duplicate charge on order 1183.: pay_3kQ 12.00 | Duplicate charge on order 1184.: pay_7Hd 8.50 | Duplicate charge on order 1185.: pay_9Xe 19.99" {
+	if got := eval[string](b, `[...document.querySelectorAll('#batch-table tbody tr')].map(r => r.children[0].querySelector('a').textContent + ': ' + r.children[2].textContent + ' ' + r.children[3].textContent).join(' | ')`); got != "Duplicate charge on order 1183.: pay_3kQ 12.00 | Duplicate charge on order 1184.: pay_7Hd 8.50 | Duplicate charge on order 1185.: pay_9Xe 19.99" {
 		t.Errorf("the batch's rows read %q", got)
 	}
 	b.screen("batch")

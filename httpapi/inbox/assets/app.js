@@ -509,6 +509,11 @@ const keys = {
   h: () => setView('history'),
   i: () => setView('pending'),
   p: () => { if (state.admin) setView('policy'); },
+  x: () => {
+    if (state.view !== 'pending' || !state.selected) return;
+    const li = rowOf(state.selected);
+    batch.toggle(state.items.find((r) => r.id === state.selected), li && li.querySelector('input.pick'));
+  },
   '?': () => { $('help').hidden = !$('help').hidden; },
 };
 

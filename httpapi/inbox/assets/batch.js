@@ -142,8 +142,13 @@ class Batch {
       el('th', { scope: 'col' }, 'Revision'), ...keys.map((k) => el('th', { scope: 'col', class: 'key' }, visible(k))),
       el('th', { scope: 'col' }, 'Deadline'));
     // data-label names each cell's column where a phone shows a row as a
-    // card (inbox.css); it is an attribute, shown as text.
-    const labelled = (label, td) => { td.setAttribute('data-label', label); return td; };
+    // card (inbox.css); it is an attribute, shown as text. The cell's
+    // content is one box beside it.
+    const labelled = (label, td) => {
+      td.setAttribute('data-label', label);
+      td.append(el('div', { class: 'cell' }, ...td.childNodes));
+      return td;
+    };
     const rows = shown.map((r) => {
       const args = new Map(entries(r));
       const line = firstLine(r.reason, 60);
