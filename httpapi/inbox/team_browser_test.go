@@ -299,6 +299,11 @@ func TestInboxGroupRequestInBrowser(t *testing.T) {
 	if msg := eval[string](b, `document.getElementById('answer-result').textContent`); !strings.Contains(msg, "You allowed: 1 of 2 approved (") && !strings.Contains(msg, "You allowed: 1 of 2 approved;") {
 		t.Errorf("the answer's outcome reads %q, want the quorum", msg)
 	}
+	if n := eval[int](b, `document.querySelectorAll('#open-allow, #open-deny, #open-edit, #not-yours').length`); n != 0 {
+		t.Errorf("right after u-2's allow the page offers %d answers or notes beside its result, want none", n)
+	}
+	b.do(chromedp.Navigate(srv.URL + "/inbox/" + id))
+	b.wait("its page again, knowing who reads it", shown(id)+` && document.getElementById('not-yours') !== null`)
 	if got := eval[string](b, `(document.getElementById('not-yours')?.textContent ?? 'none') + ' | ' + document.querySelectorAll('#open-allow, #open-deny, #open-edit').length`); !strings.HasPrefix(got, "You have allowed it (1 of 2 approved)") || !strings.HasSuffix(got, " | 0") {
 		t.Errorf("after u-2's allow the page reads %q, want no more answers offered to u-2 (the server refuses an opposite one)", got)
 	}

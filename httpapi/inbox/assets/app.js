@@ -322,7 +322,8 @@ function renderDetail(message) {
   d.dataset.id = r.id;
   d.dataset.revision = String(r.revision);
   const why = notYours(r, state.you);
-  const actions = terminal(r) ? null : why ? el('p', { id: 'not-yours', class: 'muted notyours', role: 'note' }, visible(why)) : el('div', { class: 'actions' },
+  // (right after an answer, its result says it instead)
+  const actions = terminal(r) ? null : why ? (message ? null : el('p', { id: 'not-yours', class: 'muted notyours', role: 'note' }, visible(why))) : el('div', { class: 'actions' },
     button(['Allow…', hint('a')], () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
     button(['Deny…', hint('d')], () => openForm('deny'), { class: 'deny', id: 'open-deny' }),
     editable(r) ? button('Edit and allow…', openEdit, { class: 'allow', id: 'open-edit' }) : null);
