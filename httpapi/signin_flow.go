@@ -1,10 +1,15 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"html/template"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -23,9 +28,18 @@ func (a *API) signInOptions(w http.ResponseWriter, _ *http.Request) error {
 // signInStart begins the code flow: a fresh state, nonce and PKCE
 // verifier, the state also in a short-lived cookie that binds the flow to
 // this browser (Lax: it must come back on the provider's redirect).
+//
+// The one query parameter taken is prompt=select_account ("Use another
+// account" on a refusal page): it is passed on to the provider, so that
+// a person signed in there as the wrong account may pick another. Any
+// other prompt (or a repeated one) is refused and starts nothing.
 func (a *API) signInStart(w http.ResponseWriter, r *http.Request) error {
 	if a.signIn == nil {
 		return errNoSignIn
+	}
+	prompt, err := signInPrompt(r.URL.Query())
+	if err != nil {
+		return err
 	}
 	state, f, err := a.signIn.Store.Begin(r.Context())
 	if err != nil {
@@ -35,6 +49,12 @@ func (a *API) signInStart(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		a.log.Warn("sign-in: provider unavailable", "err", err)
 		return problem.New(http.StatusServiceUnavailable, "Unavailable", "the identity provider cannot be reached now")
+	}
+	if prompt != "" {
+		if to, err = withQuery(to, "prompt", prompt); err != nil {
+			a.log.Warn("sign-in: provider's authorization URL", "err", err)
+			return problem.New(http.StatusServiceUnavailable, "Unavailable", "the identity provider's authorization address is not usable")
+		}
 	}
 	http.SetCookie(w, a.signIn.cookie(a.signIn.flowCookieName(), state, http.SameSiteLaxMode, int((10*time.Minute).Seconds())))
 	w.Header().Set("Cache-Control", "no-store")
@@ -76,8 +96,9 @@ func (a *API) signInCallback(w http.ResponseWriter, r *http.Request) error {
 		return sessionErr(err)
 	}
 	if why != "" {
-		writeLinkPage(w, http.StatusForbidden, linkPage{Title: "Not signed in", Why: "You signed in with the provider as " + id.Value +
-			", but " + why + " here, so no session was made. Ask an administrator to add your email to a member."})
+		writeSignInPage(w, http.StatusForbidden, signInPage{Title: "Not signed in", Why: "You signed in with the provider as " + id.Value +
+			", but " + why + " here, so no session was made. Ask an administrator to add your email to a member, or sign in as another account.",
+			Another: true})
 		return nil
 	}
 	http.SetCookie(w, a.signIn.cookie(a.signIn.cookieName(), tok, http.SameSiteStrictMode, int(time.Until(s.ExpiresAt).Seconds())))
@@ -99,7 +120,91 @@ func refusalText(err error) string {
 // signInRefused records the refusal (refused) and writes the page.
 func (a *API) signInRefused(w http.ResponseWriter, r *http.Request, status int, code, why, claim string) {
 	a.refused(r.Context(), "code", claim, code, why)
-	writeLinkPage(w, status, linkPage{Title: "Not signed in", Why: "Sign-in failed: " + why + ". No session was made; start again from the inbox."})
+	writeSignInPage(w, status, signInPage{Title: "Not signed in", Why: "Sign-in failed: " + why + ". No session was made.", Another: true})
+}
+
+// SelectAccount is the only prompt the sign-in start passes on (OpenID
+// Connect Core §3.1.2.1): the provider lets the person pick an account.
+const SelectAccount = "select_account"
+
+// signInPrompt is the prompt a sign-in start asks for: "" or
+// SelectAccount; anything else is InvalidRequest.
+func signInPrompt(q url.Values) (string, error) {
+	for k, v := range q {
+		if k != "prompt" {
+			return "", problem.Invalid(k, "the sign-in start takes no parameter but prompt="+SelectAccount)
+		}
+		if len(v) != 1 || v[0] != SelectAccount {
+			return "", problem.Invalid("prompt", "the only prompt taken is "+SelectAccount)
+		}
+	}
+	return q.Get("prompt"), nil
+}
+
+// withQuery is the address to with key=value added to its query.
+func withQuery(to, key, value string) (string, error) {
+	u, err := url.Parse(to)
+	if err != nil {
+		return "", err
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String(), nil
+}
+
+// signInPage is what a sign-in that made no session shows: why, a way
+// back to the inbox, and (Another) "Use another account", which starts
+// the flow again with prompt=select_account.
+type signInPage struct {
+	Title   string
+	Why     string
+	Another bool
+	Style   template.CSS
+}
+
+// signInStyle is the sign-in pages' only style; signInCSP allows exactly it.
+const signInStyle = `body{font-family:system-ui,sans-serif;max-width:34rem;margin:3rem auto;padding:0 1rem;line-height:1.45;color:#1d1d1b}
+.why{padding:.75rem 1rem;border-left:4px solid #a32020;background:#fbeaea;border-radius:4px}
+.ways{display:flex;flex-wrap:wrap;gap:.75rem;margin-top:1.5rem}
+.ways a{display:inline-block;padding:.6rem 1.1rem;border-radius:6px;border:1px solid #1f5f99;color:#1f5f99;text-decoration:none;font-weight:600}
+.ways a.primary{background:#1f5f99;color:#fff}`
+
+var signInCSP = "default-src 'none'; style-src 'sha256-" + hashOf(signInStyle) + "'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
+
+func hashOf(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return base64.StdEncoding.EncodeToString(h[:])
+}
+
+var signInTemplate = template.Must(template.New("signin").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex"><title>{{.Title}}</title><style>{{.Style}}</style></head><body>
+<h1>{{.Title}}</h1>
+<p class="why" id="why">{{.Why}}</p>
+<p class="ways">{{if .Another}}<a class="primary" id="another" href="/inbox/signin?prompt=select_account">Use another account</a>{{end}}
+<a id="back" href="/">Back to the inbox</a></p>
+</body></html>
+`))
+
+// writeSignInPage writes p with status, the headers of a page that runs
+// no script and cannot be framed.
+func writeSignInPage(w http.ResponseWriter, status int, p signInPage) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", signInCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+	p.Style = template.CSS(signInStyle)
+	var b bytes.Buffer
+	if err := signInTemplate.Execute(&b, p); err != nil {
+		http.Error(w, "page failed", http.StatusInternalServerError)
+		return
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b.Bytes())
 }
 
 // deviceStart begins a device authorization grant for countersign login.

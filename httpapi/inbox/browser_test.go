@@ -123,10 +123,16 @@ func eval[T any](b *browser, expr string) T {
 	return v
 }
 
-// shot saves a screenshot of the page as name.png.
-func (b *browser) shot(name string) {
+// shot saves a screenshot of the whole page as inbox-name.png.
+func (b *browser) shot(name string) { b.t.Helper(); b.save(name, chromedp.FullScreenshot(100)) }
+
+// screen saves a screenshot of what the screen shows (the viewport) as
+// inbox-name.png: what a person sees first, with what stays in sight.
+func (b *browser) screen(name string) { b.t.Helper(); b.save(name, chromedp.CaptureScreenshot()) }
+
+func (b *browser) save(name string, capture chromedp.Action[[]byte]) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(b.ctx, capture)
 	if err != nil {
 		b.t.Logf("screenshot %s: %v", name, err)
 		return

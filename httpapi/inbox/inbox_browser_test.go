@@ -143,6 +143,7 @@ func readHostile(t *testing.T, b *browser) {
 	if got := eval[string](b, `String(window.__pwned)`); got != "undefined" {
 		t.Errorf("window.__pwned = %s: a payload ran", got)
 	}
+	eval[chromedp.Void](b, `document.getElementById('fields').scrollIntoView({block: 'center'})`)
 	b.shot("request")
 	left := eval[string](b, `document.querySelector('#detail .countdown').textContent`)
 	b.wait("the deadline counting down", fmt.Sprintf(`document.querySelector('#detail .countdown').textContent !== %q`, left))
@@ -229,7 +230,7 @@ func history(t *testing.T, b *browser, first, second string) {
 
 // phone: the same on a 390×844 screen, with no sideways scrolling.
 func phone(t *testing.T, b *browser, api servertest.API) {
-	b.do(chromedp.EmulateViewport(390, 844), chromedp.KeyEvent("i"))
+	b.do(chromedp.EmulateViewport(390, 844, chromedp.EmulateTouch, chromedp.EmulateMobile), chromedp.KeyEvent("i"))
 	id := submit(t, api, hostile("ses-2")) // ses-1 holds a grant now
 	b.wait("the request on the phone", has(id))
 	b.do(chromedp.KeyEvent("j"))

@@ -125,6 +125,9 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 	if txt, _ := hostile["text"].(string); !strings.Contains(txt, `<b>trust me</b>\u202E`) || !strings.Contains(txt, "person:<img src=x>") {
 		t.Errorf("a hostile report reads %q, want its markup as letters and U+202E as an escape", txt)
 	}
+	if txt, _ := hostile["text"].(string); strings.Contains(txt, "T00:00:00Z") {
+		t.Errorf("a report shows a raw UTC time: %q", txt)
+	}
 
 	// A config with a bad line shows the problem; the report is gone.
 	paste(strings.Replace(policyCandidate, "    agents:", "    agents: [", 1))

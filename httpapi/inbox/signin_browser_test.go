@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -47,8 +48,16 @@ func TestSignInInBrowser(t *testing.T) {
 	api := srv.API(t)
 
 	b.do(chromedp.Navigate(base + "/"))
-	b.wait("the provider's button", fmt.Sprintf(`!document.getElementById('signin-oidc').hidden && document.getElementById('signin-oidc').textContent === %q`, "Sign in with "+idp.Issuer))
-	b.shot("signin-offered")
+	host := strings.TrimPrefix(idp.Issuer, "http://")
+	b.wait("the provider's button", fmt.Sprintf(`!document.getElementById('signin-oidc').hidden && document.getElementById('signin-oidc').textContent === %q`, "Sign in with "+host))
+	// The provider's button comes first; the token box waits behind "Use a token".
+	if got := eval[string](b, `[document.getElementById('token-box').open, document.getElementById('signin-oidc').compareDocumentPosition(document.getElementById('token-box')) & Node.DOCUMENT_POSITION_FOLLOWING, document.getElementById('token').checkVisibility()].join(' ')`); got != "false 4 false" {
+		t.Errorf("sign-in page: token box open, after the button, token field shown = %q, want the button first and the token box closed", got)
+	}
+	b.screen("signin")
+	b.do(chromedp.EmulateViewport(390, 844))
+	b.screen("signin-phone")
+	b.do(chromedp.EmulateViewport(1100, 760))
 	b.do(chromedp.Click(chromedp.ID("signin-oidc")))
 	b.do(chromedp.WaitVisible(chromedp.ID("username")))
 	b.do(chromedp.SendKeys(chromedp.ID("username"), oidctest.User), chromedp.SendKeys(chromedp.ID("password"), oidctest.Password),
@@ -83,5 +92,49 @@ func TestSignInInBrowser(t *testing.T) {
 	if code != http.StatusOK {
 		t.Errorf("token sign-in still works beside OIDC: %d", code)
 	}
+	b.checkConsole()
+}
+
+// TestSignInRefusedInBrowser: signed in at the provider as an account no
+// member has, the person reads why, with "Use another account" first
+// and a way back; that button asks the provider to pick an account
+// (prompt=select_account) and, signed in as Grace, the inbox names her.
+func TestSignInRefusedInBrowser(t *testing.T) {
+	b := openBrowser(t)
+	idp := oidctest.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	idp.AllowRedirect(base + "/inbox/signin/callback")
+	t.Setenv("INBOX_SIGNIN_OIDC_SECRET", oidctest.ClientSecret)
+	t.Setenv("INBOX_SIGNIN_LINK_SECRET", "link-secret-of-the-browser-test")
+	yaml := strings.Replace(fmt.Sprintf(signInYAML, base, idp.Issuer, oidctest.ClientID, "someone-else@example.com"),
+		"      - {id: u-1,", "      - {id: u-2, name: Grace Hopper, email: test-user@zitadel.ch, policy: {allow: [\"*\"]}}\n      - {id: u-1,", 1)
+	servertest.Start(t, servertest.WithListener(ln), servertest.WithConfig(yaml))
+
+	b.do(chromedp.Navigate(base + "/"))
+	b.wait("the provider's button", `!document.getElementById('signin-oidc').hidden`)
+	b.do(chromedp.Click(chromedp.ID("signin-oidc")))
+	b.do(chromedp.WaitVisible(chromedp.ID("username")))
+	b.do(chromedp.SendKeys(chromedp.ID("username"), oidctest.User), chromedp.SendKeys(chromedp.ID("password"), oidctest.Password),
+		chromedp.Click(chromedp.ID("submit")))
+	b.do(chromedp.WaitVisible(chromedp.ID("another")))
+	if got := eval[string](b, `document.getElementById('why').textContent`); !strings.Contains(got, "as "+oidctest.Email) || !strings.Contains(got, "no session was made") {
+		t.Errorf("the refusal reads %q", got)
+	}
+	if got := eval[string](b, `document.getElementById('back').getAttribute('href') + ' ' + document.getElementById('another').getAttribute('href')`); got != "/ /inbox/signin?prompt=select_account" {
+		t.Errorf("the ways out are %q", got)
+	}
+	b.screen("signin-refused")
+	// (TestSignInStartTakesOnlySelectAccount in httpapi reads the
+	// authorization request the button makes.)
+	b.do(chromedp.Click(chromedp.ID("another")))
+	b.do(chromedp.WaitVisible(chromedp.ID("username")))
+	b.do(chromedp.SendKeys(chromedp.ID("username"), "test-user@127.0.0.1"), chromedp.SendKeys(chromedp.ID("password"), oidctest.Password),
+		chromedp.Click(chromedp.ID("submit")))
+	b.do(chromedp.WaitVisible(chromedp.ID("whoami")))
+	b.wait("the inbox, signed in as Grace", `document.getElementById('whoami')?.textContent === 'Signed in as Grace Hopper (u-2)'`)
 	b.checkConsole()
 }

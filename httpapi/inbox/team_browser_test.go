@@ -140,6 +140,7 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	b.do(chromedp.Navigate(srv.URL + "/inbox/" + big))
 	signIn(b, servertest.TokenPerson)
 	b.wait("the large request", shown(big)+` && document.getElementById('open-allow') !== null`)
+	b.wait("the header naming u-1, who has no name", `document.getElementById('whoami').textContent === 'Signed in as u-1'`)
 	below := `document.getElementById('open-allow').getBoundingClientRect().top - document.getElementById('detail').getBoundingClientRect().top`
 	if y := eval[float64](b, below); y > 1500 {
 		t.Errorf("the allow button is %.0f px below the top of the request's page, want it within 1500 px", y)
@@ -152,6 +153,10 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	}
 	b.shot("folded")
 
+	// (centred first: the answer's buttons stay in sight at the bottom)
+	eval[chromedp.Void](b, `document.querySelector('#args-json > summary').scrollIntoView({block: 'center'})`)
+	b.do(chromedp.Click(chromedp.CSS("#args-json > summary")))
+	eval[chromedp.Void](b, `document.getElementById('args-fold').scrollIntoView({block: 'center'})`)
 	b.do(chromedp.Click(chromedp.ID("args-fold")))
 	b.wait("unfolded", `document.getElementById('args-fold').getAttribute('aria-expanded') === 'true'`)
 	if !eval[bool](b, `(() => { const a = document.getElementById('args'); return a.scrollHeight <= a.clientHeight + 1 && a.clientHeight > 5000; })()`) {
@@ -160,6 +165,7 @@ func TestInboxLargeArgumentsFoldInBrowser(t *testing.T) {
 	if !strings.Contains(eval[string](b, `document.getElementById('args').textContent`), `\u202E end`) {
 		t.Error("unfolded, the end of the argument is not shown with its escape")
 	}
+	eval[chromedp.Void](b, `document.getElementById('args-fold').scrollIntoView({block: 'center'})`)
 	b.do(chromedp.Click(chromedp.ID("args-fold")))
 	b.wait("folded again", `document.getElementById('args-fold').getAttribute('aria-expanded') === 'false'`)
 	if y := eval[float64](b, below); y > 1500 {
@@ -292,6 +298,14 @@ func TestInboxGroupRequestInBrowser(t *testing.T) {
 	}
 	if msg := eval[string](b, `document.getElementById('answer-result').textContent`); !strings.Contains(msg, "You allowed: 1 of 2 approved (") && !strings.Contains(msg, "You allowed: 1 of 2 approved;") {
 		t.Errorf("the answer's outcome reads %q, want the quorum", msg)
+	}
+	if n := eval[int](b, `document.querySelectorAll('#open-allow, #open-deny, #open-edit, #not-yours').length`); n != 0 {
+		t.Errorf("right after u-2's allow the page offers %d answers or notes beside its result, want none", n)
+	}
+	b.do(chromedp.Navigate(srv.URL + "/inbox/" + id))
+	b.wait("its page again, knowing who reads it", shown(id)+` && document.getElementById('not-yours') !== null`)
+	if got := eval[string](b, `(document.getElementById('not-yours')?.textContent ?? 'none') + ' | ' + document.querySelectorAll('#open-allow, #open-deny, #open-edit').length`); !strings.HasPrefix(got, "You have allowed it (1 of 2 approved)") || !strings.HasSuffix(got, " | 0") {
+		t.Errorf("after u-2's allow the page reads %q, want no more answers offered to u-2 (the server refuses an opposite one)", got)
 	}
 	b.wait("the list's count", fmt.Sprintf(`document.querySelector('#list li[data-id=%q]')?.textContent.includes('1 of 2 approved')`, id))
 	b.shot("group-one-of-two")

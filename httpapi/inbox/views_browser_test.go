@@ -53,6 +53,25 @@ const viewsScript = `(async () => {
     marksFullwidth: marks('ｐａｙｐａｌ.com'), marksCafe: marks('café au lait'), marksWholeScript: marks('pay раураӏ.com'),
     escapes: text.visible('a\u2066b\u{E0041}c\nd').textContent,
     args: args.textContent,
+    // Last: names and times, and whose answer the server would take.
+    names: (() => {
+      view.setPeople([{id: 'u-1', name: 'Ada Lovelace'}, {id: 'u-2'}, {id: 'u-3', name: '<b>Alan</b>'}]);
+      const out = [view.who({kind: 'person', id: 'u-1'}), view.who({kind: 'person', id: 'u-2'}), view.who({kind: 'group', id: 'finance'}),
+        view.who({kind: 'person', id: 'u-3'})].join(' | ');
+      view.setPeople([]);
+      return out;
+    })(),
+    times: [view.relative(new Date(Date.now() + 12 * 60e3 + 500).toISOString()), view.relative(new Date(Date.now() - 2 * 60e3).toISOString()),
+      view.relative(new Date(Date.now() - 3 * 3600e3).toISOString()), view.relative(new Date(Date.now() - 5e3).toISOString()),
+      view.relative('2026-12-03T17:08:24.999396972Z', Date.parse('2026-12-03T17:10:25Z'))].join(' | '),
+    exact: view.exact('2026-12-03T17:08:24.999396972Z'),
+    notYours: [view.notYours(Object.assign({}, base, {approver: {kind: 'person', id: 'u-2'}}), {kind: 'person', id: 'u-1'}),
+      view.notYours(fromAgent, {kind: 'person', id: 'u-1'}),
+      view.notYours(base, {kind: 'person', id: 'u-1'}) || 'mine',
+      view.notYours(fromAgent, {kind: 'service', id: 'ops'}) || 'left to the server',
+      view.notYours(Object.assign({}, base, {approver: {kind: 'group', id: 'finance'}, required_approvals: 2, approvals: []}), {kind: 'person', id: 'u-1'}) || 'mine',
+      view.notYours(Object.assign({}, base, {approver: {kind: 'group', id: 'finance'}, required_approvals: 2,
+        approvals: [{by: {kind: 'person', id: 'u-1'}, at: '2026-01-01T00:00:00Z'}]}), {kind: 'person', id: 'u-1'})].join(' | '),
   };
 })()`
 
@@ -89,12 +108,19 @@ func TestInboxViewsInBrowser(t *testing.T) {
 		}
 	}
 	for key, want := range map[string]any{
+		"names": "Ada Lovelace (u-1) | person u-2 | group finance | <b>Alan</b> (u-3)",
+		"times": "in 12 min | 2 min ago | 3 h ago | just now | 2 min ago",
+		"notYours": "It waits on person u-2, not on you: your answer would be refused. | It waits on agent agt_programmer, not on you: your answer would be refused." +
+			" | mine | left to the server | mine | You have allowed it (1 of 2 approved); it waits for the others of group finance.",
 		"bold": 0.0, "onceProtected": true, "onceOther": true, "onceTool": false,
 		"marksRussian": 0.0, "marksMixed": 1.0, "marksMostly": 5.0, "marksFullwidth": 6.0, "marksCafe": 0.0, "marksWholeScript": 6.0,
 	} {
 		if got[key] != want {
 			t.Errorf("%s = %v, want %v", key, got[key], want)
 		}
+	}
+	if e, _ := got["exact"].(string); !strings.Contains(e, "2026") || !strings.Contains(e, "24") || strings.Contains(e, "Invalid") || strings.Contains(e, "T17") {
+		t.Errorf("exact time of a nanosecond RFC 3339 = %q, want a local date and time to the second", e)
 	}
 	b.checkConsole()
 }

@@ -3,10 +3,12 @@
 // replay (/inbox/policy), and the keyboard.
 
 import { token, session, loadSession, call, list, follow, problemText } from './api.js';
-import { el, quoted } from './text.js';
+import { el, quoted, visible } from './text.js';
 import { ARGS, encodeNodes, argumentsProblem } from './json.js';
-import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum } from './view.js';
+import { page, row, historyRow, changes, countdown, terminal, currentStage, onlyOnce, group, quorum, who, setPeople, relative,
+  onlyOthersApproved, editable, approvals, notYours } from './view.js';
 import { report } from './policy.js';
+import { batch } from './batch.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -19,25 +21,45 @@ const state = {
   stream: null, // AbortController of the event stream
   seq: 0,
   timer: 0,
+  you: null, // {kind, id, name?}: who is signed in (GET /v1/people)
 };
+
+// hint is a keyboard hint: hidden on touch screens (inbox.css).
+const hint = (keys) => el('span', { class: 'kbd' }, ' (' + keys + ')');
+const selectHint = () => el('p', { class: 'muted' }, 'Select a request', hint('j/k'), '.');
 
 function showSignin(message) {
   $('signin').hidden = false;
   $('inbox').hidden = true;
   $('policy').hidden = true;
-  for (const id of ['tabs', 'live', 'signout', 'tab-policy']) $(id).hidden = true;
+  for (const id of ['tabs', 'live', 'signout', 'tab-policy', 'whoami']) $(id).hidden = true;
   $('signin-error').textContent = message || '';
   $('token').value = '';
-  $('token').focus();
   offerProvider();
 }
 
-// offerProvider shows "Sign in with <issuer>" when the server has one.
+// offerProvider shows "Sign in with <provider>" first when the server has
+// one (named by its issuer's host), the token box behind "Use a token";
+// without one, the token box is the way in.
 async function offerProvider() {
   const r = await call('GET', '/inbox/signin/options');
   const a = $('signin-oidc');
-  a.hidden = !(r.status === 200 && r.body.oidc);
-  if (!a.hidden) a.textContent = 'Sign in with ' + r.body.issuer;
+  const oidc = r.status === 200 && r.body && r.body.oidc === true && typeof r.body.issuer === 'string';
+  a.hidden = !oidc;
+  $('signin-or').hidden = !oidc;
+  $('token-box').open = !oidc || $('signin-error').textContent !== '';
+  $('token-summary').hidden = !oidc;
+  if (oidc) {
+    a.replaceChildren('Sign in with ', visible(providerName(r.body.issuer)));
+    a.title = 'The identity provider at ' + r.body.issuer;
+  }
+  if ($('token-box').open) $('token').focus();
+}
+
+// providerName is the host of the issuer's URL (the issuer itself when it
+// is not one).
+function providerName(issuer) {
+  try { return new URL(issuer).host || issuer; } catch (e) { return issuer; }
 }
 
 // resume enters with the sign-in session's cookie, if there is one.
@@ -62,6 +84,7 @@ function enter() {
   $('signin').hidden = true;
   $('inbox').hidden = false;
   for (const id of ['tabs', 'live', 'signout']) $(id).hidden = false;
+  loadPeople();
   state.stream = new AbortController();
   follow({ signal: state.stream.signal, onOpen: refresh, onEvent, onState: live });
   const policyAddressed = location.pathname === POLICY;
@@ -69,6 +92,33 @@ function enter() {
   if (policyAddressed) { setView('policy'); return; }
   const id = addressed();
   if (id) select(id, true);
+}
+
+// loadPeople learns who is signed in and the tenant's names (GET
+// /v1/people; a sign-in session's own GET /v1/session names its member
+// when that is refused), says it in the header, and names the people on
+// the page.
+async function loadPeople() {
+  const r = await call('GET', '/v1/people');
+  let you = null;
+  if (r.status === 200 && r.body && r.body.you) {
+    setPeople(r.body.items);
+    you = r.body.you;
+  } else if (!token.get()) {
+    const s = await loadSession();
+    if (s) you = { kind: 'person', id: s.member, name: s.name };
+  }
+  state.you = you;
+  const box = $('whoami');
+  box.hidden = !you;
+  if (you) {
+    const name = typeof you.name === 'string' && you.name.trim() ? you.name.trim() : '';
+    box.replaceChildren(...['Signed in as ', el('strong', { id: 'whoami-name' }, visible(name || (you.kind === 'person' ? you.id : you.kind + ' ' + you.id))),
+      name ? el('span', { class: 'id' }, ' (', visible(you.id), ')') : null].filter(Boolean));
+    box.title = (token.get() ? 'With a pasted token' : 'With a sign-in session') + ': ' + you.kind + ' ' + you.id;
+  }
+  renderList();
+  if (state.shown && !$('answer') && !$('edit') && state.view !== 'policy') renderDetail();
 }
 
 // The address of a request's page is /inbox/<id>; the page served there
@@ -138,12 +188,14 @@ function signOut(message) {
   if (!token.get() && session.csrf) call('DELETE', '/v1/session'); // ends it server-side
   session.csrf = '';
   token.clear();
-  Object.assign(state, { items: [], selected: '', shown: null, stream: null, view: 'pending', admin: null });
+  Object.assign(state, { items: [], selected: '', shown: null, stream: null, view: 'pending', admin: null, you: null });
+  setPeople([]);
+  batch.clear();
   for (const [tab, on] of [['tab-pending', true], ['tab-history', false], ['tab-policy', false]]) $(tab).setAttribute('aria-pressed', String(on));
   $('policy-report').replaceChildren();
   $('policy-error').textContent = '';
   $('list').replaceChildren();
-  $('detail').replaceChildren(el('p', { class: 'muted' }, 'Select a request (j/k).'));
+  $('detail').replaceChildren(selectHint());
   showSignin(typeof message === 'string' ? message : '');
 }
 
@@ -175,7 +227,8 @@ function scheduleRefresh() {
 function renderList() {
   const make = state.view === 'history' ? historyRow : row;
   const focused = document.activeElement && document.activeElement.closest && document.activeElement.closest('#list li[data-id]');
-  $('list').replaceChildren(...state.items.map((r) => make(r, r.id === state.selected)));
+  $('list').replaceChildren(...state.items.map((r) => make(r, r.id === state.selected, batch.has(r.id))));
+  batch.render();
   // A live update must not take the keyboard's place away.
   const again = focused && rowOf(focused.dataset.id);
   if (again) again.focus({ preventScroll: true });
@@ -195,13 +248,33 @@ function onEvent(ev) {
   }
 }
 
-// changed says on the page that the request moved on while shown.
-function changed(now) {
+// changed says on the page that the request moved on while shown. When
+// only other people's approvals came since (SPEC §12), an answer to the
+// revision shown still applies: the page says so and shows the count
+// now, keeping an open form as it is.
+async function changed(event) {
+  const shown = state.shown;
+  const got = await call('GET', '/v1/requests/' + encodeURIComponent(shown.id));
+  if (state.shown !== shown || !$('changed')) return;
+  const now = got.status === 200 ? got.body : event;
   const note = $('changed');
-  if (!note) return;
   note.hidden = false;
+  if (got.status === 200 && onlyOthersApproved(shown, now)) {
+    const had = new Set((shown.approvals || []).map((a) => a.by && a.by.kind + ' ' + a.by.id));
+    const others = (now.approvals || []).filter((a) => !had.has(a.by && a.by.kind + ' ' + a.by.id)).map((a) => who(a.by));
+    note.className = 'changed fits';
+    note.replaceChildren((others.length ? others.join(', ') + ' allowed meanwhile: ' : 'Meanwhile: ') + quorum(now) +
+      ' (revision ' + now.revision + '). Your answer still applies: only other people\'s approvals came since the revision you see.');
+    for (const q of document.querySelectorAll('#detail .facts .quorum')) q.textContent = quorum(now);
+    const list = document.querySelector('#detail .approvals');
+    if (list) list.replaceWith(approvals(now));
+    now[ARGS] = shown[ARGS];
+    state.shown = Object.assign(now, { revision: shown.revision });
+    return;
+  }
+  note.className = 'changed';
   note.replaceChildren('This request changed while you were looking (now revision ' + now.revision + ', ' + now.status +
-    '). An answer to the revision shown would be refused. ', button('Show the current version', () => select(state.shown.id, true)));
+    '). An answer to the revision shown would be refused. ', button('Show the current version', () => select(shown.id, true)));
 }
 
 function button(label, fn, attrs) {
@@ -245,12 +318,15 @@ function missing(id, got) {
 function renderDetail(message) {
   const r = state.shown;
   const d = $('detail');
+  delete d.dataset.view;
   d.dataset.id = r.id;
   d.dataset.revision = String(r.revision);
-  const actions = terminal(r) ? null : el('div', { class: 'actions' },
-    button('Allow… (a)', () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
-    button('Deny… (d)', () => openForm('deny'), { class: 'deny', id: 'open-deny' }),
-    button('Edit and allow…', openEdit, { class: 'allow', id: 'open-edit' }));
+  const why = notYours(r, state.you);
+  // (right after an answer, its result says it instead)
+  const actions = terminal(r) ? null : why ? (message ? null : el('p', { id: 'not-yours', class: 'muted notyours', role: 'note' }, visible(why))) : el('div', { class: 'actions' },
+    button(['Allow…', hint('a')], () => openForm('allow'), { class: 'allow', id: 'open-allow' }),
+    button(['Deny…', hint('d')], () => openForm('deny'), { class: 'deny', id: 'open-deny' }),
+    editable(r) ? button('Edit and allow…', openEdit, { class: 'allow', id: 'open-edit' }) : null);
   d.replaceChildren(...[el('p', { id: 'changed', class: 'changed', role: 'status', hidden: true }), ...page(r), actions,
     el('div', { id: 'answer-slot' }), el('div', { id: 'answer-result', role: 'status', hidden: true })].filter(Boolean));
   if (message) result(...message);
@@ -279,7 +355,7 @@ function leaves(r) {
 function openForm(decision) {
   if (!state.shown && state.items.length) { select(state.items[0].id).then(() => openForm(decision)); return; }
   const r = state.shown;
-  if (!r || terminal(r) || !$('answer-slot')) return;
+  if (!r || terminal(r) || notYours(r, state.you) || !$('answer-slot')) return;
   const once = onlyOnce(r);
   const stage = Array.isArray(r.stages) && r.stages.length ? ' (stage ' + (currentStage(r) + 1) + ' of ' + r.stages.length + ')' : '';
   const form = el('form', { id: 'answer', class: 'answer', 'data-decision': decision },
@@ -295,7 +371,7 @@ function openForm(decision) {
     el('label', { for: 'answer-rule' }, 'Rule to keep for the agent (optional)'),
     el('input', { id: 'answer-rule', type: 'text', maxlength: '2000' }),
     el('div', { class: 'buttons' }, el('button', { type: 'submit', id: 'answer-submit' }, 'Send answer'),
-      button('Cancel (Esc)', closeForm)));
+      button(['Cancel', hint('Esc')], closeForm)));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); answer(r, form); });
   $('answer-slot').replaceChildren(form);
   // Focus the chosen decision, not a text field: the key that opened the
@@ -309,7 +385,7 @@ function openForm(decision) {
 // anything is sent.
 function openEdit() {
   const r = state.shown;
-  if (!r || terminal(r) || !$('answer-slot')) return;
+  if (!r || !editable(r) || notYours(r, state.you) || !$('answer-slot')) return;
   const form = el('form', { id: 'edit', class: 'answer' },
     el('h3', {}, 'Edit and allow revision ' + r.revision),
     el('p', { class: 'muted' }, 'The call runs with these arguments instead, this once; no grant is kept.'),
@@ -319,7 +395,7 @@ function openEdit() {
     el('label', { for: 'edit-reason' }, 'Reason (kept as the decision\'s note)'),
     el('textarea', { id: 'edit-reason', rows: '2', maxlength: '2000' }),
     el('div', { class: 'buttons' }, el('button', { type: 'submit', id: 'edit-submit' }, 'Allow with these arguments'),
-      button('Cancel (Esc)', closeForm)));
+      button(['Cancel', hint('Esc')], closeForm)));
   form.addEventListener('submit', (ev) => { ev.preventDefault(); editAllow(r); });
   $('answer-slot').replaceChildren(form);
   $('edit-arguments').value = r[ARGS] ? encodeNodes(r[ARGS]) : '{}';
@@ -370,7 +446,7 @@ async function answer(shown, form) {
 
 function answered(shown, now, body) {
   const words = terminal(now) ? 'You answered ' + body.decision + ' (scope ' + body.scope + '): the request is ' + now.status + '.'
-    : group(now) ? 'You allowed: ' + quorum(now) + '; it waits for the others of ' + now.approver.kind + ' ' + now.approver.id + '.'
+    : group(now) ? 'You allowed: ' + quorum(now) + '; it waits for the others of ' + who(now.approver) + '.'
       : 'You allowed stage ' + (currentStage(shown) + 1) + '; stage ' + (currentStage(now) + 1) + ' waits for an answer.';
   state.shown = now;
   renderDetail(['done', words]);
@@ -434,6 +510,11 @@ const keys = {
   h: () => setView('history'),
   i: () => setView('pending'),
   p: () => { if (state.admin) setView('policy'); },
+  x: () => {
+    if (state.view !== 'pending' || !state.selected) return;
+    const li = rowOf(state.selected);
+    batch.toggle(state.items.find((r) => r.id === state.selected), li && li.querySelector('input.pick'));
+  },
   '?': () => { $('help').hidden = !$('help').hidden; },
 };
 
@@ -464,6 +545,7 @@ async function open(id) {
 
 function tick() {
   for (const e of document.querySelectorAll('[data-deadline]')) e.textContent = countdown(e.dataset.deadline);
+  for (const e of document.querySelectorAll('[data-when]')) e.textContent = relative(e.dataset.when);
 }
 
 function init() {
@@ -475,8 +557,11 @@ function init() {
   $('policy-form').addEventListener('submit', runPolicy);
   $('list').addEventListener('click', (ev) => {
     const li = ev.target.closest('li[data-id]');
-    if (li) select(li.dataset.id);
+    if (!li) return;
+    if (ev.target.matches('input.pick')) { batch.toggle(state.items.find((x) => x.id === li.dataset.id), ev.target); return; }
+    select(li.dataset.id);
   });
+  batch.init({ you: () => state.you, items: () => state.items, shown: () => { state.shown = null; state.selected = ''; }, refresh: scheduleRefresh, signOut, hint });
   document.addEventListener('keydown', onKey);
 
   setInterval(tick, 1000);

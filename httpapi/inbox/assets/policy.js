@@ -5,6 +5,7 @@
 // markup.
 
 import { el, visible } from './text.js';
+import { when, exact } from './view.js';
 
 // who is {kind, id} as the CLI writes it: "group:finance ×2".
 function who(r, n) {
@@ -38,7 +39,7 @@ function table(id, caption, heads, rows) {
 function changeRow(c) {
   return el('tr', { 'data-request': c.request },
     cell('td', 'mono', el('a', { href: '/inbox/' + encodeURIComponent(c.request) }, visible(c.request))),
-    cell('td', 'muted', visible(c.created_at)),
+    cell('td', 'muted', when(c.created_at)),
     cell('td', 'mono', visible(c.agent)),
     cell('td', 'mono', visible(c.capability)),
     cell('td', 'move', el('span', { class: 'old' }, visible(outcomeText(c.old))), ' → ', el('span', { class: 'new' }, visible(outcomeText(c.new)))),
@@ -66,7 +67,7 @@ export function report(rep) {
   const heads = ['Capability', 'Requests', 'Policy', 'Read', 'Grant', 'Rule', 'Judge', 'Decider'].concat(refused ? ['Refused'] : [], ['Asked']);
   return [
     el('p', { id: 'policy-headline', class: 'headline' }, 'Tenant ', visible(rep.tenant), ': ' + rep.requests + ' request' + (rep.requests === 1 ? '' : 's') +
-      ' since ', visible(rep.since), ', ' + changes.length + ' would change. Nothing was written.'),
+      ' since ', el('time', { datetime: String(rep.since) }, visible(exact(rep.since))), ', ' + changes.length + ' would change. Nothing was written.'),
     changes.length ? table('policy-changes', 'Requests whose outcome or approver would change (old → new)',
       ['Request', 'Created', 'Agent', 'Capability', 'Old → new', 'Why'], changes.map(changeRow))
       : el('p', { id: 'policy-nochange', class: 'muted' }, 'No request would change.'),

@@ -105,7 +105,9 @@ export function visible(s, findings, json = false) {
       const text = (json && jsonEscapes[ch]) || escapeOf(ch);
       const name = names[cp] ? ' ' + names[cp] : '';
       frag.append(el('span', { class: 'esc', title: 'U+' + hex(cp) + name + ' (shown as an escape)' }, text));
-      if (findings) findings.hidden.push('U+' + hex(cp) + name);
+      // A line break or tab in a JSON string is JSON's own \n, \r or \t:
+      // shown, but nothing to warn about.
+      if (findings && !(json && (ch === '\n' || ch === '\r' || ch === '\t'))) findings.hidden.push('U+' + hex(cp) + name);
       return;
     }
     if (flagged.has(i)) {

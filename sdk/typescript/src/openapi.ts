@@ -2105,7 +2105,10 @@ export interface operations {
     };
     signInStart: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description only select_account ("Use another account"), passed on to the provider; any other value or parameter is 400 */
+                prompt?: "select_account";
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -2120,6 +2123,7 @@ export interface operations {
                 };
                 content?: never;
             };
+            400: components["responses"]["Problem"];
             404: components["responses"]["Problem"];
             503: components["responses"]["Problem"];
         };
