@@ -220,12 +220,9 @@ func (a *API) linkSentTo(c links.Claim, tenant events.TenantID, member events.Me
 	return "This link was sent to " + a.idAndName(c.Tenant, c.Person) + ", and you are signed in as " + a.idAndName(tenant, member) + "."
 }
 
-// idAndName is "u-1 (Ada Lovelace)", or the id alone.
+// idAndName is "Ada Lovelace (u-1)", or the id alone, as on every surface.
 func (a *API) idAndName(t events.TenantID, m events.MemberID) string {
-	if name := a.svc.PersonName(t, m); name != "" {
-		return string(m) + " (" + display.Text(name) + ")"
-	}
-	return string(m)
+	return display.Person(a.svc.PersonName(t, m), string(m))
 }
 
 // linkBad explains a token that does not check out.

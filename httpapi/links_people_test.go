@@ -156,8 +156,8 @@ func TestDecisionLinkRefusalsNamePeople(t *testing.T) {
 	other := browser(t)
 	s.signIn(other, globexUser(s))
 	code, body = post(other)
-	wantPage(t, "v-1 signed in", code, body, http.StatusForbidden, "This link was sent to u-1 (Ada Lovelace), and you are signed in as v-1 (")
-	if strings.Contains(body, "signed in as v-1.") {
+	wantPage(t, "v-1 signed in", code, body, http.StatusForbidden, "This link was sent to Ada Lovelace (u-1), and you are signed in as Test User (v-1).")
+	if strings.Contains(body, "signed in as v-1") {
 		t.Errorf("v-1's name is not shown: %s", body)
 	}
 }

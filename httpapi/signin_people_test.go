@@ -93,7 +93,7 @@ func TestDecisionLinkNeedsItsPersonSignedIn(t *testing.T) {
 	}
 	other := browser(t)
 	s.signIn(other, globexUser(s))
-	if code, body := post(other); code != http.StatusForbidden || !strings.Contains(body, "you are signed in as v-1") {
+	if code, body := post(other); code != http.StatusForbidden || !strings.Contains(body, "you are signed in as Test User (v-1)") {
 		t.Fatalf("click by v-1: %d %.300s", code, body)
 	}
 	if got := str(agent.get(str(rec["id"]))["status"]); got != "pending" {

@@ -161,8 +161,6 @@ func TestInboxReadsLikeAProductInBrowser(t *testing.T) {
 	}
 	eval[chromedp.Void](b, `document.getElementById('detail').scrollIntoView()`)
 	b.screen("phone-request")
-	eval[chromedp.Void](b, `window.scrollTo(0, 0)`)
-	b.screen("phone-list")
 
 	// Sign out forgets the pasted token.
 	b.do(chromedp.Click(chromedp.ID("signout")))
