@@ -304,6 +304,24 @@ func TestSlugify(t *testing.T) {
 	}
 }
 
+// TestPageTableListsEveryPage: docs/README.md, the one page table, links
+// to every page under docs/, so that a page added or moved cannot be left
+// out of it.
+func TestPageTableListsEveryPage(t *testing.T) {
+	listed := map[string]bool{}
+	for _, target := range links(t, "README.md") {
+		path, _, _ := strings.Cut(target, "#")
+		listed[filepath.Clean(path)] = true
+	}
+	pages, _ := filepath.Glob("*.md")
+	grouped, _ := filepath.Glob("*/*.md")
+	for _, p := range append(pages, grouped...) {
+		if p != "README.md" && !listed[p] {
+			t.Errorf("docs/README.md does not list %s", p)
+		}
+	}
+}
+
 // testName is a test or fuzz target named in backquotes.
 var testName = regexp.MustCompile("`((?:Test|Fuzz)[A-Z][A-Za-z0-9_]*)`")
 
