@@ -24,7 +24,7 @@
 // Outcome.String words each kind for the agent; Outcome.Err wraps one of the
 // sentinel errors in errors.go.
 //
-// The contract, in order (SPEC §7; seed 000's synchronous mode):
+// The contract, in order (SPEC §7, the synchronous mode):
 //
 //  1. Submit POST /v1/requests with a fresh Idempotency-Key (or
 //     Call.IdempotencyKey, to recover an earlier submission). A lost or

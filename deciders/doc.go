@@ -45,5 +45,5 @@
 // TestDeadlinesArmedOnceAcrossDeciders, TestDeadlineToExpiryWithTwoDeciders
 // (internal/app) and TestDeadMembersDeadlinesFireInTheLiveOne hold this
 // contract; how the shares and latencies came out is in
-// docs/performance.md, "Measurements behind the design".
+// docs/operators/performance.md, "Measurements behind the design".
 package deciders

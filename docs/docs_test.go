@@ -3,13 +3,16 @@
 package docs
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
@@ -133,40 +136,240 @@ func pkgName(t reflect.Type) string { return filepath.Base(t.PkgPath()) }
 // link matches a Markdown link's target.
 var link = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 
-// TestLinksStayInTheRepository: the README links only to files of the
-// repository, by relative paths that never leave it, and so do the docs.
-func TestLinksStayInTheRepository(t *testing.T) {
-	files, _ := filepath.Glob("*.md")
-	for _, f := range append(files, "../README.md") {
-		b, err := os.ReadFile(f)
+// markdownFiles lists every Markdown file of the repository (outside
+// node_modules and hidden directories), as paths relative to docs/.
+func markdownFiles(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
-		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
-			checkLink(t, f, m[1])
+		name := d.Name()
+		if d.IsDir() && path != ".." && (name == "node_modules" || strings.HasPrefix(name, ".")) {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(name, ".md") {
+			files = append(files, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestLinksStayInTheRepository: every Markdown file links only to files of
+// the repository, by relative paths that never leave it (the README by
+// paths without ..), and each #anchor names a heading of its page.
+func TestLinksStayInTheRepository(t *testing.T) {
+	files := markdownFiles(t)
+	if len(files) < 20 {
+		t.Fatalf("found only %d Markdown files: %v", len(files), files)
+	}
+	anchors := map[string]map[string]bool{}
+	for _, f := range files {
+		for _, target := range links(t, f) {
+			checkLink(t, f, target, anchors)
 		}
 	}
 }
 
-func checkLink(t *testing.T, file, target string) {
+// links returns the link targets of a Markdown file, outside code blocks.
+func links(t *testing.T, file string) []string {
 	t.Helper()
-	path, _, _ := strings.Cut(target, "#")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, m := range link.FindAllStringSubmatch(prose(string(b)), -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// prose is a Markdown text without its fenced code blocks.
+func prose(md string) string {
+	var b strings.Builder
+	fenced := false
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			fenced = !fenced
+			continue
+		}
+		if !fenced {
+			b.WriteString(line + "\n")
+		}
+	}
+	return b.String()
+}
+
+func checkLink(t *testing.T, file, target string, anchors map[string]map[string]bool) {
+	t.Helper()
+	path, frag, _ := strings.Cut(target, "#")
+	readme := filepath.Clean(file) == filepath.Clean("../README.md")
 	switch {
-	case strings.HasPrefix(target, "#"):
-		return
-	case strings.Contains(target, "://") || strings.HasPrefix(path, "/"):
+	case strings.Contains(target, "://") || strings.HasPrefix(path, "/") || strings.HasPrefix(target, "mailto:"):
 		t.Errorf("%s links outside the repository: %s", file, target)
 		return
-	case file == "../README.md" && strings.Contains(path, ".."):
+	case readme && strings.Contains(path, ".."):
 		t.Errorf("README.md links with ..: %s", target)
 	}
 	full, _ := filepath.Abs(filepath.Join(filepath.Dir(file), path))
+	if path == "" {
+		full, _ = filepath.Abs(file)
+	}
 	root, _ := filepath.Abs("..")
 	if rel, err := filepath.Rel(root, full); err != nil || strings.HasPrefix(rel, "..") {
 		t.Errorf("%s links outside the repository: %s", file, target)
+		return
 	} else if _, err := os.Stat(full); err != nil {
 		t.Errorf("%s links to %s, which does not exist", file, target)
+		return
 	}
+	if frag == "" {
+		return
+	}
+	if !strings.HasSuffix(full, ".md") {
+		t.Errorf("%s links to #%s of %s, which is not a Markdown page", file, frag, path)
+		return
+	}
+	if anchors[full] == nil {
+		anchors[full] = headingAnchors(t, full)
+	}
+	if !anchors[full][frag] {
+		t.Errorf("%s links to %s, whose page has no heading #%s", file, target, frag)
+	}
+}
+
+// headingAnchors are the anchors GitHub gives a page's headings: the
+// heading's text in lower case, punctuation dropped, spaces as hyphens,
+// and -1, -2 … after a repeated one.
+func headingAnchors(t *testing.T, file string) map[string]bool {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	seen := map[string]int{}
+	for _, line := range strings.Split(prose(string(b)), "\n") {
+		text, ok := strings.CutPrefix(strings.TrimLeft(line, "#"), " ")
+		if !ok || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		slug := slugify(text)
+		if n := seen[slug]; n > 0 {
+			out[slug+"-"+strconv.Itoa(n)] = true
+		} else {
+			out[slug] = true
+		}
+		seen[slug]++
+	}
+	return out
+}
+
+// linkText is a Markdown link, whose text alone is shown.
+var linkText = regexp.MustCompile(`\[([^\]]*)\]\([^)]*\)`)
+
+// slugify is a heading's text as GitHub writes its anchor.
+func slugify(heading string) string {
+	heading = linkText.ReplaceAllString(strings.TrimSpace(heading), "$1")
+	var b strings.Builder
+	for _, r := range strings.ToLower(heading) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func TestSlugify(t *testing.T) {
+	for in, want := range map[string]string{
+		"Groups and approval policies":          "groups-and-approval-policies",
+		"Changing the config without a restart": "changing-the-config-without-a-restart",
+		"`countersign bench`: the figures":      "countersign-bench-the-figures",
+		"What an agent (with a token) may try":  "what-an-agent-with-a-token-may-try",
+		"The [SPEC](SPEC.md) §5 rules":          "the-spec-5-rules",
+		"shell_prefix and shell_argv":           "shell_prefix-and-shell_argv",
+	} {
+		if got := slugify(in); got != want {
+			t.Errorf("slugify(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestPageTableListsEveryPage: docs/README.md, the one page table, links
+// to every page under docs/, so that a page added or moved cannot be left
+// out of it.
+func TestPageTableListsEveryPage(t *testing.T) {
+	listed := map[string]bool{}
+	for _, target := range links(t, "README.md") {
+		path, _, _ := strings.Cut(target, "#")
+		listed[filepath.Clean(path)] = true
+	}
+	pages, _ := filepath.Glob("*.md")
+	grouped, _ := filepath.Glob("*/*.md")
+	for _, p := range append(pages, grouped...) {
+		if p != "README.md" && !listed[p] {
+			t.Errorf("docs/README.md does not list %s", p)
+		}
+	}
+}
+
+// testName is a test or fuzz target named in backquotes.
+var testName = regexp.MustCompile("`((?:Test|Fuzz)[A-Z][A-Za-z0-9_]*)`")
+
+// TestSecurityNamesRealTests: every test the threat model cites as proof
+// is a test function of the repository, so that a renamed or deleted test
+// cannot leave a defence unproved on paper.
+func TestSecurityNamesRealTests(t *testing.T) {
+	page, err := os.ReadFile("operators/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defined := testFuncs(t)
+	cited := testName.FindAllStringSubmatch(string(page), -1)
+	if len(cited) < 50 {
+		t.Fatalf("security.md cites only %d tests", len(cited))
+	}
+	for _, m := range cited {
+		if !defined[m[1]] {
+			t.Errorf("security.md cites %s, which no _test.go file defines", m[1])
+		}
+	}
+}
+
+// testFuncs are the names of the repository's Test and Fuzz functions.
+func testFuncs(t *testing.T) map[string]bool {
+	t.Helper()
+	decl := regexp.MustCompile(`(?m)^func ((?:Test|Fuzz)\w+)\(`)
+	out := map[string]bool{}
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || strings.HasPrefix(d.Name(), ".") && path != "..") {
+			return filepath.SkipDir
+		}
+		if !strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		for _, m := range decl.FindAllStringSubmatch(string(b), -1) {
+			out[m[1]] = true
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // TestREADMENamesTheGoVersion: the README says which Go go.mod needs.
@@ -188,7 +391,7 @@ func TestREADMENamesTheGoVersion(t *testing.T) {
 // TestConfigurationDocumentsEveryKey: every key the config file may hold,
 // at any depth, is named in configuration.md.
 func TestConfigurationDocumentsEveryKey(t *testing.T) {
-	page, err := os.ReadFile("configuration.md")
+	page, err := os.ReadFile("operators/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +401,7 @@ func TestConfigurationDocumentsEveryKey(t *testing.T) {
 	}
 	for _, k := range keys {
 		if !strings.Contains(string(page), "`"+k+"`") {
-			t.Errorf("configuration.md does not name the config key `%s`", k)
+			t.Errorf("operators/configuration.md does not name the config key `%s`", k)
 		}
 	}
 }

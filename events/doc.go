@@ -23,6 +23,6 @@
 //     which requires it), and its writer sets no Content-Type;
 //   - the writer costs more on the hot path, every state change, and
 //     decoding costs no less (BenchmarkEncodeHeaders,
-//     BenchmarkDecodeHeaders; the figures are in docs/performance.md,
+//     BenchmarkDecodeHeaders; the figures are in docs/operators/performance.md,
 //     "Measurements behind the design").
 package events

@@ -93,9 +93,9 @@ func addRule(c *client, agent, text, effect string) resp {
 	return c.do("POST", "/v1/agents/"+agent+"/rules", body)
 }
 
-// TestAgentCannotAddAllowRuleForItself is defect 1 of the probe: the
-// programmer gave itself an allow rule, the judge quoted it, and its next
-// refund was approved by that rule and claimed.
+// TestAgentCannotAddAllowRuleForItself: authority flows down (SPEC §5).
+// Were an agent able to add an allow rule for itself, the judge could
+// quote it and approve the agent's next refund by that rule.
 func TestAgentCannotAddAllowRuleForItself(t *testing.T) {
 	t.Parallel()
 	url := startAuthority(t)

@@ -175,7 +175,7 @@ func TestAPIListCancelledLeavesInbox(t *testing.T) {
 
 // TestAPIListHistoryKeepsWhatEndedWhileWaiting: a request that expired
 // or was cancelled while waiting on a person stays in that person's
-// inbox, with its final status; in nobody else's (SPEC §5 GET /v1/requests, docs/http-api.md "Your inbox").
+// inbox, with its final status; in nobody else's (SPEC §5 GET /v1/requests, docs/integrators/http-api.md "Your inbox").
 func TestAPIListHistoryKeepsWhatEndedWhileWaiting(t *testing.T) {
 	t.Parallel()
 	url := startAcme(t)

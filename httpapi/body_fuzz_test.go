@@ -16,8 +16,8 @@ import (
 	"github.com/countersign/countersign/problem"
 )
 
-// bodySeeds are today's submit and answer bodies, and the edges the probes
-// found.
+// bodySeeds are today's submit and answer bodies, and the edges strict
+// decoding must refuse or keep exact.
 var bodySeeds = []string{
 	`{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900,"currency":"GBP"},"reason":"Duplicate charge."}`,
 	`{"capability":{"action":"apps.call","target":"conn-7/list_files"},"arguments":{},"connection":{"id":"conn-7","revision":3}}`,

@@ -36,7 +36,7 @@ func (t *Timeouts) setDefaults() {
 // holds by default plus ConnHeadroom), lowered so that the connections,
 // the spare ones and a tenth of the open-file limit (for NATS and its
 // files) fit under that limit: file descriptors never run out for the
-// probes.
+// health checks.
 func connBound(configured, fileLimit int) int {
 	n := configured
 	if n <= 0 {

@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 )
 
-// SpareConnections are accepted past MaxConnections for the probes:
+// SpareConnections are accepted past MaxConnections for health checks:
 // /healthz, /readyz and /metrics are served on them, other requests get
 // 429 RateLimited, and each closes after one answer.
 const SpareConnections = 32

@@ -202,8 +202,8 @@ func (a *API) writeError(w http.ResponseWriter, r *http.Request, err error) {
 
 var validRequestID = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
-// ServeHTTP sets X-Request-ID, limits bodies, serves only the probes on
-// spare connections, and answers unknown routes and methods with problems.
+// ServeHTTP sets X-Request-ID, limits bodies, serves only the health checks
+// on spare connections, and answers unknown routes and methods with problems.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("X-Request-ID")
 	if !validRequestID.MatchString(id) {

@@ -75,7 +75,7 @@ func fuzzInput(t *testing.T, name string, b []byte) []byte {
 }
 
 // TestCanonicalizeMatchesOracle: on the seeds, the fuzz corpus, the RFC
-// vectors and the probes below, the single-pass canonicalizer says exactly
+// vectors and the grammar's edges below (oracleProbes), the single-pass canonicalizer says exactly
 // what the encoding/json one said.
 func TestCanonicalizeMatchesOracle(t *testing.T) {
 	inputs := corpus(t)

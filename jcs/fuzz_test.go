@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// jcsSeeds are today's inputs: plain objects, and the edges the probes
-// found (lone surrogates, duplicate keys, huge and odd numbers, invalid
+// jcsSeeds are today's inputs: plain objects, and the edges strict JSON
+// must refuse or keep exact (lone surrogates, duplicate keys, huge and odd numbers, invalid
 // UTF-8, escapes, deep nesting).
 var jcsSeeds = []string{
 	`{}`, `[]`, `{"a":1,"b":[true,false,null],"c":{"d":"e"}}`,

@@ -152,6 +152,8 @@ func configCorpus(t *testing.T) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{"config.DemoYAML": []byte(config.DemoYAML)}
 	docs, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*.md"))
+	grouped, _ := filepath.Glob(filepath.Join(repoRoot, "docs", "*", "*.md"))
+	docs = append(docs, grouped...)
 	for _, md := range append(docs, filepath.Join(repoRoot, "README.md")) {
 		for i, b := range yamlBlocks(t, md) {
 			out[rel(md)+" block "+strconv.Itoa(i+1)] = b

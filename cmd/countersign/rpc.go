@@ -1,7 +1,7 @@
 package main
 
 // countersign rpc: a line client of the live approver protocol (GET
-// /v1/rpc, SPEC §8), so that docs/live-protocol.md runs with what the
+// /v1/rpc, SPEC §8), so that docs/integrators/live-protocol.md runs with what the
 // repository ships. Each line on stdin is one JSON-RPC message sent as
 // it is (a leading "> " is dropped, so that the doc's lines can be
 // pasted; blank lines and lines starting with # are skipped); each

@@ -14,7 +14,7 @@ import (
 	"github.com/countersign/countersign/internal/servertest"
 )
 
-// docSession is the example session of docs/live-protocol.md: the
+// docSession is the example session of docs/integrators/live-protocol.md: the
 // command line, the lines sent (>), the lines received (<) and the
 // submission made meanwhile (# curl).
 type docSession struct {
@@ -26,13 +26,13 @@ type docSession struct {
 
 func readDocSession(t *testing.T) docSession {
 	t.Helper()
-	b, err := os.ReadFile("../../docs/live-protocol.md")
+	b, err := os.ReadFile("../../docs/integrators/live-protocol.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, block, ok := strings.Cut(string(b), "\n$ countersign rpc")
 	if !ok {
-		t.Fatal("docs/live-protocol.md has no `$ countersign rpc` session")
+		t.Fatal("docs/integrators/live-protocol.md has no `$ countersign rpc` session")
 	}
 	block, _, _ = strings.Cut("$ countersign rpc"+block, "\n```")
 	var d docSession
@@ -91,7 +91,7 @@ func shape(t *testing.T, line string) string {
 
 var docRequestID = regexp.MustCompile(`req_[0-9A-Z]{26}`)
 
-// issue 36: docs/live-protocol.md's example runs as written, with the
+// issue 36: docs/integrators/live-protocol.md's example runs as written, with the
 // client the binary ships, against the demo: the same messages come back
 // (with this run's request id).
 func TestLiveProtocolDocExampleRuns(t *testing.T) {

@@ -14,7 +14,7 @@
 //
 // # Methods (client to server)
 //
-// Seed 001's own:
+// The protocol's own (SPEC §8):
 //
 //   - session/resume {"sessionId"}. Result {"sessionId"}. The connection
 //     follows the session from then on (a session subscription: counted
@@ -108,7 +108,7 @@
 // revision). The connection is sent each change once, however many of its
 // subscriptions cover the request.
 //
-//   - approval/requested: seed 001's ApprovalRequestParams. approvalId is
+//   - approval/requested: the protocol's ApprovalRequestParams. approvalId is
 //     the request id; itemId the tool-call view item (the adapter's
 //     tool_call_id, else the request id); taskId the task running the
 //     call (the turn, else the session, else the agent: countersign has
@@ -146,7 +146,7 @@
 //   - approval/resolved {"approvalId", "status", "decision",
 //     "eventCursor"} when the request is terminal.
 //
-// judgeEscalated, as seed 001 says, is false when the server re-issues a
+// judgeEscalated, as SPEC §8 says, is false when the server re-issues a
 // request on session/resume (after a server restart or a reconnect);
 // a live approval/requested, and a first showing in approval/subscribe's
 // snapshot, carry the record's judge_escalated, and a stage re-send the

@@ -104,7 +104,7 @@ func (c *conn) show(st *shown, r *events.Request, judgeEscalated bool, cursor, m
 
 // reissue sends a snapshot of pending requests, each as approval/requested
 // (or approval/request), with judgeEscalated as given by judged: a
-// session/resume re-sends with false, as seed 001 says. A record older
+// session/resume re-sends with false, as SPEC §8 says. A record older
 // than what the connection was already sent is skipped.
 func (c *conn) reissue(recs []kvstate.Record, judged func(*events.Request) bool) {
 	c.showMu.Lock()

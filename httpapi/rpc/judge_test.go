@@ -28,7 +28,7 @@ func escalatingJudge(t *testing.T) string {
 // the record's judgeEscalated and reviewerReason, and so does a new
 // connection's first showing of it (approval/subscribe's snapshot); the
 // same request re-sent by session/resume (after a server restart) has
-// judgeEscalated false, as seed 001 says, and so has the re-send for its
+// judgeEscalated false, as SPEC §8 says, and so has the re-send for its
 // next stage.
 func TestJudgeEscalatedAndReviewerReason(t *testing.T) {
 	t.Parallel()

@@ -77,7 +77,7 @@ func approvalsOf(svc *approvals.Service, r *events.Request) []Approval {
 	return out
 }
 
-// SourceRange is seed 001's sourceRange: the stored changes the params
+// SourceRange is the protocol's sourceRange (SPEC §8): the stored changes the params
 // were folded from, the request's first (From) to the one shown (To),
 // each a change id; opaque to clients.
 type SourceRange struct {
@@ -133,7 +133,7 @@ func subjectOf(svc *approvals.Service, r *events.Request) Subject {
 	return s
 }
 
-// RequestParams is seed 001's ApprovalRequestParams (every required field
+// RequestParams is the protocol's ApprovalRequestParams (every required field
 // present), plus eventCursor and a few of the record's fields a client
 // shows (capability, reason as quoted data, deadlineAt).
 type RequestParams struct {

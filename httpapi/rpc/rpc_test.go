@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// seed001Required are the required fields of seed 001's ApprovalRequestParams.
+// seed001Required are the required fields of the protocol's ApprovalRequestParams (SPEC §8).
 var seed001Required = []string{"approvalId", "availableChoices", "currentRequirementId", "itemId", "judgeEscalated",
 	"protectedWrite", "rawArgs", "sessionId", "sourceRange", "subject", "taskId", "toolCallId", "toolName", "turnId", "viewCursor"}
 
 // TestSubscribeDecideResolved: a client subscribed to a session receives
 // approval/requested for a request submitted over HTTP, with every
-// required field of seed 001, decides it by choiceId, and receives
+// required field of ApprovalRequestParams, decides it by choiceId, and receives
 // approval/resolved; the decision is the HTTP answer's (same record).
 func TestSubscribeDecideResolved(t *testing.T) {
 	t.Parallel()

@@ -10,8 +10,8 @@ import (
 	"github.com/countersign/countersign/internal/testutil"
 )
 
-// These tests drive the seed client of seed001_test.go (seed 001's schema
-// only): a client that answers only in its responses to approval/request.
+// These tests drive the seed client of seed001_test.go (the protocol's
+// schema only): a client that answers only in its responses to approval/request.
 // After session/resume, a requirement that becomes its to decide must
 // reach it as approval/request, whatever made it its own.
 

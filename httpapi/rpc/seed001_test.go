@@ -11,13 +11,13 @@ import (
 	"github.com/coder/websocket"
 )
 
-// This file is a client of /v1/rpc written from seed 001's schema alone
+// This file is a client of /v1/rpc written from the protocol's schema alone (SPEC §8)
 // (ApprovalRequestParams, approval/request answered by its result,
 // session/resume, view/page): its types are its own, and it uses nothing
 // of the server's packages nor of this package's other helpers. The
 // agent side (submitting calls over HTTP) is the test's.
 
-// seedParams is seed 001's ApprovalRequestParams.
+// seedParams is the schema's ApprovalRequestParams.
 type seedParams struct {
 	ApprovalID           string          `json:"approvalId"`
 	AvailableChoices     []seedChoice    `json:"availableChoices"`

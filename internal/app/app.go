@@ -392,7 +392,7 @@ func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approva
 }
 
 // writeProbeEvery is how often /readyz asks whether the buckets a write
-// needs have leaders; the probes between get the last answer.
+// needs have leaders; a /readyz call in between gets the last answer.
 const writeProbeEvery = 250 * time.Millisecond
 
 // ready answers /readyz: the start has finished (the HTTP listener serves

@@ -18,7 +18,7 @@ import (
 // syncs, a block sync and a directory removed, for every batch; the
 // stream's own sync, after the batch is applied and before it is
 // acknowledged, comes on top (what that costs, measured with kvstate's
-// BenchmarkAtomicBatchSize: docs/performance.md, "Measurements behind the
+// BenchmarkAtomicBatchSize: docs/operators/performance.md, "Measurements behind the
 // design").
 //
 // The staged copy serves one purpose: after a crash that stopped the

@@ -31,7 +31,7 @@ var (
 // -cluster.scale-tenants tenants, each tenant's calls decided in their
 // submit by its read rule (a request write and its outbox work, no
 // person), for -cluster.duration. It asserts nothing of the figures: they
-// are the machine's (docs/operations.md, "Sizing").
+// are the machine's (docs/operators/operations.md, "Sizing").
 func TestClusterShardScaling(t *testing.T) {
 	if *scaleShards == "" {
 		t.Skip("-cluster.scale not set")

@@ -621,7 +621,7 @@ export interface paths {
         };
         /**
          * The live approver protocol: JSON-RPC 2.0 over a WebSocket (SPEC §8)
-         * @description Upgrades to a WebSocket speaking JSON-RPC 2.0 (camelCase fields, as in that protocol's schema). Authenticated by Authorization: Bearer on the upgrade request; browsers, which cannot set it, offer the subprotocol bearer.<token> beside countersign.v1. See docs/http-api.md.
+         * @description Upgrades to a WebSocket speaking JSON-RPC 2.0 (camelCase fields, as in that protocol's schema). Authenticated by Authorization: Bearer on the upgrade request; browsers, which cannot set it, offer the subprotocol bearer.<token> beside countersign.v1. See docs/integrators/http-api.md.
          */
         get: operations["rpc"];
         put?: never;
