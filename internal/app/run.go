@@ -179,33 +179,3 @@ func (a *App) Shutdown(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-
-// Start builds the process (New) and runs it (Run) until Shutdown; it
-// returns once everything serves, or the error that stopped the start.
-// ctx bounds the start only. For callers that stop a process from the
-// outside (tests starting several); a main runs New and Run under its
-// signal context instead.
-func Start(ctx context.Context, o Options) (*App, error) {
-	a, err := New(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	go func() { _ = a.Run(context.WithoutCancel(ctx)) }()
-	select {
-	case <-a.up:
-		return a, nil
-	case <-a.done:
-		return nil, a.startErr()
-	case <-ctx.Done():
-		_ = a.Shutdown(context.WithoutCancel(ctx))
-		return nil, ctx.Err()
-	}
-}
-
-// startErr is the error of a run that ended before it started.
-func (a *App) startErr() error {
-	if a.runErr != nil {
-		return a.runErr
-	}
-	return errors.New("app: stopped while starting")
-}

@@ -140,6 +140,25 @@ func TestNewRefusesBadConfigBeforeAnything(t *testing.T) {
 	again.Close()
 }
 
+// An App that New built and nobody ran holds NATS and the port until
+// Shutdown, which releases both; a Run after it refuses to start.
+func TestShutdownWithoutRun(t *testing.T) {
+	before := runtime.NumGoroutine()
+	a := newApp(t, demoConfig(t))
+	if err := a.Shutdown(context.Background()); err != nil {
+		t.Fatalf("Shutdown = %v, want nil", err)
+	}
+	if err := a.Run(context.Background()); err == nil {
+		t.Error("Run after Shutdown = nil, want a refusal")
+	}
+	if c, err := net.Dial("tcp", a.Addr()); err == nil {
+		c.Close()
+		t.Error("the listener still accepts after Shutdown")
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool { return runtime.NumGoroutine() <= before },
+		"NATS's goroutines end after Shutdown")
+}
+
 // /readyz says ready only once the start has finished: the HTTP listener
 // serves while the start still sets up the bus, and a process that is
 // still starting (or whose start then fails) is not ready.
