@@ -37,7 +37,9 @@ type JudgeResult struct {
 	ReviewerReason string
 }
 
-// Checker runs the check order against the views (or any State).
+// Checker runs the check order against the views (or any State). Build
+// it with NewChecker, which validates its config; its fields are what
+// CheckerConfig holds.
 type Checker struct {
 	Views State
 	// Judge, if set, is consulted at step 4 for tenants that have a judge.

@@ -2,6 +2,7 @@ package deciders_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -163,5 +164,11 @@ func TestShellReadRuleNeverCoversCodeInArguments(t *testing.T) {
 		if v := f.checker.Check(context.Background(), f.t, shellReq(cmd)); v.Decided {
 			t.Errorf("%q: decided %+v, want it to reach a decider", cmd, v)
 		}
+	}
+}
+
+func TestNewCheckerRefusesNoViews(t *testing.T) {
+	if _, err := deciders.NewChecker(deciders.CheckerConfig{}); !errors.Is(err, deciders.ErrConfig) {
+		t.Errorf("NewChecker without Views: err %v, want ErrConfig", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	retry "github.com/countersign/countersign/backoff"
 	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
@@ -188,13 +189,12 @@ func (o *Offers) run(ctx context.Context, key string, r *events.Request, tracepa
 		o.cfg.Logger.Warn("deciders: cannot offer review", "request", r.ID, "err", err)
 		return
 	}
-	delay, clk := o.cfg.Retry, o.cfg.Clock
-	for o.current(key, r) {
-		next := clk.Now().Add(delay)
+	clk, policy := o.cfg.Clock, retry.Policy{Base: o.cfg.Retry, Max: o.cfg.MaxRetry}
+	for n := 1; o.current(key, r); n++ {
+		next := clk.Now().Add(policy.Delay(n))
 		if o.offerOnce(ctx, msg) || !clock.Sleep(ctx, clk, next.Sub(clk.Now())) {
 			return
 		}
-		delay = min(2*delay, o.cfg.MaxRetry)
 	}
 }
 

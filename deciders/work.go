@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	retry "github.com/countersign/countersign/backoff"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,8 +65,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	nc := w.js.Conn()
 	reconnected := nc.StatusChanged(nats.CONNECTED)
 	defer nc.RemoveStatusListener(reconnected)
-	wait := 100 * time.Millisecond
-	for {
+	for n := 1; ; n++ {
 		err := w.consume(ctx, reconnected)
 		if ctx.Err() != nil {
 			return nil
@@ -74,16 +74,17 @@ func (w *Worker) Run(ctx context.Context) error {
 			w.log.Warn("deciders: work consumer lost; creating it again", "err", err)
 		}
 		if errors.Is(err, errReconnected) {
-			wait = 100 * time.Millisecond
+			n = 1
 		}
-		select {
-		case <-ctx.Done():
+		if retry.Sleep(ctx, workRetry.Delay(n)) != nil {
 			return nil
-		case <-time.After(wait):
 		}
-		wait = min(2*wait, 500*time.Millisecond)
 	}
 }
+
+// workRetry spaces the attempts to create the work consumer again: 100 ms
+// doubling to 500 ms, from the first again after each reconnect.
+var workRetry = retry.Policy{Base: 100 * time.Millisecond, Max: 500 * time.Millisecond}
 
 var errReconnected = errors.New("deciders: NATS reconnected")
 

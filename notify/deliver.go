@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"time"
+
+	retry "github.com/countersign/countersign/backoff"
 )
 
 // newClient is one endpoint's HTTP client: its own connections, a timeout
@@ -53,12 +54,7 @@ func post(ctx context.Context, c *http.Client, e *Endpoint, it *item, contentTyp
 }
 
 // backoff is the wait after failed attempt n (1-based): base·2^(n-1),
-// capped, then jittered to between half and all of it.
+// capped, then jittered to between half and all of it (package backoff).
 func backoff(t Tuning, n int) time.Duration {
-	d := t.BackoffBase
-	for i := 1; i < n && d < t.BackoffMax; i++ {
-		d *= 2
-	}
-	d = min(d, t.BackoffMax)
-	return d/2 + rand.N(d/2+1)
+	return retry.Policy{Base: t.BackoffBase, Max: t.BackoffMax, Jitter: true}.Delay(n)
 }

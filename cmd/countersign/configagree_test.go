@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -137,14 +138,24 @@ func serveVerdict(t *testing.T, path string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: cfg, ConfigFile: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := app.New(ctx, app.Options{Config: cfg, ConfigFile: path, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}
-	if err := a.Shutdown(ctx); err != nil {
-		t.Errorf("shutdown: %v", err)
+	rctx, stop := context.WithCancel(ctx)
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(rctx) }()
+	select {
+	case <-a.Started():
+		stop()
+		if err := <-ran; err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		return nil
+	case err := <-ran:
+		stop()
+		return errors.Join(errors.New("stopped while starting"), err)
 	}
-	return nil
 }
 
 // configCorpus is every config the repository holds, by where it is.

@@ -134,7 +134,7 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	log.Info("starting", "listen", cfg.Listen, "nats_listen", natsListenText(cfg))
-	a, err := app.Start(ctx, app.Options{Config: cfg, Logger: log, ConfigFile: path})
+	a, err := app.New(ctx, app.Options{Config: cfg, Logger: log, ConfigFile: path})
 	if err != nil {
 		if ctx.Err() != nil {
 			log.Info("stopped while starting: a signal asked", "err", err)
@@ -146,7 +146,22 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 		}
 		return 1
 	}
-	go reloadOnHangup(ctx, hup, a)
+	go announce(ctx, a, cfg, path, hup, log)
+	if err := a.Run(ctx); err != nil {
+		log.Error("stopped", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// announce logs where the process listens once it serves, then stores the
+// config file as the next revision on each SIGHUP until ctx ends.
+func announce(ctx context.Context, a *app.App, cfg *config.Config, path string, hup <-chan os.Signal, log *slog.Logger) {
+	select {
+	case <-a.Started():
+	case <-ctx.Done():
+		return
+	}
 	if path == "" {
 		printDemo(os.Stderr, cfg)
 	}
@@ -158,11 +173,7 @@ func serve(cfg *config.Config, path string, log *slog.Logger) int {
 	} else {
 		log.Info("running without the api role", "roles", strings.Join(cfg.Roles, ","))
 	}
-	if err := a.Run(ctx); err != nil {
-		log.Error("stopped", "err", err)
-		return 1
-	}
-	return 0
+	reloadOnHangup(ctx, hup, a)
 }
 
 // portHint says which flag picks another port when a port serve is to

@@ -14,6 +14,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/audit"
+	retry "github.com/countersign/countersign/backoff"
 	"github.com/countersign/countersign/busapi"
 	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
@@ -28,10 +29,9 @@ import (
 	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
-	"golang.org/x/sync/errgroup"
 )
 
-// Options for Start.
+// Options for New.
 type Options struct {
 	Config *config.Config
 	Logger *slog.Logger
@@ -53,7 +53,7 @@ type Options struct {
 	NoAudit bool
 }
 
-// App is a running process.
+// App is one process: New builds it, Run runs it.
 type App struct {
 	Service  *approvals.Service
 	Broker   *broker.Broker
@@ -61,28 +61,41 @@ type App struct {
 	log      *slog.Logger
 	http     *http.Server
 	api      *httpapi.API
+	bus      *busapi.Server
 	ln       net.Listener
 	checks   []func() error  // readiness beyond NATS answering; no I/O
 	group    *deciders.Group // the live deciders processes (deciders role)
+	workers  []worker        // started by Run, on its context
+	writable *kvstate.WriteProbe
+	views    *views.Views
+	judge    *rulesJudge // the tenants' judges, rebuilt by each config revision
+	watch    *rpc.Watchers
+	live     *live
+	audit    *httpapi.AuditConfig // the API's audit log (SPEC §14)
 
-	shutdown    sync.Once
-	shutdownErr error
-	started     atomic.Bool // the start has finished: ready may say so
-	writable    *kvstate.WriteProbe
-	views       *views.Views
-	cancel      context.CancelFunc
-	workers     *errgroup.Group
-	wctx        context.Context // the workers' context: ended by the first that fails, with its error as cause
-	served      chan error
-	watch       *rpc.Watchers
-	live        *live
-	audit       *httpapi.AuditConfig // the API's audit log (SPEC §14)
+	started  atomic.Bool   // the start has finished: ready may say so
+	up       chan struct{} // closed when Run has started everything
+	served   chan error    // the HTTP server's end
+	serving  bool          // Run started the HTTP server (set before up)
+	running  atomic.Bool   // Run (or Shutdown) was called
+	quit     chan struct{} // closed by Shutdown: Run stops as if ctx ended
+	quitOnce sync.Once
+	done     chan struct{} // closed when Run returned
+	runErr   error         // what Run returned (read after done)
 }
 
-// Start brings up everything the configured roles need and returns once
-// the HTTP listener (if any) accepts connections. A config Check refuses
-// is refused with Check's error before anything starts.
-func Start(ctx context.Context, o Options) (*App, error) {
+// worker is one of the process's loops: it runs until ctx ends, and
+// returns nil then, or an error for a failure that stops the process.
+type worker func(ctx context.Context) error
+
+// New builds everything the configured roles need, and starts no worker:
+// it runs Check first (a config Check refuses is refused with its error,
+// naming the key at fault, before anything is opened), takes the HTTP
+// port (one that is taken fails at once), starts or connects to NATS,
+// declares the streams and buckets, and builds every service and worker
+// from Config. Run runs them. An App that New returned holds NATS and
+// the port until Run returns (Run on an ended ctx only shuts it down).
+func New(ctx context.Context, o Options) (*App, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -90,13 +103,14 @@ func Start(ctx context.Context, o Options) (*App, error) {
 		o.Clock = clock.System{}
 	}
 	cfg := o.Config
+	if cfg == nil {
+		return nil, errors.New("app: no config")
+	}
 	c, err := check(cfg) // the one validation (Check), before anything starts
 	if err != nil {
 		return nil, err
 	}
-	// The HTTP port first: one that is taken fails the start at once,
-	// before NATS and the views start.
-	var own net.Listener // closed if the start fails
+	var own net.Listener // closed if the build fails
 	if has(cfg.Roles, "api") && o.Listener == nil {
 		if own, err = net.Listen("tcp", cfg.Listen); err != nil {
 			return nil, fmt.Errorf("app: %w", broker.PortTaken("http", cfg.Listen, err))
@@ -109,7 +123,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 		closeOwn(own)
 		return nil, err
 	}
-	a, err := assemble(ctx, o, b, c.tenants)
+	a, err := build(ctx, o, b, c.tenants)
 	if err != nil {
 		b.Close()
 		closeOwn(own)
@@ -124,14 +138,53 @@ func closeOwn(ln net.Listener) {
 	}
 }
 
-func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
-	if err := declareStreams(ctx, b); err != nil {
+// build makes the App on b: the state, the views, the use cases and the
+// roles' services, each given all it needs at construction.
+func build(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
+	a := &App{Broker: b, log: o.Logger, Registry: prometheus.NewRegistry(), up: make(chan struct{}),
+		served: make(chan error, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	if err := a.buildCore(ctx, o, b, tenants); err != nil {
 		return nil, err
+	}
+	var applied []func()
+	if has(o.Config.Roles, "deciders") {
+		var err error
+		if applied, err = a.buildDeciders(ctx, o); err != nil {
+			return nil, err
+		}
+	}
+	a.workers = append(a.workers, a.views.Run,
+		func(ctx context.Context) error { a.views.Snapshots().Keep(ctx, views.SnapshotEvery); return nil })
+	var signIn *httpapi.SignInConfig
+	if has(o.Config.Roles, "api") {
+		var err error
+		if a.audit, err = auditAPI(ctx, b.JS, o.Config, a); err != nil {
+			return nil, err
+		}
+		if signIn, err = a.signIn(ctx, o.Config); err != nil {
+			return nil, err
+		}
+	}
+	a.live = newLive(liveConfig{file: o.ConfigFile, process: o.Config, store: a.Service.Store(), svc: a.Service, broker: b, judges: a.judge,
+		applied: applied, stored: a.sessionsEnded(signIn)}, a.Registry, o.Logger)
+	if has(o.Config.Roles, "api") {
+		if err := a.buildAPI(o, signIn); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// buildCore declares the streams and builds the state, the views, the
+// judges and the use cases.
+func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) error {
+	if err := declareStreams(ctx, b); err != nil {
+		return err
 	}
 	shards := kvstate.WithShards(max(o.Config.RequestShards, 1))
 	store, err := kvstate.Open(ctx, b.JS, b.Replicas, shards)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// The group-committed buckets' batches are staged in memory (before
 	// the first batch is sent): it saves the server five syncs a batch.
@@ -143,89 +196,71 @@ func assemble(ctx context.Context, o Options, b *broker.Broker, tenants []*event
 	// The mirrors' watchers get a connection of their own.
 	watchJS, err := b.Connect("watchers")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	watchStore, err := kvstate.Open(ctx, watchJS, b.Replicas, shards)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	vw := views.NewViews(watchStore, tenants, views.WithLogger(o.Logger))
-	reg := prometheus.NewRegistry()
-	judges := newRulesJudge(tenants, reg, o.Logger)
-	checker := &deciders.Checker{Views: vw, Judge: judges, Rules: approvals.Rules(vw)}
+	judges := newRulesJudge(tenants, a.Registry, o.Logger)
+	checker, err := deciders.NewChecker(deciders.CheckerConfig{Views: vw, Judge: judges, Rules: approvals.Rules(vw)})
+	if err != nil {
+		return err
+	}
 	// The watched sessions (protected writes) are shared on a connection of their own.
 	watchNC, err := b.Connect("rpc-watchers")
 	if err != nil {
-		return nil, err
+		return err
 	}
-	watch := rpc.NewWatchers(watchNC.Conn(), 0, o.Logger)
-	svc, err := approvals.New(approvals.Config{Store: store, Views: vw, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls, Registry: reg,
-		Watchers: watch})
+	a.watch = rpc.NewWatchers(watchNC.Conn(), 0, o.Logger)
+	svc, err := approvals.New(approvals.Config{Store: store, Views: vw, Checker: checker, Now: o.Clock.Now, Logger: o.Logger, MaxLongPolls: o.Config.MaxLongPolls,
+		Registry: a.Registry, Watchers: a.watch})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	dropRetired(b, vw, svc)
-	a := &App{Service: svc, Broker: b, Registry: reg, log: o.Logger, served: make(chan error, 1), watch: watch, checks: []func() error{vw.Current}, views: vw,
-		live: newLive(o.ConfigFile, o.Config, store, svc, b, judges, reg, o.Logger)}
-	wctx, cancel := context.WithCancel(context.Background())
-	a.cancel = cancel
+	a.Service, a.views, a.judge = svc, vw, judges
 	a.writable = store.WriteProbe(writeProbeEvery)
-	a.workers, wctx = errgroup.WithContext(wctx)
-	a.wctx = wctx
-	a.workers.Go(func() error { return a.writable.Run(wctx) })
-	if has(o.Config.Roles, "deciders") {
-		workJS, err := b.Connect("deciders")
-		if err != nil {
-			return nil, err
-		}
-		if err := a.startDeciders(wctx, workJS, vw, svc, judges, o.Clock); err != nil { // registers its mirror hooks first
-			a.stopWorkers()
-			return nil, err
-		}
-		if err := a.startNotify(wctx, o, workJS); err != nil {
-			a.stopWorkers()
-			return nil, err
-		}
-		if err := a.startAudit(wctx, vw, o.NoAudit); err != nil {
-			a.stopWorkers()
-			return nil, err
-		}
+	a.checks = []func() error{vw.Current}
+	a.workers = []worker{a.writable.Run}
+	return nil
+}
+
+// buildAPI builds the HTTP API and the bus API (SPEC §9), each on its
+// own connection; Run serves them.
+func (a *App) buildAPI(o Options, signIn *httpapi.SignInConfig) error {
+	cfg := o.Config
+	maxConns := cfg.MaxConnections
+	if maxConns == 0 && cfg.MaxLongPolls > 0 {
+		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
 	}
-	a.workers.Go(func() error { return vw.Run(wctx) })
-	a.workers.Go(func() error { vw.Snapshots().Keep(wctx, views.SnapshotEvery); return nil })
-	if err := vw.WaitReady(ctx); err != nil {
-		a.stopWorkers()
-		return nil, err
+	t := cfg.HTTPTimeouts
+	out, err := readOutside(cfg, nil)
+	if err != nil {
+		return err
 	}
-	if _, err := svc.EndBarredDelegations(ctx); err != nil { // stored before authority was bound to one member
-		a.stopWorkers()
-		return nil, fmt.Errorf("app: end delegated work across members: %w", err)
+	api, err := httpapi.New(httpapi.Config{Service: a.Service, Registry: a.Registry, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
+		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
+		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn, Audit: a.audit})
+	if err != nil {
+		return err
 	}
-	if err := a.live.start(ctx, wctx, a.workers); err != nil {
-		a.stopWorkers()
-		return nil, err
+	a.api = api
+	a.http, a.ln = api.NewServer(o.Listener)
+	if signIn != nil { // a session ended anywhere ends what it holds here
+		a.workers = append(a.workers, func(ctx context.Context) error {
+			return signIn.Store.WatchEnded(ctx, func(id string) { api.EndSession(id) })
+		})
 	}
-	if err := b.SetAuthenticator(vw); err != nil { // tenant tokens on the bus, checked like HTTP's
-		a.stopWorkers()
-		return nil, err
+	nc, err := a.Broker.ConnectResponder("busapi")
+	if err != nil {
+		return err
 	}
-	if has(o.Config.Roles, "api") {
-		var err error
-		if a.audit, err = auditAPI(ctx, b.JS, o.Config, a); err == nil {
-			err = a.serve(ctx, o, svc, reg)
-		}
-		if err == nil {
-			if err = a.serveBus(ctx, wctx, b, svc); err != nil {
-				_ = a.http.Close()
-			}
-		}
-		if err != nil {
-			a.stopWorkers()
-			return nil, err
-		}
+	if a.bus, err = busapi.New(busapi.Config{Conn: nc, Service: a.Service, Registry: a.Registry, Logger: a.log}); err != nil {
+		return err
 	}
-	a.started.Store(true)
-	return a, nil
+	return nil
 }
 
 // dropRetired closes the bus connections of agents retired (or removed)
@@ -259,71 +294,83 @@ func agentGone(views *views.Views) func(events.TenantID, events.Ref) bool {
 	}
 }
 
-func (a *App) startDeciders(ctx context.Context, js jetstream.JetStream, views *views.Views, svc *approvals.Service, judges *rulesJudge, clock clock.Clock) error {
+// buildDeciders builds the deciders role's workers: the group, timers,
+// offers, sweeper, outbox, work consumer, model reviewer, webhooks and
+// email, and the audit writer. It returns what each applied config
+// revision must call (live.applied).
+func (a *App) buildDeciders(ctx context.Context, o Options) ([]func(), error) {
+	js, err := a.Broker.Connect("deciders")
+	if err != nil {
+		return nil, err
+	}
+	svc, views, clock := a.Service, a.views, o.Clock
 	group, err := deciders.NewGroup(ctx, deciders.GroupConfig{JS: js, Replicas: a.Broker.Replicas, Logger: a.log})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	a.group = group
 	timers, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: svc, Group: group, Logger: a.log, Clock: clock})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	views.Requests().OnChange(timers.Observe)
 	offers, err := deciders.NewOffers(deciders.OffersConfig{Conn: js.Conn(), Views: views, Store: svc.Store(), Logger: a.log, Clock: clock})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	views.Requests().OnChange(offers.Observe)
 	ob, err := outbox.New(outbox.Config{JS: js, Store: svc.Store(), Views: views, Grants: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	worker, err := deciders.NewWorker(deciders.WorkerConfig{JS: js, Offers: offers, Logger: a.log})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.checks = append(a.checks, ob.Healthy, worker.Healthy)
-	a.workers.Go(func() error { return timers.Run(ctx) })
-	a.workers.Go(func() error { return group.Run(ctx) })
 	sweeper, err := deciders.NewSweeper(deciders.SweeperConfig{JS: js, Tenants: views.Tenants, Shards: svc.Store().Shards(), Act: svc, Logger: a.log, Clock: clock})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	a.live.applied = append(a.live.applied, timers.Reconfigured, sweeper.Reconfigured)
-	a.workers.Go(func() error { return sweeper.Run(ctx) })
-	a.workers.Go(func() error { return ob.Run(ctx) })
-	a.workers.Go(func() error { return worker.Run(ctx) })
-	if mr := newModelReviewer(svc, views, judges, a.log); mr != nil {
-		a.workers.Go(func() error { return mr.Run(ctx, js.Conn()) })
+	a.checks = append(a.checks, ob.Healthy, worker.Healthy)
+	a.workers = append(a.workers, timers.Run, group.Run, sweeper.Run, ob.Run, worker.Run)
+	if mr := newModelReviewer(svc, views, a.judge, a.log); mr != nil {
+		a.workers = append(a.workers, func(ctx context.Context) error { return mr.Run(ctx, js.Conn()) })
 	}
-	return nil
+	if err := a.buildNotify(ctx, o, js); err != nil {
+		return nil, err
+	}
+	if err := a.buildAudit(a.views, o.NoAudit); err != nil {
+		return nil, err
+	}
+	return []func(){timers.Reconfigured, sweeper.Reconfigured}, nil
 }
 
 // declareStreams creates the derived streams idempotently, retrying while
-// a cluster that has just started elects its leaders. They live in memory:
-// after a NATS restart the outbox re-creates them (package outbox).
+// a cluster that has just started elects its leaders (package backoff;
+// ctx ending stops the wait). They live in memory: after a NATS restart
+// the outbox re-creates them (package outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range append(events.StreamConfigs(b.Replicas), audit.StreamConfigs(b.Replicas)...) {
-		var err error
-		for attempt := 0; attempt < 10; attempt++ {
-			if err = declareStream(ctx, b.JS, sc); err == nil || ctx.Err() != nil {
-				break
+		err := retry.Retry(ctx, streamRetry, 10, func(ctx context.Context) error {
+			err := declareStream(ctx, b.JS, sc)
+			if err == nil {
+				return nil
 			}
 			if nc := kvstate.NotClustered(err, sc.Replicas); nc != nil {
-				return fmt.Errorf("app: stream %s: %w", sc.Name, nc)
+				return retry.Permanent(nc)
 			}
-			select { // a signal while starting stops the wait
-			case <-ctx.Done():
-			case <-time.After(time.Duration(attempt+1) * 500 * time.Millisecond):
-			}
-		}
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("app: stream %s: %w", sc.Name, err)
 		}
 	}
 	return nil
 }
+
+// streamRetry spaces the attempts to declare a stream: 0.5 s, 1 s, 2 s,
+// then 4 s, about 25 s over ten attempts.
+var streamRetry = retry.Policy{Base: 500 * time.Millisecond, Max: 4 * time.Second}
 
 // declareStream creates sc, or updates the stream when it differs from
 // sc. A stream already as declared is left alone: every process starts
@@ -335,60 +382,6 @@ func declareStream(ctx context.Context, js jetstream.JetStream, sc jetstream.Str
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	return err
-}
-
-func (a *App) serve(ctx context.Context, o Options, svc *approvals.Service, reg *prometheus.Registry) error {
-	ln := o.Listener
-	if ln == nil {
-		var err error
-		if ln, err = net.Listen("tcp", o.Config.Listen); err != nil {
-			return fmt.Errorf("app: listen %s: %w", o.Config.Listen, err)
-		}
-	}
-	a.ln = ln
-	cfg := o.Config
-	maxConns := cfg.MaxConnections
-	if maxConns == 0 && cfg.MaxLongPolls > 0 {
-		maxConns = cfg.MaxLongPolls + httpapi.ConnHeadroom
-	}
-	t := cfg.HTTPTimeouts
-	out, err := readOutside(cfg, nil)
-	if err != nil {
-		return err
-	}
-	signIn, err := a.signIn(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	api, err := httpapi.New(httpapi.Config{Service: svc, Registry: reg, Logger: a.log, Ready: a.ready, MaxConnections: maxConns,
-		Timeouts: httpapi.Timeouts{ReadHeader: t.ReadHeader, Read: t.Read, Write: t.Write, Idle: t.Idle},
-		Links:    out.linkKey, Slack: out.slack, Watchers: a.watch, Config: a.live.Status, SignIn: signIn, Audit: a.audit})
-	if err != nil {
-		return err
-	}
-	a.api = api
-	a.endSessions(signIn, api, svc)
-	a.http, ln = api.NewServer(ln)
-	go func() { a.served <- a.http.Serve(ln) }()
-	return nil
-}
-
-// serveBus answers the bus API (SPEC §9) on a connection of its own until
-// the workers stop.
-func (a *App) serveBus(ctx, wctx context.Context, b *broker.Broker, svc *approvals.Service) error {
-	nc, err := b.ConnectResponder("busapi")
-	if err != nil {
-		return err
-	}
-	bus, err := busapi.New(busapi.Config{Conn: nc, Service: svc, Registry: a.Registry, Logger: a.log})
-	if err == nil {
-		err = bus.Listen(ctx)
-	}
-	if err != nil {
-		return err
-	}
-	a.workers.Go(func() error { return bus.Run(wctx) })
-	return nil
 }
 
 // writeProbeEvery is how often /readyz asks whether the buckets a write
@@ -429,86 +422,6 @@ func (a *App) Addr() string {
 		return ""
 	}
 	return a.ln.Addr().String()
-}
-
-// catchUpBudget bounds how long a stop waits for the request mirror to
-// catch up with the last writes before its snapshot is saved.
-const catchUpBudget = time.Second
-
-// shutdownTimeout bounds Run's shutdown.
-const shutdownTimeout = 30 * time.Second
-
-// Run blocks until ctx ends, a worker fails or the HTTP server stops
-// serving, then shuts the process down (Shutdown, bounded by 30 s). It
-// returns nil when ctx ended and the shutdown was clean; otherwise the
-// failure that stopped it (a worker's error as that worker returned it),
-// joined with the shutdown's error, if any.
-func (a *App) Run(ctx context.Context) error {
-	cause := a.wait(ctx)
-	a.log.Info("shutting down", "cause", cause)
-	sctx, cancel := context.WithTimeout(context.Background(), shutdownTimeout)
-	defer cancel()
-	return errors.Join(cause, a.Shutdown(sctx))
-}
-
-// wait returns nil when ctx ends, or the failure that ends the process
-// first: a worker's error (the workers' context's cause) or the HTTP
-// server's (left in served for Shutdown).
-func (a *App) wait(ctx context.Context) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-a.wctx.Done():
-		return fmt.Errorf("app: a worker failed: %w", context.Cause(a.wctx))
-	case err := <-a.served:
-		a.served <- err
-		return fmt.Errorf("app: the HTTP server stopped: %w", err)
-	}
-}
-
-// Shutdown stops accepting, answers held long-polls at once, lets
-// in-flight requests finish (until ctx ends), stops the workers and
-// drains NATS. Safe to repeat: a later call returns the first one's
-// error.
-func (a *App) Shutdown(ctx context.Context) error {
-	a.shutdown.Do(func() { a.shutdownErr = a.shutdownOnce(ctx) })
-	return a.shutdownErr
-}
-
-func (a *App) shutdownOnce(ctx context.Context) error {
-	var err error
-	if a.http != nil {
-		a.Service.Hub().Close()
-		a.api.Close()
-		err = a.http.Shutdown(ctx)
-		if !errors.Is(<-a.served, http.ErrServerClosed) {
-			err = errors.Join(err, errors.New("app: http server stopped early"))
-		}
-	}
-	// The request mirror's snapshot, so that the next start need not
-	// replay every request (a cache: a failure costs only that). Before
-	// the workers (the watcher among them) stop, it catches up with the
-	// last writes, for at most catchUpBudget.
-	cctx, ccancel := context.WithTimeout(ctx, catchUpBudget)
-	if cerr := a.views.Snapshots().CatchUp(cctx); cerr != nil {
-		a.log.Info("snapshot: the mirror did not catch up before the stop; the next start replays the rest", "err", cerr)
-	}
-	ccancel()
-	a.stopWorkers()
-	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	if serr := a.views.Snapshots().Save(sctx); serr != nil {
-		a.log.Warn("snapshot: not saved", "err", serr)
-	}
-	cancel()
-	a.Broker.Close()
-	return err
-}
-
-func (a *App) stopWorkers() {
-	a.cancel()
-	if err := a.workers.Wait(); err != nil && !errors.Is(err, context.Canceled) {
-		a.log.Warn("worker stopped with error", "err", err)
-	}
 }
 
 func has(roles []string, r string) bool { return slices.Contains(roles, r) }

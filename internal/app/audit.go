@@ -29,14 +29,14 @@ func auditAPI(ctx context.Context, js jetstream.JetStream, cfg *config.Config, a
 	return &httpapi.AuditConfig{Log: audit.NewLog(js), Signer: signer}, nil
 }
 
-// startAudit runs the audit writer, unless off: in the one deciders
+// buildAudit builds the audit writer, unless off: in the one deciders
 // process that owns the writer's key in the deciders group (the others
 // take over when it stops; the audit cursor's compare-and-set keeps the
 // log whole even while two run for a moment). The writer reads on a
 // connection of its own: on the deciders' one, every state write it
 // reads queued behind the outbox's messages and theirs behind it, in
 // one read loop.
-func (a *App) startAudit(ctx context.Context, views *views.Views, off bool) error {
+func (a *App) buildAudit(views *views.Views, off bool) error {
 	if off {
 		return nil
 	}
@@ -64,7 +64,7 @@ func (a *App) startAudit(ctx context.Context, views *views.Views, off bool) erro
 	if err != nil {
 		return err
 	}
-	a.workers.Go(func() error {
+	a.workers = append(a.workers, func(ctx context.Context) error {
 		return a.group.RunOwned(ctx, auditWriterKey, func(ctx context.Context) error {
 			active.Set(1)
 			defer active.Set(0)

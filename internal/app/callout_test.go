@@ -59,7 +59,7 @@ func TestBusAuthCallout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/countersign/countersign/signin"
 )
 
-// Check is the one validation of a config (SPEC §10): everything Start
-// refuses a config for, run before Start starts anything, and nothing
-// else. `countersign config check` calls it, Start calls it first, and a
+// Check is the one validation of a config (SPEC §10): everything New
+// refuses a config for, run before New opens anything, and nothing
+// else. `countersign config check` calls it, New calls it first, and a
 // reload calls it before it stores a file, so a file one passes is a file
 // the others take, and the reverse.
 //
@@ -33,7 +33,7 @@ func Check(cfg *config.Config) error {
 	return err
 }
 
-// checked is what Check derived that Start goes on with.
+// checked is what Check derived that New goes on with.
 type checked struct {
 	tenants []*events.Tenant
 	seed    string // the auth callout issuer seed, with nats_url

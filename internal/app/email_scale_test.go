@@ -34,7 +34,7 @@ func TestEmailSentOnceByTwoProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Notify: mb.tuning(), Clock: clock,
+		a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Notify: mb.tuning(), Clock: clock,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -2,12 +2,15 @@ package app_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 )
@@ -71,4 +74,25 @@ func awaitInterest(t testing.TB, srv *servertest.Server, subject string) {
 	t.Helper()
 	acc := srv.App.Broker.Server.GlobalAccount()
 	testutil.Eventually(t, 10*time.Second, func() bool { return acc.SubscriptionInterest(subject) }, "a subscriber for "+subject)
+}
+
+// launch builds a process (app.New) and runs it (App.Run) until the test
+// stops it with Shutdown; it returns once everything serves, or the error
+// that stopped the build or the start. ctx bounds those only.
+func launch(ctx context.Context, o app.Options) (*app.App, error) {
+	a, err := app.New(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(context.WithoutCancel(ctx)) }()
+	select {
+	case <-a.Started():
+		return a, nil
+	case err := <-ran:
+		return nil, errors.Join(errors.New("stopped while starting"), err)
+	case <-ctx.Done():
+		_ = a.Shutdown(context.WithoutCancel(ctx))
+		return nil, ctx.Err()
+	}
 }

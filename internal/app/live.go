@@ -49,27 +49,31 @@ type live struct {
 	applying sync.Mutex // one apply at a time, in revision order
 	// applied are called after each revision is applied: what was derived
 	// from the config before it (armed timers, retention sweeps) is
-	// derived again. Set before start.
+	// derived again.
 	applied []func()
 	// stored are called (under reload) after Reload stored and applied a
-	// new revision: work one process does for each revision. Add with
-	// onStored.
+	// new revision: work one process does for each revision.
 	stored []func(ctx context.Context)
 }
 
-// onStored adds f to what Reload runs after it stored a new revision.
-func (l *live) onStored(f func(ctx context.Context)) {
-	l.reload.Lock()
-	defer l.reload.Unlock()
-	l.stored = append(l.stored, f)
+// liveConfig is what live is built from.
+type liveConfig struct {
+	file    string
+	process *config.Config
+	store   *kvstate.Store
+	svc     *approvals.Service
+	broker  *broker.Broker
+	judges  *rulesJudge
+	applied []func()
+	stored  []func(ctx context.Context)
 }
 
 // fileEvery is how often the config file is looked at for a change.
 const fileEvery = 500 * time.Millisecond
 
-func newLive(file string, process *config.Config, store *kvstate.Store, svc *approvals.Service, b *broker.Broker, judges *rulesJudge,
-	reg prometheus.Registerer, log *slog.Logger) *live {
-	l := &live{file: file, process: process, store: store, views: svc.Views(), svc: svc, broker: b, judges: judges, log: log, first: make(chan struct{}),
+func newLive(c liveConfig, reg prometheus.Registerer, log *slog.Logger) *live {
+	l := &live{file: c.file, process: c.process, store: c.store, views: c.svc.Views(), svc: c.svc, broker: c.broker, judges: c.judges,
+		applied: c.applied, stored: c.stored, log: log, first: make(chan struct{}),
 		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "countersign_config_reload_failures_total",
 			Help: "Config files (or stored revisions) that did not load, and so changed nothing."})}
 	_ = reg.Register(l.failures)

@@ -249,7 +249,7 @@ func startLiveRole(t *testing.T, natsURL, path string, roles ...string) *app.App
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, ConfigFile: path,
+	a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, ConfigFile: path,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)

@@ -95,7 +95,7 @@ func startOnNATS(t *testing.T, url, yaml string, log *slog.Logger) *app.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: log})
+	a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -111,14 +111,14 @@ func secretEnv(key, name string) (string, error) {
 	return v, nil
 }
 
-// startNotify runs webhook delivery and email (deciders role), off the
+// buildNotify builds webhook delivery and email (deciders role), off the
 // decision path: each reads the state's streams on its own.
-func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream) error {
+func (a *App) buildNotify(ctx context.Context, o Options, js jetstream.JetStream) error {
 	out, err := readOutside(o.Config, a.awaiting)
 	if err != nil {
 		return err
 	}
-	if err := a.startMail(ctx, o, js, out); err != nil || len(out.endpoints) == 0 {
+	if err := a.buildMail(ctx, o, js, out); err != nil || len(out.endpoints) == 0 {
 		return err
 	}
 	w, err := notify.New(notify.Config{JS: js, Endpoints: out.endpoints, Links: out.links, Replicas: a.Broker.Replicas, Shards: max(o.Config.RequestShards, 1),
@@ -129,12 +129,12 @@ func (a *App) startNotify(ctx context.Context, o Options, js jetstream.JetStream
 	if err := w.Prepare(ctx); err != nil {
 		return err
 	}
-	a.workers.Go(func() error { return w.Run(ctx) })
+	a.workers = append(a.workers, w.Run)
 	return nil
 }
 
-// startMail runs the tenants' email (SPEC §10 "Email"), when any has it.
-func (a *App) startMail(ctx context.Context, o Options, js jetstream.JetStream, out outside) error {
+// buildMail builds the tenants' email (SPEC §10 "Email"), when any has it.
+func (a *App) buildMail(ctx context.Context, o Options, js jetstream.JetStream, out outside) error {
 	if len(out.mail) == 0 {
 		return nil
 	}
@@ -147,7 +147,7 @@ func (a *App) startMail(ctx context.Context, o Options, js jetstream.JetStream, 
 	if err := m.Prepare(ctx); err != nil {
 		return err
 	}
-	a.workers.Go(func() error { return m.Run(ctx) })
+	a.workers = append(a.workers, m.Run)
 	return nil
 }
 

@@ -27,7 +27,7 @@ func startApp(t *testing.T, dir string, roles ...string) *app.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

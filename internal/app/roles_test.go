@@ -99,7 +99,7 @@ func TestStartOnAStandaloneServerNamesReplicas(t *testing.T) {
 	defer ln.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := launch(ctx, app.Options{Config: cfg, Listener: ln, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil {
 		_ = a.Shutdown(context.Background())
 		t.Fatal("started with 3 replicas on a standalone server")

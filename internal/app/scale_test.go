@@ -143,7 +143,7 @@ func startRoleOn(t *testing.T, natsURL string, clock clock.Clock, edit func(*con
 	} else {
 		cfg.Listen = ""
 	}
-	a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Clock: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,7 +169,7 @@ func TestShardedRequests(t *testing.T) {
 		}
 		cfg.DataDir, cfg.NATSListen, cfg.Listen = srv.Dir, "off", "127.0.0.1:0"
 		sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		a, err := app.Start(sctx, app.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		a, err := launch(sctx, app.Options{Config: cfg, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		cancel()
 		if err == nil {
 			_ = a.Shutdown(ctx)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nuid"
@@ -65,17 +64,18 @@ func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
 	}
 }
 
-// endSessions makes a session's end reach every process (SPEC §10, §13):
-// a session ended anywhere (sign-out, or below) ends what it holds here,
-// through the sessions bucket's watch; and each config revision this
-// process stores ends the sessions of the members it removed, so that
-// they never authenticate again, not even if the member comes back.
-func (a *App) endSessions(s *httpapi.SignInConfig, api *httpapi.API, svc *approvals.Service) {
+// sessionsEnded is what each config revision this process stores runs
+// (SPEC §10, §13): it ends the sessions of the members the revision
+// removed, so that they never authenticate again, not even if the member
+// comes back. A session ended anywhere (sign-out, or this) ends what it
+// holds in every process through the sessions bucket's watch (buildAPI).
+// None without sign-in.
+func (a *App) sessionsEnded(s *httpapi.SignInConfig) []func(ctx context.Context) {
 	if s == nil {
-		return
+		return nil
 	}
-	a.workers.Go(func() error { return s.Store.WatchEnded(a.wctx, func(id string) { api.EndSession(id) }) })
-	a.live.onStored(func(ctx context.Context) {
+	svc := a.Service
+	return []func(ctx context.Context){func(ctx context.Context) {
 		n, err := s.Store.EndWhere(ctx, func(se signin.Session) bool {
 			_, ok := svc.PersonCaller(events.TenantID(se.Tenant), events.MemberID(se.Member))
 			return !ok
@@ -83,5 +83,5 @@ func (a *App) endSessions(s *httpapi.SignInConfig, api *httpapi.API, svc *approv
 		if err != nil || n > 0 {
 			a.log.Info("sessions of removed members ended", "sessions", n, "err", err)
 		}
-	})
+	}}
 }

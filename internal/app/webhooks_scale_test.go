@@ -31,7 +31,7 @@ func TestWebhookDeliveredOnceByTwoProcesses(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := app.Start(context.Background(), app.Options{Config: cfg, Listener: ln, Notify: testTuning(t, rc),
+		a, err := launch(context.Background(), app.Options{Config: cfg, Listener: ln, Notify: testTuning(t, rc),
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net"
@@ -55,8 +56,18 @@ func startLocal(ctx context.Context, cfg *config.Config, noAudit bool) (*app.App
 	if err != nil {
 		return nil, dir, err
 	}
-	a, err := app.Start(ctx, app.Options{Config: cfg, Listener: ln, NoAudit: noAudit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return a, dir, err
+	a, err := app.New(ctx, app.Options{Config: cfg, Listener: ln, NoAudit: noAudit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return nil, dir, err
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(context.WithoutCancel(ctx)) }() // until withServer's Shutdown
+	select {
+	case <-a.Started():
+		return a, dir, nil
+	case err := <-ran:
+		return nil, dir, errors.Join(errors.New("app: stopped while starting"), err)
+	}
 }
 
 // unthrottled lifts the quotas (SPEC §5) of the demo tenant in yaml: a

@@ -2,13 +2,13 @@ package servertest
 
 import (
 	"context"
-	"github.com/countersign/countersign/clock"
 	"io"
 	"log/slog"
 	"net"
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/notify"
@@ -27,6 +27,8 @@ type Server struct {
 	URL   string // http://127.0.0.1:port
 	Dir   string // the data directory, kept across Restart
 	App   *app.App
+	stop  context.CancelFunc // ends App's Run
+	ran   chan error         // App's Run's error, once it returned
 	cfg   *config.Config
 	addr  string
 	clock clock.Clock
@@ -114,22 +116,35 @@ func (s *Server) start(t testing.TB, log *slog.Logger, addr string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	a, err := app.Start(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock, Notify: s.tune, ConfigFile: s.file})
+	a, err := app.New(ctx, app.Options{Config: s.cfg, Logger: log, Listener: ln, Clock: s.clock, Notify: s.tune, ConfigFile: s.file})
 	if err != nil {
-		t.Fatalf("servertest: start: %v", err)
+		t.Fatalf("servertest: new: %v", err)
 	}
-	s.App, s.addr, s.URL = a, ln.Addr().String(), "http://"+ln.Addr().String()
+	rctx, stop := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- a.Run(rctx) }()
+	select {
+	case <-a.Started():
+	case err := <-ran:
+		stop()
+		t.Fatalf("servertest: run stopped while starting: %v", err)
+	case <-ctx.Done():
+		stop()
+		<-ran
+		t.Fatalf("servertest: start: %v", ctx.Err())
+	}
+	s.App, s.stop, s.ran, s.addr, s.URL = a, stop, ran, ln.Addr().String(), "http://"+ln.Addr().String()
 	s.cfg.Listen = s.addr
 }
 
-// Stop shuts the server down gracefully, keeping its data. Safe to repeat.
+// Stop shuts the server down gracefully (its Run's ctx ends), keeping its
+// data, and waits for Run to return. Safe to repeat.
 func (s *Server) Stop() {
 	if s.App == nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	_ = s.App.Shutdown(ctx)
+	s.stop()
+	<-s.ran
 	s.App = nil
 }
 

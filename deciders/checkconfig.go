@@ -1,0 +1,34 @@
+package deciders
+
+import (
+	"fmt"
+
+	"github.com/countersign/countersign/events"
+)
+
+// CheckerConfig configures a Checker.
+type CheckerConfig struct {
+	// Views is the state the check order reads. Required.
+	Views State
+	// Judge, if set, is consulted at step 4 for tenants that have a
+	// judge. Default none: step 4 passes the request on.
+	Judge RulesJudge
+	// Rules returns an agent's rules (configured and kept). Default none.
+	Rules func(tenant *events.Tenant, agent events.AgentID) []events.Rule
+}
+
+// Validate reports a missing setting.
+func (c *CheckerConfig) Validate() error {
+	if c.Views == nil {
+		return fmt.Errorf("%w: the checker needs Views", ErrConfig)
+	}
+	return nil
+}
+
+// NewChecker returns the Checker of cfg, or ErrConfig.
+func NewChecker(cfg CheckerConfig) (*Checker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Checker{Views: cfg.Views, Judge: cfg.Judge, Rules: cfg.Rules}, nil
+}
