@@ -100,11 +100,13 @@ func runBench(args []string) int {
 
 // benchAgainstFloor runs o's scenario on the floor, then on countersign
 // (each audit mode in modes), rounds times, printing each run; then the
-// medians of the throughputs and their ratios to the floor's.
+// medians of the throughputs and of the CPU per request (the process's,
+// load included: steadier than throughput on a shared machine) and
+// their ratios to the floor's.
 func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, rounds int, asJSON bool) (int, error) {
 	code := 0
-	floor := []float64{}
-	mine := make([][]float64, len(modes))
+	var floor, floorCPU []float64
+	mine, mineCPU := make([][]float64, len(modes)), make([][]float64, len(modes))
 	for range rounds {
 		f := o
 		f.Floor = true
@@ -113,7 +115,7 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 			return 1, err
 		}
 		printBench(res, asJSON)
-		floor = append(floor, res.ThroughputRPS)
+		floor, floorCPU = append(floor, res.ThroughputRPS), append(floorCPU, res.CPUPerRequestMs)
 		for i, off := range modes {
 			o.NoAudit = off
 			res, err := bench.Run(ctx, o)
@@ -121,30 +123,32 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 				return 1, err
 			}
 			printBench(res, asJSON)
-			mine[i] = append(mine[i], res.ThroughputRPS)
+			mine[i], mineCPU[i] = append(mine[i], res.ThroughputRPS), append(mineCPU[i], res.CPUPerRequestMs)
 			if res.Errors > 0 {
 				code = 1
 			}
 		}
 	}
-	fm := median(floor)
+	fm, fc := median(floor), median(floorCPU)
 	for i, off := range modes {
 		audit := "on"
 		if off {
 			audit = "off"
 		}
-		m := median(mine[i])
+		m, c := median(mine[i]), median(mineCPU[i])
 		if asJSON {
 			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "audit": audit, "rounds": rounds,
-				"floor_rps": fm, "throughput_rps": m, "ratio": m / fm})
+				"floor_rps": fm, "throughput_rps": m, "ratio": m / fm,
+				"floor_cpu_per_request_ms": fc, "cpu_per_request_ms": c, "cpu_ratio": fc / c})
 			fmt.Println(string(b))
 			continue
 		}
-		fmt.Printf("%s: medians of %d rounds: countersign (audit %s) %.0f req/s, floor %.0f req/s: %.2f of the floor\n",
-			o.Scenario, rounds, audit, m, fm, m/fm)
+		fmt.Printf("%s: medians of %d rounds: countersign (audit %s) %.0f req/s, floor %.0f req/s: %.2f of the floor; cpu %.3f ms/req, floor %.3f: %.2f\n",
+			o.Scenario, rounds, audit, m, fm, m/fm, c, fc, fc/c)
 	}
 	if len(modes) == 2 {
-		fmt.Printf("%s: audit on/off, medians: %.2f\n", o.Scenario, median(mine[1])/median(mine[0]))
+		fmt.Printf("%s: audit on/off, medians: throughput %.2f, cpu per request %.2f\n", o.Scenario,
+			median(mine[1])/median(mine[0]), median(mineCPU[0])/median(mineCPU[1]))
 	}
 	return code, nil
 }
