@@ -147,8 +147,13 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 			o.Scenario, rounds, audit, m, fm, m/fm, c, fc, fc/c)
 	}
 	if len(modes) == 2 {
-		fmt.Printf("%s: audit on/off, medians: throughput %.2f, cpu per request %.2f\n", o.Scenario,
-			median(mine[1])/median(mine[0]), median(mineCPU[0])/median(mineCPU[1]))
+		tput, cpu := median(mine[1])/median(mine[0]), median(mineCPU[0])/median(mineCPU[1])
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "rounds": rounds, "audit_on_off_throughput": tput, "audit_on_off_cpu": cpu})
+			fmt.Println(string(b))
+		} else {
+			fmt.Printf("%s: audit on/off, medians: throughput %.2f, cpu per request %.2f\n", o.Scenario, tput, cpu)
+		}
 	}
 	return code, nil
 }
