@@ -1,6 +1,7 @@
 package approvals
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -13,14 +14,14 @@ import (
 type Hub struct {
 	max     int64 // held waits allowed at once
 	mu      sync.Mutex
-	waiters map[string]map[chan *kvstate.Record]struct{}
+	waiters map[string][]chan *kvstate.Record // most keys have one: a slice, where a set cost a map a poll
 	closed  bool
 	n       atomic.Int64
 }
 
 // NewHub returns an empty hub that holds at most max waits at once.
 func NewHub(max int) *Hub {
-	return &Hub{max: int64(max), waiters: map[string]map[chan *kvstate.Record]struct{}{}}
+	return &Hub{max: int64(max), waiters: map[string][]chan *kvstate.Record{}}
 }
 
 // Subscribe returns a channel that receives key's record when it becomes
@@ -37,10 +38,7 @@ func (h *Hub) Subscribe(key string) (<-chan *kvstate.Record, func(), error) {
 	if h.n.Load() >= h.max {
 		return nil, nil, ErrRateLimited
 	}
-	if h.waiters[key] == nil {
-		h.waiters[key] = map[chan *kvstate.Record]struct{}{}
-	}
-	h.waiters[key][ch] = struct{}{}
+	h.waiters[key] = append(h.waiters[key], ch)
 	h.n.Add(1)
 	return ch, func() { h.remove(key, ch) }, nil
 }
@@ -48,12 +46,17 @@ func (h *Hub) Subscribe(key string) (<-chan *kvstate.Record, func(), error) {
 func (h *Hub) remove(key string, ch chan *kvstate.Record) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if _, ok := h.waiters[key][ch]; !ok {
-		return
+	set := h.waiters[key]
+	i := slices.Index(set, ch)
+	if i < 0 {
+		return // woken by Close, or removed already
 	}
-	delete(h.waiters[key], ch)
-	if len(h.waiters[key]) == 0 {
+	if len(set) == 1 {
 		delete(h.waiters, key)
+	} else {
+		set[i] = set[len(set)-1]
+		set[len(set)-1] = nil
+		h.waiters[key] = set[:len(set)-1]
 	}
 	h.n.Add(-1)
 }
@@ -72,7 +75,7 @@ func (h *Hub) Observe(key string, r kvstate.Record, deleted bool) {
 	}
 	woken := new(kvstate.Record) // only for waiters: r itself stays off the heap
 	*woken = r
-	for ch := range set {
+	for _, ch := range set {
 		select {
 		case ch <- woken:
 		default:
@@ -90,7 +93,7 @@ func (h *Hub) Close() {
 	defer h.mu.Unlock()
 	h.closed = true
 	for key, set := range h.waiters {
-		for ch := range set {
+		for _, ch := range set {
 			close(ch)
 		}
 		delete(h.waiters, key)

@@ -33,3 +33,68 @@ func TestHubObserveAllocatesOnlyForWaiters(t *testing.T) {
 		t.Errorf("the waiter got %s %s, want req_1 approved", got.ID, got.Status)
 	}
 }
+
+// A terminal record wakes every waiter of its key and no other; a
+// cancelled waiter is not counted and not woken; Close wakes the rest.
+func TestHubWakesTheKeysWaitersOnly(t *testing.T) {
+	h := approvals.NewHub(3)
+	done := kvstate.Record{Request: events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusApproved}}
+	a, cancelA, _ := h.Subscribe("acme.req_1")
+	b, cancelB, _ := h.Subscribe("acme.req_1")
+	c, cancelC, _ := h.Subscribe("acme.req_1")
+	if _, _, err := h.Subscribe("acme.req_2"); err == nil {
+		t.Fatal("a fourth wait in a hub of 3: want ErrRateLimited")
+	}
+	cancelB()
+	cancelB() // twice: once only counted
+	if n := h.Waiting(); n != 2 {
+		t.Fatalf("waiting %d, want 2", n)
+	}
+	other, cancelOther, err := h.Subscribe("acme.req_2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancelOther()
+	h.Observe("acme.req_1", done, false)
+	for name, ch := range map[string]<-chan *kvstate.Record{"first": a, "third": c} {
+		select {
+		case r := <-ch:
+			if r.ID != "req_1" {
+				t.Errorf("%s waiter got %s", name, r.ID)
+			}
+		default:
+			t.Errorf("the %s waiter of req_1 was not woken", name)
+		}
+	}
+	select {
+	case <-b:
+		t.Error("a cancelled waiter was woken")
+	case <-other:
+		t.Error("req_2's waiter was woken by req_1")
+	default:
+	}
+	cancelA()
+	cancelC()
+	if n := h.Waiting(); n != 1 {
+		t.Fatalf("waiting %d, want 1", n)
+	}
+	h.Close()
+	if _, ok := <-other; ok {
+		t.Error("Close left a waiter open")
+	}
+}
+
+// What a held poll costs the hub: its channel, its cancel and its slot.
+//
+//	go test -run '^$' -bench HubSubscribe -benchmem ./approvals/
+func BenchmarkHubSubscribe(b *testing.B) {
+	h := approvals.NewHub(1 << 20)
+	done := kvstate.Record{Request: events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusApproved}}
+	b.ReportAllocs()
+	for b.Loop() {
+		ch, cancel, _ := h.Subscribe("acme.req_1")
+		h.Observe("acme.req_1", done, false)
+		<-ch
+		cancel()
+	}
+}

@@ -35,6 +35,7 @@ func TestAuditChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := newWorld(t, b)
+	w.noTap = os.Getenv("NOTAP") != "" // NOTAP=1 go test -run TestWriterKilledMidBatch: the same without the tap
 	w.runWriter(t, "child-writer")
 	go func() {
 		for i := 0; ; i++ {

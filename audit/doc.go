@@ -14,6 +14,10 @@
 // and it may hold a request's events out of order), the agents, rules and
 // config buckets' streams, and the audit input stream (Append: sign-ins).
 // Each write that is an event becomes one entry of its tenant's log.
+// The request and grant writes this process makes come from a Tap
+// instead (kvstate tells it each write once acknowledged, with its
+// stream sequence), still in stream order: the writer reads from the
+// streams only what the tap did not give it (tap.go).
 //
 // A batch of entries is stored as one JetStream atomic batch: every
 // tenant's new entries (packed, a message holding several lines: each

@@ -114,6 +114,11 @@ func TestActorOf(t *testing.T) {
 		{events.TypeRequestDecided, `{"decision":{"by":{},"status":"expired"}}`, Actor{Kind: "system"}},
 		{events.TypeRequestDecided, `{"decision":null}`, Actor{Kind: "system"}},
 		{events.TypeGrantRevoked, `{"created_by":{"id":"u-3","kind":"person"}}`, Actor{Kind: "system"}},
+		{events.TypeRequestCreated, `{"agent":"agt_\u006dain \"x\""}`, Actor{Kind: events.KindAgent, ID: `agt_main "x"`}},
+		{events.TypeRequestCreated, `{"agent":7}`, Actor{Kind: events.KindAgent}},
+		{events.TypeRequestDecided, `{"decision":{"status":"denied","by":{"kind":"per\u0073on","id":"u-\\1"}}}`, Actor{Kind: "person", ID: `u-\1`}},
+		{events.TypeRequestDecided, `{"decision":{"by":{"kind":1,"id":"u-1"}}}`, Actor{Kind: "system"}},
+		{events.TypeRequestClaimed, `{"approver":{"kind":"person"}}`, Actor{Kind: "person"}},
 	} {
 		if got := actorOf(c.typ, []byte(c.data)); got != c.want {
 			t.Errorf("%s %s: got %+v; want %+v", c.typ, c.data, got, c.want)

@@ -52,6 +52,10 @@ type WriterConfig struct {
 	// Lag, when set, is told each entry's lag once its batch is stored:
 	// from its change's time to the commit (countersign_audit_lag_seconds).
 	Lag func(time.Duration)
+	// Tap, when set, gives the writer this process's request and grant
+	// writes as they are acknowledged (tap.go). Default: every message is
+	// read from its stream.
+	Tap *Tap
 }
 
 // Writer projects the sources into the tenants' logs (see the package
@@ -138,6 +142,10 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	for i := range w.sources {
 		name := sourceName(i)
 		from := cur[name] + 1 // read here: the batches below move cur on
+		if w.cfg.Tap != nil && tapped(i) {
+			go func() { errc <- w.pumpTapped(pctx, i, from, msgs) }()
+			continue
+		}
 		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
 	b := &batch{w: w, fresh: map[events.TenantID]bool{}}

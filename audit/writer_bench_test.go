@@ -17,13 +17,16 @@ import (
 )
 
 // BenchmarkWriterLive: 8 publishers store b.N request writes of about
-// 900 bytes while the writer projects them (on) or without it (off).
+// 900 bytes while the writer projects them (on), or takes them from the
+// tap as this process's writes (on-tap), or without it (off).
 // cpu-us/write is the process's CPU time (the embedded server's
 // included) per write; on less off is what the log costs a write.
 func BenchmarkWriterLive(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		b.Run(map[bool]string{false: "off", true: "on"}[on], func(b *testing.B) {
+	for _, mode := range []string{"off", "on", "on-tap"} {
+		on, tapped := mode != "off", mode == "on-tap"
+		b.Run(mode, func(b *testing.B) {
 			w := newWorld(b, testutil.NewJetStream(b))
+			w.noTap = !tapped
 			if on {
 				w.runWriter(b, "writer")
 			}
@@ -42,6 +45,9 @@ func BenchmarkWriterLive(b *testing.B) {
 						if err != nil {
 							b.Error(err)
 							return
+						}
+						if tapped { // as kvstate tells it, once acknowledged
+							w.tap.Offer(ack.Stream, ack.Sequence, m)
 						}
 						for s := last.Load(); s < ack.Sequence && !last.CompareAndSwap(s, ack.Sequence); s = last.Load() {
 						}

@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -15,10 +16,14 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 )
 
-// world is a JetStream with the state buckets and the audit streams.
+// world is a JetStream with the state buckets and the audit streams. Its
+// store's writes go to tap, which its writers read, as in a process
+// (noTap: they read every message from the streams).
 type world struct {
 	b     *broker.Broker
 	store *kvstate.Store
+	tap   *Tap
+	noTap bool
 }
 
 func newWorld(t testing.TB, b *broker.Broker) *world {
@@ -33,7 +38,9 @@ func newWorld(t testing.TB, b *broker.Broker) *world {
 			t.Fatal(err)
 		}
 	}
-	return &world{b: b, store: store}
+	tap := NewTap()
+	store.SetTap(tap.Offer)
+	return &world{b: b, store: store, tap: tap}
 }
 
 // runWriter runs a writer on its own connection until the test ends, or
@@ -49,7 +56,11 @@ func (w *world) runWriterKeeping(t testing.TB, name string, retention func(event
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr, err := NewWriter(WriterConfig{JS: js, Log: NewLog(js),
+	var tap *Tap
+	if !w.noTap {
+		tap = w.tap
+	}
+	wr, err := NewWriter(WriterConfig{JS: js, Log: NewLog(js), Tap: tap,
 		ConfigTenants: func([]byte) []events.TenantID { return []events.TenantID{"acme", "beta"} }, Retention: retention})
 	if err != nil {
 		t.Fatal(err)
@@ -119,9 +130,18 @@ func checkOnce(t *testing.T, log []byte, want map[string]bool) *Chain {
 }
 
 // Two writers at once, then a restart: every change has one entry, in a
-// chain that verifies, and the checkpoint's tree is the export's.
+// chain that verifies, and the checkpoint's tree is the export's; with
+// the process's tap (the second writer takes it: the first reads the
+// streams) and without.
 func TestWritersProjectEveryChangeOnce(t *testing.T) {
+	for _, noTap := range []bool{false, true} {
+		t.Run(map[bool]string{false: "tap", true: "no tap"}[noTap], func(t *testing.T) { projectEveryChangeOnce(t, noTap) })
+	}
+}
+
+func projectEveryChangeOnce(t *testing.T, noTap bool) {
 	w := newWorld(t, testutil.NewJetStream(t))
+	w.noTap = noTap
 	stopA := w.runWriter(t, "writer-a")
 	w.runWriter(t, "writer-b")
 	want := map[string]bool{}
@@ -231,4 +251,74 @@ func TestRetentionKeepsTheTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The tap is a shortcut: writes another process made (not tapped), KV
+// removal markers (no events), writes made before the writer started, and
+// a run of foreign writes longer than the gaps read one by one, all
+// between tapped writes, and the log still holds every change once, in
+// stream order.
+func TestTapIsAShortcut(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	ctx := context.Background()
+	other, err := kvstate.Open(ctx, w.b.JS, 1) // another process: no tap
+	if err != nil {
+		t.Fatal(err)
+	}
+	grants, err := w.b.JS.KeyValue(ctx, kvstate.BucketGrants)
+	if err != nil {
+		t.Fatal(err)
+	}
+	foreign := &world{b: w.b, store: other}
+	var order []string
+	put := func(on *world, i int) { order = append(order, string(on.grant(t, "acme", i))) }
+	for i := range 3 {
+		put(w, i) // before the writer: read from the stream
+	}
+	w.runWriter(t, "writer")
+	for i := 3; i < 60; i++ {
+		switch {
+		case i%3 == 0:
+			put(foreign, i)
+		case i%7 == 0:
+			if err := grants.Delete(ctx, fmt.Sprintf("acme.grt_gone%d", i)); err != nil {
+				t.Fatal(err)
+			}
+			put(w, i)
+		default:
+			put(w, i)
+		}
+	}
+	for i := 60; i < 80; i++ {
+		put(foreign, i) // more than maxGapGets in a row
+	}
+	put(w, 80)
+	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, "acme") == int64(len(order)) }, "the log complete")
+	log := w.export(t, "acme")
+	want := map[string]bool{}
+	for _, id := range order {
+		want[id] = true
+	}
+	checkOnce(t, log, want)
+	var got []string
+	for line := range bytes.SplitSeq(bytes.TrimSpace(log), []byte("\n")) {
+		var e Entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, e.Subject)
+	}
+	if strings.Join(got, " ") != strings.Join(order, " ") {
+		t.Fatalf("entries in the order\n%v\nwant the stream's\n%v", got, order)
+	}
+	// The consumers the gaps were read with are gone (an ordered one
+	// lingers 5 minutes unless deleted): the tapped source has none left.
+	st, err := w.b.JS.Stream(ctx, kvstate.StreamOf(kvstate.BucketGrants))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 10*time.Second, func() bool {
+		info, err := st.Info(ctx)
+		return err == nil && info.State.Consumers == 0
+	}, "no consumer left on the tapped stream")
 }

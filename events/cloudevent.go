@@ -38,21 +38,42 @@ func NewEvent(typ string, tenant TenantID, subject string, revision uint64, at t
 // building the event: the one durable write of every state change carries
 // them, so this is on every write's path.
 func ChangeHeaders(h nats.Header, typ string, tenant TenantID, subject string, revision uint64, at time.Time, traceparent string) {
-	set := func(name, v string) { h[ceHeaderPrefix+name] = []string{percentEncode(v)} }
-	set("specversion", cloudevents.CloudEventsVersionV1)
-	set("id", string(NewEventID()))
-	set("source", Source(tenant))
-	set("type", typ)
-	set("subject", subject)
-	set("time", at.UTC().Format(time.RFC3339Nano))
-	set("datacontenttype", "application/json")
-	set("tenant", string(tenant))
-	set("revision", strconv.FormatUint(revision, 10))
-	if traceparent != "" {
-		set("traceparent", traceparent)
+	vals := make([]string, 0, len(changeHeaderNames)+1) // one array for every value: a header's is a slice of it
+	set := func(name, v string) {
+		vals = append(vals, v)
+		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
 	}
-	h["Content-Type"] = []string{"application/json"}
+	set(ceSpecversion, cloudevents.CloudEventsVersionV1)
+	set(ceID, percentEncode(string(NewEventID())))
+	set(ceSource, percentEncode(Source(tenant)))
+	set(ceType, percentEncode(typ))
+	set(ceSubject, percentEncode(subject))
+	set(ceTime, at.UTC().Format(time.RFC3339Nano))
+	set(ceDataContentType, "application/json")
+	set(ceTenant, percentEncode(string(tenant)))
+	set(ceRevision, strconv.FormatUint(revision, 10))
+	if traceparent != "" {
+		set(ceTraceparent, percentEncode(traceparent))
+	}
+	set("Content-Type", "application/json")
 }
+
+// The header names ChangeHeaders writes, built once rather than for
+// every write.
+const (
+	ceSpecversion     = ceHeaderPrefix + "specversion"
+	ceID              = ceHeaderPrefix + "id"
+	ceSource          = ceHeaderPrefix + "source"
+	ceType            = ceHeaderPrefix + "type"
+	ceSubject         = ceHeaderPrefix + "subject"
+	ceTime            = ceHeaderPrefix + "time"
+	ceDataContentType = ceHeaderPrefix + "datacontenttype"
+	ceTenant          = ceHeaderPrefix + "tenant"
+	ceRevision        = ceHeaderPrefix + "revision"
+	ceTraceparent     = ceHeaderPrefix + "traceparent"
+)
+
+var changeHeaderNames = [...]string{ceSpecversion, ceID, ceSource, ceType, ceSubject, ceTime, ceDataContentType, ceTenant, ceRevision, ceTraceparent}
 
 // Change is what the outbox reads of a stored change's CloudEvent to
 // derive from it (PeekChange): where its event goes and its Nats-Msg-Id.

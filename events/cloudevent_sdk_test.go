@@ -180,3 +180,16 @@ func TestPeekChange(t *testing.T) {
 		}
 	}
 }
+
+// The headers of every state change's write (ChangeHeaders), into a
+// fresh header as each write makes.
+//
+//	go test -run '^$' -bench ChangeHeaders -benchmem ./events/
+func BenchmarkChangeHeaders(b *testing.B) {
+	b.ReportAllocs()
+	at := time.Now()
+	for b.Loop() {
+		h := make(nats.Header, 12)
+		events.ChangeHeaders(h, events.TypeRequestDecided, "acme", "req_01JABCDEFGHJKMNPQRSTVWXYZ0", 2, at, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	}
+}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -63,6 +65,7 @@ type Store struct {
 	grants, agents, rules, config, delegations jetstream.KeyValue
 	leaderReads                                bool // replicated buckets: decisive reads go to the leader (read.go)
 	snaps                                      jetstream.ObjectStore
+	tap                                        atomic.Pointer[func(stream string, seq uint64, m *nats.Msg)] // SetTap
 }
 
 // Option sets one thing Open builds with.

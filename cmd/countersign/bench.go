@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strings"
 
 	"github.com/countersign/countersign/events"
@@ -38,6 +39,8 @@ func runBench(args []string) int {
 	fl.BoolVar(&o.Idempotency, "idempotency", false, "send an Idempotency-Key with every submit")
 	auditMode := fl.String("audit", "on", "the built-in server's audit log: on (its lag is reported), off, or both (each scenario off, then on)")
 	asJSON := fl.Bool("json", false, "print the result as one JSON line")
+	withFloor := fl.Bool("floor", false, "grant, person: run the floor (the smallest HTTP service doing the scenario's durable work, in this process) and countersign alternately, --rounds times, and print each figure, the medians and their ratio")
+	rounds := fl.Int("rounds", 3, "with --floor: rounds of floor then countersign")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (the built-in server runs in this process; against --url, profile the server with serve --pprof)")
 	memProfile := fl.String("memprofile", "", "write an allocation profile of the run to this file (as --cpuprofile, this process only)")
 	if err := fl.Parse(args); err != nil {
@@ -66,6 +69,19 @@ func runBench(args []string) int {
 	}
 	for _, sc := range strings.Split(*scenarios, ",") {
 		o.Scenario = strings.TrimSpace(sc)
+		if *withFloor {
+			if o.URL != "" || *rounds < 1 {
+				fmt.Fprintln(os.Stderr, "bench: --floor runs both in this process (no --url), with --rounds of 1 or more")
+				return 2
+			}
+			c, err := benchAgainstFloor(ctx, o, modes, *rounds, *asJSON)
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "bench:", err)
+				return 1
+			}
+			code = max(code, c)
+			continue
+		}
 		for _, off := range modes {
 			o.NoAudit = off
 			res, err := bench.Run(ctx, o)
@@ -80,6 +96,75 @@ func runBench(args []string) int {
 		}
 	}
 	return code
+}
+
+// benchAgainstFloor runs o's scenario on the floor, then on countersign
+// (each audit mode in modes), rounds times, printing each run; then the
+// medians of the throughputs and of the CPU per request (the process's,
+// load included: steadier than throughput on a shared machine) and
+// their ratios to the floor's.
+func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, rounds int, asJSON bool) (int, error) {
+	code := 0
+	var floor, floorCPU []float64
+	mine, mineCPU := make([][]float64, len(modes)), make([][]float64, len(modes))
+	for range rounds {
+		f := o
+		f.Floor = true
+		res, err := bench.Run(ctx, f)
+		if err != nil {
+			return 1, err
+		}
+		printBench(res, asJSON)
+		floor, floorCPU = append(floor, res.ThroughputRPS), append(floorCPU, res.CPUPerRequestMs)
+		for i, off := range modes {
+			o.NoAudit = off
+			res, err := bench.Run(ctx, o)
+			if err != nil {
+				return 1, err
+			}
+			printBench(res, asJSON)
+			mine[i], mineCPU[i] = append(mine[i], res.ThroughputRPS), append(mineCPU[i], res.CPUPerRequestMs)
+			if res.Errors > 0 {
+				code = 1
+			}
+		}
+	}
+	fm, fc := median(floor), median(floorCPU)
+	for i, off := range modes {
+		audit := "on"
+		if off {
+			audit = "off"
+		}
+		m, c := median(mine[i]), median(mineCPU[i])
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "audit": audit, "rounds": rounds,
+				"floor_rps": fm, "throughput_rps": m, "ratio": m / fm,
+				"floor_cpu_per_request_ms": fc, "cpu_per_request_ms": c, "cpu_ratio": fc / c})
+			fmt.Println(string(b))
+			continue
+		}
+		fmt.Printf("%s: medians of %d rounds: countersign (audit %s) %.0f req/s, floor %.0f req/s: %.2f of the floor; cpu %.3f ms/req, floor %.3f: %.2f\n",
+			o.Scenario, rounds, audit, m, fm, m/fm, c, fc, fc/c)
+	}
+	if len(modes) == 2 {
+		tput, cpu := median(mine[1])/median(mine[0]), median(mineCPU[0])/median(mineCPU[1])
+		if asJSON {
+			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "rounds": rounds, "audit_on_off_throughput": tput, "audit_on_off_cpu": cpu})
+			fmt.Println(string(b))
+		} else {
+			fmt.Printf("%s: audit on/off, medians: throughput %.2f, cpu per request %.2f\n", o.Scenario, tput, cpu)
+		}
+	}
+	return code, nil
+}
+
+// median is the median of xs (not empty); xs is sorted in place.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
 }
 
 // startCPUProfile profiles this process into file until the returned
@@ -144,6 +229,8 @@ func auditFigures(r bench.Result) string {
 		return fmt.Sprintf("  audit on: %d entries, lag p50 %.2f ms p99 %.2f ms", r.AuditEntries, r.AuditLagP50ms, r.AuditLagP99ms)
 	case r.Audit == "off":
 		return "  audit off"
+	case r.Floor != "":
+		return "  floor: " + r.Floor
 	}
 	return ""
 }

@@ -53,7 +53,9 @@ func (a *App) buildAudit(views *views.Views, off bool) error {
 	if err != nil {
 		return err
 	}
-	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log, Shards: a.Service.Store().Shards(),
+	tap := audit.NewTap() // this process's writes, as acknowledged: no delivery of their own
+	a.Service.Store().SetTap(tap.Offer)
+	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log, Shards: a.Service.Store().Shards(), Tap: tap,
 		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
 		Retention: func(t events.TenantID) time.Duration {
 			if ten, ok := views.Tenant(t); ok && ten.AuditRetention > 0 {

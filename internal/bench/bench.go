@@ -43,6 +43,10 @@ type Options struct {
 	NATSURL                    string
 	Tenant                     events.TenantID
 	WorkerAgent, ReviewerAgent string
+	// Floor runs the scenario (grant or person) against the floor instead
+	// of countersign: the smallest HTTP service doing the scenario's
+	// durable work, in-process (floor.go).
+	Floor bool
 }
 
 func (o *Options) setDefaults() {
@@ -83,6 +87,12 @@ func Run(ctx context.Context, o Options) (Result, error) {
 	o.setDefaults()
 	var res Result
 	var err error
+	switch {
+	case o.Floor:
+		res, err = runFloor(ctx, o)
+		res.Scenario, res.Concurrency, res.Cores, res.Floor = o.Scenario, o.Concurrency, runtime.NumCPU(), floorNote(o.Scenario)
+		return res, err
+	}
 	switch o.Scenario {
 	case "grant":
 		res, err = withServer(ctx, o, nil, grantScenario)

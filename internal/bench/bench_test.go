@@ -27,6 +27,25 @@ func TestScenariosRun(t *testing.T) {
 	}
 }
 
+// The floor serves the grant and person scenarios through the same load
+// as countersign, and refuses the others and a remote server.
+func TestFloorRuns(t *testing.T) {
+	for _, sc := range []string{"grant", "person"} {
+		r, err := Run(context.Background(), Options{Scenario: sc, Floor: true, Concurrency: 4, Duration: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Requests == 0 || r.Errors != 0 || r.Floor == "" || r.Audit != "" {
+			t.Fatalf("floor %s: %+v; want requests, no errors, the floor named", sc, r)
+		}
+	}
+	for _, o := range []Options{{Scenario: "quorum", Floor: true}, {Scenario: "person", Floor: true, URL: "http://127.0.0.1:1"}} {
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Fatalf("%+v: want an error", o)
+		}
+	}
+}
+
 func TestUnknownScenario(t *testing.T) {
 	if _, err := Run(context.Background(), Options{Scenario: "nope"}); err == nil {
 		t.Fatal("want an error for an unknown scenario")

@@ -39,6 +39,8 @@ type Result struct {
 	AuditEntries  int     `json:"audit_entries,omitempty"`
 	AuditLagP50ms float64 `json:"audit_lag_p50_ms,omitempty"`
 	AuditLagP99ms float64 `json:"audit_lag_p99_ms,omitempty"`
+	// Floor, set on a run of the floor (Options.Floor), names its work.
+	Floor string `json:"floor,omitempty"`
 	// CPUPerRequestMs is this process's CPU time (user and system) over
 	// the measured duration per request: with the in-process server, the
 	// server's and the load's together.
