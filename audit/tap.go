@@ -15,7 +15,7 @@ import (
 // as they are acknowledged (kvstate's Store.SetTap calls Offer), so that
 // it need not have every one delivered again by a consumer of its own: in
 // a person's round trip that delivery cost about as much CPU as all the
-// writer's own work (docs/performance.md).
+// writer's own work (docs/operators/performance.md).
 //
 // The tap is a shortcut, never the source of truth: the writer still
 // projects each source in stream order from its cursor on, and reads

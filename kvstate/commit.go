@@ -39,7 +39,7 @@ import (
 // way: it is not atomic, and on a stream that syncs every write it stores
 // and syncs each message on its own, as singles do (BenchmarkFastBatchSize
 // against BenchmarkAtomicBatchSize). The figures behind both choices are
-// in docs/performance.md, "Measurements behind the design".
+// in docs/operators/performance.md, "Measurements behind the design".
 
 // maxBatch bounds one atomic batch (the server's default limit is 1000).
 const maxBatch = 256
@@ -108,9 +108,9 @@ func enableAtomic(ctx context.Context, js jetstream.JetStream, bucket string) bo
 // write publishes msg guarded by last (the key's expected last sequence)
 // and returns its stream sequence once it is durable.
 //
-// While the write probe finds a bucket a write needs without a leader
+// While the write check finds a bucket a write needs without a leader
 // (writeGate), it returns ErrUnavailable at once; a write waiting on its
-// acknowledgement when the probe finds that is answered ErrUnavailable
+// acknowledgement when the check finds that is answered ErrUnavailable
 // then (its outcome unknown), not when the batch's timeout ends.
 func (c *committer) write(ctx context.Context, msg *nats.Msg, last uint64) (uint64, error) {
 	lost, err := c.gate.state()

@@ -29,7 +29,7 @@ import (
 // Hashing the request id instead would spread one busy tenant, at the
 // price of a tenant's log and pages merged from K streams with cursors of
 // K positions; a deployment whose load is one tenant is better served by
-// the faster single stream (see docs/operations.md).
+// the faster single stream (see docs/operators/operations.md).
 //
 // K is fixed once a shard holds a request: Open refuses another K
 // (ErrLayout), since moving requests between shards is a migration

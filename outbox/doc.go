@@ -14,5 +14,5 @@
 // transform maps subject tokens only, and a request's subject
 // ($KV.requests.<tenant>.<id>) does not hold the event's type or the
 // decider that the derived subjects name. BenchmarkDerive compares the
-// outbox with such a sourced stream (figures in docs/performance.md).
+// outbox with such a sourced stream (figures in docs/operators/performance.md).
 package outbox

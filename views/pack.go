@@ -18,7 +18,7 @@ import (
 // names and the values that repeat from one request to the next) and a
 // sample of the deployment's own, so that a page of old requests is read
 // from memory instead of from KV's cold message blocks. What a record
-// packs to and what packing costs: docs/performance.md, "Measurements
+// packs to and what packing costs: docs/operators/performance.md, "Measurements
 // behind the design".
 
 // requestDictText begins every packing dictionary. Changing it changes
