@@ -22,9 +22,8 @@ func newSteppedNow() *steppedNow {
 	c.ns.Store(time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC).UnixNano())
 	return c
 }
-func (c *steppedNow) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *steppedNow) Add(d time.Duration) { c.ns.Add(int64(d)) }
-func (c *steppedNow) Set(at time.Time)    { c.ns.Store(at.UnixNano()) }
+func (c *steppedNow) Now() time.Time   { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *steppedNow) Set(at time.Time) { c.ns.Store(at.UnixNano()) }
 
 // Create derives what the server knows: the expiry is capped at
 // MaxSession from now (a zero one is MaxSession), an earlier one is kept;
