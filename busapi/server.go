@@ -205,15 +205,12 @@ func (s *Server) enter() bool {
 // the caller holds a slot that must be released.
 func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	auth := header(req.Headers(), "Authorization")
-	c, err := s.svc.Authenticate(auth, "")
+	c, err := s.svc.Authenticate(auth, nil)
 	if err != nil {
 		return c, unauthenticated(req, err)
 	}
 	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
 		return c, errForeignReply
-	}
-	if err := approvals.Permit(c, o.op); err != nil {
-		return c, err
 	}
 	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {
 		return c, errOtherTenant
@@ -246,11 +243,11 @@ func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, 
 			s.fail(req, name, fmt.Errorf("busapi: panic: %v", p))
 		}
 	}()
-	status, body, err := o.run(ctx, c, message{data: req.Data(), headers: req.Headers()})
+	res, err := o.run(ctx, c, input(req))
 	if err != nil {
 		s.fail(req, name, err)
 		return
 	}
-	s.served.WithLabelValues(name, strconv.Itoa(status)).Inc()
-	s.publish(req.Reply(), success(status, body))
+	s.served.WithLabelValues(name, strconv.Itoa(res.Status)).Inc()
+	s.publish(req.Reply(), success(res.Status, res.Value()))
 }

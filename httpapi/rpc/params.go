@@ -138,7 +138,7 @@ func subjectOf(svc *approvals.Service, r *events.Request) Subject {
 // shows (capability, reason as quoted data, deadlineAt).
 type RequestParams struct {
 	ApprovalID           string            `json:"approvalId"`
-	AvailableChoices     []Choice          `json:"availableChoices"`
+	AvailableChoices     []approvals.Choice          `json:"availableChoices"`
 	CurrentRequirementID RequirementID     `json:"currentRequirementId"`
 	CuaCardFacts         *CuaCardFacts     `json:"cuaCardFacts,omitempty"`
 	ItemID               string            `json:"itemId"`
@@ -196,7 +196,7 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 	v := viewOf(svc, r)
 	p := RequestParams{
 		ApprovalID:           string(r.ID),
-		AvailableChoices:     choices(svc, c, r),
+		AvailableChoices:     svc.Choices(c, r),
 		CurrentRequirementID: RequirementID{SourceIndex: currentStage(r), Revision: r.Revision},
 		CuaCardFacts:         cuaCardFacts(r),
 		ItemID:               itemID(r),
