@@ -20,11 +20,14 @@ const tenant = events.TenantID("acme")
 
 // One tenant: u-1 decides agt_main's requests, u-2 agt_big's; the tokens
 // differ in scope and principal kind.
-const conformanceYAML = `tenants:
+const conformanceYAML = `public_url: https://approvals.example.com
+link_secret_env: CS_CONFORMANCE_LINK_SECRET
+tenants:
   - id: acme
     request_timeout: 1h
+    slack_signing_secret_env: CS_CONFORMANCE_SLACK_SECRET
     members:
-      - {id: u-1, policy: {allow: ["*"]}}
+      - {id: u-1, policy: {allow: ["*"]}, slack_user_id: U1}
       - {id: u-2, policy: {allow: ["*"]}}
     agents:
       - {id: agt_main, member: u-1}
@@ -61,14 +64,17 @@ type tcase struct {
 	note func(t *testing.T, body []byte) string
 }
 
-// TestSurfacesConform runs every row through HTTP, the bus and JSON-RPC
-// (each where it offers the operation, at least two) and demands the
-// row's outcome from each.
+// TestSurfacesConform runs every row through HTTP, the bus, JSON-RPC,
+// decision links and Slack clicks (each where it offers the operation and
+// can stand for the caller, at least two) and demands the row's outcome
+// from each.
 func TestSurfacesConform(t *testing.T) {
+	t.Setenv("CS_CONFORMANCE_LINK_SECRET", linkSecret)
+	t.Setenv("CS_CONFORMANCE_SLACK_SECRET", slackSecret)
 	s := servertest.Start(t, servertest.WithConfig(conformanceYAML))
 	f := &fixtures{t: t, api: s.API(t), traces: watchTraces(t, s)}
 	f.bigPage(10)
-	surfaces := []surface{httpSurface(s), busSurface(t, s, principals), rpcSurface(s)}
+	surfaces := []surface{httpSurface(s), busSurface(t, s, principals), rpcSurface(s), linkSurface(s), slackSurface(t, s)}
 	for _, tc := range table(f) {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := 0
