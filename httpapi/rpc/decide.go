@@ -11,11 +11,11 @@ import (
 )
 
 type decideParams struct {
-	ApprovalID    string       `json:"approvalId"`
-	RequirementID *requirement `json:"requirementId"`
-	ChoiceID      string       `json:"choiceId"`
-	Reason        string       `json:"reason,omitempty"`
-	Rule          string       `json:"rule,omitempty"`
+	ApprovalID    string           `json:"approvalId"`
+	RequirementID *requirement     `json:"requirementId"`
+	ChoiceID      string           `json:"choiceId"`
+	Reason        string           `json:"reason,omitempty"`
+	Rule          string           `json:"rule,omitempty"`
 	choice        approvals.Choice // the choice ChoiceID names (set by validate)
 
 	// Arguments, with choice allow_once, approves with edits (SPEC §5).
