@@ -1,6 +1,8 @@
 package approvals
 
 import (
+	"fmt"
+
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 )
@@ -100,8 +102,22 @@ func (s *Service) maxAllow(c Caller, r *events.Request) string {
 	switch {
 	case !holds && c.Principal.Kind != events.KindAgent:
 		return ""
-	case !holds, !deciders.KnownSubject(r.Subject.Kind):
+	case !holds, onceOnly(r) != "":
 		return events.ScopeOnce
 	}
 	return max
+}
+
+// onceOnly says why r may only be answered with scope once ("" when it
+// may be answered with any): a subject kind countersign does not know, or
+// a protected write (SPEC §8). Choices offers no larger scope, and Answer
+// refuses one, in these words.
+func onceOnly(r *events.Request) string {
+	switch {
+	case !deciders.KnownSubject(r.Subject.Kind):
+		return fmt.Sprintf("a %q subject may only be answered once", r.Subject.Kind)
+	case r.Subject.ProtectedWrite:
+		return "a protected write may only be answered once"
+	}
+	return ""
 }
