@@ -70,8 +70,10 @@ func pageOutcome(status int) outcome {
 }
 
 // linkSurface: a decision link minted as the server mints them and
-// posted to the real listener (POST /d/{token}, the form's submit).
-func linkSurface(s *servertest.Server) surface {
+// posted to the real listener (POST /d/{token}, the form's submit) by
+// the browser of the person it names, signed in (with sign-in on, a link
+// answers only for them).
+func linkSurface(b *http.Client, base string) surface {
 	return surface{name: "link", do: func(t *testing.T, c call) (outcome, []byte, bool) {
 		member, _, decision, rev, ok := clickOf(c)
 		if !ok {
@@ -80,7 +82,7 @@ func linkSurface(s *servertest.Server) surface {
 		d := map[string]string{approvals.DecisionAllow: links.Approve, approvals.DecisionDeny: links.Deny}[decision]
 		tok := links.Mint([]byte(linkSecret), links.Claim{Tenant: tenant, Request: events.RequestID(c.id), Revision: rev,
 			Person: events.MemberID(member), Decision: d, Deadline: time.Now().Add(time.Hour)})
-		resp, err := http.Post(s.URL+"/d/"+tok, "application/x-www-form-urlencoded", nil)
+		resp, err := b.Post(base+"/d/"+tok, "application/x-www-form-urlencoded", nil)
 		if err != nil {
 			t.Fatalf("link: %v", err)
 		}
