@@ -37,18 +37,20 @@ type Input struct {
 }
 
 // Result is an operation's answer: its status (200, 201, or 204 with no
-// body) and either a request's record (Record, which a surface may write
-// as it was stored) or another body (Body).
+// body) and either a request's record (Record, IsRecord set: a surface
+// may write it as it was stored) or another body (Body). The record is
+// held by value, so that a surface's result stays on its stack.
 type Result struct {
-	Status int
-	Record *kvstate.Record
-	Body   any
+	Status   int
+	IsRecord bool
+	Record   kvstate.Record
+	Body     any
 }
 
 // Value is the result's body as one value: the request of Record, or
 // Body.
-func (r Result) Value() any {
-	if r.Record != nil {
+func (r *Result) Value() any {
+	if r.IsRecord {
 		return &r.Record.Request
 	}
 	return r.Body
@@ -140,11 +142,11 @@ func (in Input) target(name, fromBody string) (string, error) {
 }
 
 // ok is a 200 with a record.
-func ok(rec *kvstate.Record, err error) (Result, error) {
+func ok(rec kvstate.Record, err error) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Status: http.StatusOK, Record: rec}, nil
+	return Result{Status: http.StatusOK, IsRecord: true, Record: rec}, nil
 }
 
 // okBody is a 200 (or status) with v.
@@ -175,7 +177,7 @@ func runSubmit(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if created {
 		status = http.StatusCreated
 	}
-	return Result{Status: status, Record: &rec}, nil
+	return Result{Status: status, IsRecord: true, Record: rec}, nil
 }
 
 // getInput is get's body: the request and an optional wait (HTTP's
@@ -202,13 +204,16 @@ func runGet(s *Service, ctx context.Context, c Caller, in Input) (Result, error)
 		return Result{}, err
 	}
 	if wait <= 0 {
-		rec, err := s.Get(ctx, c, events.RequestID(id))
-		return ok(&rec, err)
+		return ok(s.Get(ctx, c, events.RequestID(id)))
 	}
 	if in.Hold != nil {
 		in.Hold(wait)
 	}
-	return ok(s.Wait(ctx, c, events.RequestID(id), wait))
+	rec, err := s.Wait(ctx, c, events.RequestID(id), wait)
+	if err != nil {
+		return Result{}, err
+	}
+	return ok(*rec, nil)
 }
 
 func runAnswer(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
@@ -223,8 +228,7 @@ func runAnswer(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	rec, err := s.Answer(ctx, c, events.RequestID(id), body.AnswerInput)
-	return ok(&rec, err)
+	return ok(s.Answer(ctx, c, events.RequestID(id), body.AnswerInput))
 }
 
 // cancelInput is cancel's body: one request's id, or a turn whose
@@ -250,8 +254,7 @@ func runCancel(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	rec, err := s.Cancel(ctx, c, events.RequestID(id))
-	return ok(&rec, err)
+	return ok(s.Cancel(ctx, c, events.RequestID(id)))
 }
 
 // cancelTurn is cancel by turn, which names no request.
@@ -279,8 +282,7 @@ func runClaim(s *Service, ctx context.Context, c Caller, in Input) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	rec, err := s.Claim(ctx, c, events.RequestID(id), body.CallDigest)
-	return ok(&rec, err)
+	return ok(s.Claim(ctx, c, events.RequestID(id), body.CallDigest))
 }
 
 func runRevoke(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {

@@ -31,7 +31,7 @@ func (a *API) admit(r *http.Request, op approvals.Op) (approvals.Caller, error) 
 
 // binding fills in what HTTP's wire adds to an endpoint's input: the
 // path's values, a GET's query.
-type binding func(w http.ResponseWriter, r *http.Request, in *approvals.Input)
+type binding func(w http.ResponseWriter, r *http.Request, in approvals.Input) approvals.Input
 
 // endpoint binds op's endpoint (approvals.Service.Endpoint: Permit, the
 // strict decode, the use case) to a route: it authenticates, hands over
@@ -46,22 +46,22 @@ func (a *API) endpoint(op approvals.Op, bind binding) handler {
 		}
 		in := approvals.Input{Body: func() ([]byte, error) { return readRaw(r) }, Header: r.Header.Get}
 		if bind != nil {
-			bind(w, r, &in)
+			in = bind(w, r, in)
 		}
 		res, err := run(r.Context(), c, in)
 		if err != nil {
 			return err
 		}
-		return writeResult(w, res)
+		return writeResult(w, &res)
 	}
 }
 
 // writeResult writes an endpoint's result: a record as stored, a body
 // encoded, or no body (204).
-func writeResult(w http.ResponseWriter, res approvals.Result) error {
+func writeResult(w http.ResponseWriter, res *approvals.Result) error {
 	switch {
-	case res.Record != nil:
-		return writeRecord(w, res.Status, res.Record)
+	case res.IsRecord:
+		return writeRecord(w, res.Status, &res.Record)
 	case res.Status == http.StatusNoContent:
 		w.WriteHeader(res.Status)
 		return nil
@@ -71,21 +71,23 @@ func writeResult(w http.ResponseWriter, res approvals.Result) error {
 
 // path binds the path values names to the input's names of the same.
 func path(names ...string) binding {
-	return func(_ http.ResponseWriter, r *http.Request, in *approvals.Input) {
+	return func(_ http.ResponseWriter, r *http.Request, in approvals.Input) approvals.Input {
 		in.Path = make(map[string]string, len(names))
 		for _, n := range names {
 			in.Path[n] = r.PathValue(n)
 		}
+		return in
 	}
 }
 
 // read binds a GET: the path's values, the query in place of a body.
 func read(names ...string) binding {
 	p := path(names...)
-	return func(w http.ResponseWriter, r *http.Request, in *approvals.Input) {
-		p(w, r, in)
+	return func(w http.ResponseWriter, r *http.Request, in approvals.Input) approvals.Input {
+		in = p(w, r, in)
 		in.Body = nil
 		in.Query = func() (map[string]string, error) { return queryMap(r) }
+		return in
 	}
 }
 
@@ -104,9 +106,13 @@ func queryMap(r *http.Request) (map[string]string, error) {
 
 // longPoll binds GET /v1/requests/{id}: read's, and a wait moves the
 // response's write deadline past it (the server's write timeout after).
-func (a *API) longPoll(w http.ResponseWriter, r *http.Request, in *approvals.Input) {
-	read("id")(w, r, in)
-	in.Hold = func(wait time.Duration) {
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + a.timeouts.Write))
+func (a *API) longPoll() binding {
+	byID := read("id")
+	return func(w http.ResponseWriter, r *http.Request, in approvals.Input) approvals.Input {
+		in = byID(w, r, in)
+		in.Hold = func(wait time.Duration) {
+			_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(wait + a.timeouts.Write))
+		}
+		return in
 	}
 }

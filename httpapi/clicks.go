@@ -23,10 +23,10 @@ func click(rev uint64, decision, reason string) approvals.AnswerInput {
 }
 
 // answerAs answers request id as caller through the answer's endpoint.
-func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id events.RequestID, in approvals.AnswerInput) (*kvstate.Record, error) {
+func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id events.RequestID, in approvals.AnswerInput) (kvstate.Record, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
-		return nil, err
+		return kvstate.Record{}, err
 	}
 	res, err := a.svc.Endpoint(approvals.OpAnswer)(ctx, caller, approvals.Input{Path: map[string]string{"id": string(id)},
 		Body: func() ([]byte, error) { return body, nil }})
@@ -34,7 +34,7 @@ func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id events.R
 }
 
 // getAs reads request id as caller through the get endpoint.
-func (a *API) getAs(ctx context.Context, caller approvals.Caller, id events.RequestID) (*kvstate.Record, error) {
+func (a *API) getAs(ctx context.Context, caller approvals.Caller, id events.RequestID) (kvstate.Record, error) {
 	res, err := a.svc.Endpoint(approvals.OpGet)(ctx, caller, approvals.Input{Path: map[string]string{"id": string(id)}})
 	return res.Record, err
 }

@@ -123,7 +123,7 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 		a.linkWhy(w, c, &rec.Request, outcome)
 		return c, caller, none, false
 	}
-	return c, caller, *rec, true
+	return c, caller, rec, true
 }
 
 // linkFits says why the link can no longer answer r ("" if it can). A

@@ -137,7 +137,7 @@ func (a *API) routes(reg *prometheus.Registry) error {
 	}
 	a.handle("POST /v1/requests", a.endpoint(approvals.OpSubmit, nil))
 	a.handle("GET /v1/requests", a.endpoint(approvals.OpList, read()))
-	a.handle("GET /v1/requests/{id}", a.endpoint(approvals.OpGet, a.longPoll))
+	a.handle("GET /v1/requests/{id}", a.endpoint(approvals.OpGet, a.longPoll()))
 	a.handle("POST /v1/requests/{id}", a.endpoint(approvals.OpAnswer, path("id")))
 	a.handle("POST /v1/requests/{id}/cancel", a.endpoint(approvals.OpCancel, path("id")))
 	a.handle("POST /v1/requests/{id}/claim", a.endpoint(approvals.OpClaim, path("id")))
