@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
@@ -88,11 +87,11 @@ func (c *conn) body(p *decideParams) ([]byte, error) {
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	rec, err := c.h.svc.Get(c.ctx, c.caller, events.RequestID(p.ApprovalID))
+	got, err := c.h.svc.Endpoint(approvals.OpGet)(c.ctx, c.caller, approvals.Input{Path: map[string]string{"id": p.ApprovalID}})
 	if err != nil {
 		return nil, err
 	}
-	if err := c.decidable(&rec, p); err != nil {
+	if err := c.decidable(&got.Record, p); err != nil {
 		return nil, err
 	}
 	return json.Marshal(answerBody{ID: p.ApprovalID, AnswerInput: approvals.AnswerInput{Expected: p.RequirementID.Revision,
