@@ -28,11 +28,9 @@ var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target
 // It returns the agent and its token (shown once; stored hashed). The
 // subagent gets no grant and no rule: nothing its parent does not hold.
 // Errors: InvalidRequest, ErrForbidden, ErrNotFound, ErrConflict (a refused
-// claim, with its reason).
+// claim, with its reason). Surfaces come through
+// Endpoint(OpRegisterAgent), whose Permit admits agents only.
 func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (events.Agent, string, error) {
-	if c.Principal.Kind != events.KindAgent {
-		return events.Agent{}, "", forbid("only agents register subagents")
-	}
 	parent, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID))
 	if !ok {
 		return events.Agent{}, "", forbid("unknown agent")

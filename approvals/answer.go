@@ -73,11 +73,8 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if err != nil {
 		return rec, err
 	}
-	if !deciders.KnownSubject(rec.Subject.Kind) && in.Scope != events.ScopeOnce {
-		return rec, invalid("scope", "a %q subject may only be answered once", rec.Subject.Kind)
-	}
-	if rec.Subject.ProtectedWrite && in.Scope != events.ScopeOnce {
-		return rec, invalid("scope", "a protected write may only be answered once")
+	if why := onceOnly(&rec.Request); why != "" && in.Scope != events.ScopeOnce {
+		return rec, invalid("scope", "%s", why) // what Choices offers (endpoint_choices.go)
 	}
 	if in.edit, err = checkEdit(c, &rec.Request, in); err != nil {
 		return rec, err

@@ -7,13 +7,29 @@ var errNoToken = ErrUnauthenticated.With("a valid bearer token is required")
 
 const bearerPrefix = "Bearer"
 
+// Sessions is the authenticator hook of a surface that also knows
+// sign-in sessions (SPEC §13): asked only when the Authorization header
+// holds no token of the config, it returns the session's caller (a
+// person, approvals:read and approvals:write, Session set) or its own
+// refusal (ErrUnauthenticated, ErrForbidden for a missing CSRF header,
+// ErrUnavailable). nil: a surface without sessions.
+type Sessions func() (Caller, error)
+
 // Authenticate turns an Authorization header value ("Bearer <token>") into
 // the caller, for every surface alike (HTTP, the bus, JSON-RPC): an absent,
-// malformed or unknown token is ErrUnauthenticated (401), a token without
-// scope is ErrForbidden (403); an empty scope accepts any valid token. An
-// operation's own scope and principal kind are Permit's (policy.go).
-func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
-	tok, ok := bearerToken(authorization)
+// malformed or unknown token is ErrUnauthenticated (401), unless sessions
+// (when not nil) knows the call's session. What the caller may do is
+// Permit's (policy.go), which its operation's Endpoint asks.
+func (s *Service) Authenticate(authorization string, sessions Sessions) (Caller, error) {
+	c, err := s.authenticate(authorization)
+	if err != nil && sessions != nil {
+		return sessions()
+	}
+	return c, err
+}
+
+func (s *Service) authenticate(authorization string) (Caller, error) {
+	tok, ok := BearerToken(authorization)
 	if !ok {
 		return Caller{}, errNoToken
 	}
@@ -21,15 +37,13 @@ func (s *Service) Authenticate(authorization, scope string) (Caller, error) {
 	if !ok {
 		return Caller{}, errNoToken
 	}
-	if scope != "" && !token.Has(scope) {
-		return Caller{}, forbid("this token lacks the " + scope + " scope")
-	}
 	return Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
 }
 
-// bearerToken extracts the token of a "Bearer <token>" header value; the
-// scheme's case does not matter (RFC 7235 §2.1).
-func bearerToken(h string) (string, bool) {
+// BearerToken extracts the token of a "Bearer <token>" header value; the
+// scheme's case does not matter (RFC 7235 §2.1). It is the one parser of
+// bearer tokens: every surface's sessions read theirs with it too.
+func BearerToken(h string) (string, bool) {
 	scheme, tok, ok := strings.Cut(h, " ")
 	tok = strings.TrimSpace(tok)
 	return tok, ok && strings.EqualFold(scheme, bearerPrefix) && tok != ""

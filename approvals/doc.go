@@ -15,14 +15,21 @@
 // retirement) are plain compare-and-set writes with no CloudEvent: SPEC §9
 // names no agent event type; the requests a retirement cancels emit theirs.
 //
-// What every surface (HTTP, the bus, JSON-RPC) shares also lives here, so
-// that no rule has a second copy and the surfaces only translate: each
-// operation's policy (policy.go: Permit and Admit, the scope and principal
-// kind of every Op; WithTraceparent, the trace context a submit carries),
-// Authenticate (bearer token), Decode (the strict JSON body and its JCS
-// digest), ParseWait and the list filters, the page bound (RequestPage,
-// GrantPage: MaxPageBytes), and the sentinel refusals (errors.go):
-// *problem.Error values with their status and code, copied with a detail
-// where each rule lives. internal/conformance runs one table of cases
-// through all three surfaces and demands the same outcome.
+// Each operation has one definition here, and every surface (HTTP, the
+// bus, JSON-RPC, decision links, Slack) only binds to it: Endpoint(op)
+// (endpoint.go) asks Permit (policy.go, the scope and principal kind of
+// every Op), then decodes the operation's body strictly (Decode: the
+// strict JSON and its JCS digest), then runs the one use case, then
+// shapes the result, once; a surface maps its wire onto an Input and the
+// Result back, and nothing more. Streams a surface serves itself (events,
+// watch, audit) go through Admit. Authenticate reads the bearer token
+// (BearerToken, the one parser of it) and takes a surface's sign-in
+// sessions as its hook (Sessions). Choices (endpoint_choices.go) says what
+// a caller may answer a request with, for every surface, in the words
+// Answer refuses anything else. Also here: WithTraceparent, ParseWait and
+// the list filters, the page bound (RequestPage, GrantPage:
+// MaxPageBytes), and the sentinel refusals (errors.go): *problem.Error
+// values with their status and code, copied with a detail where each
+// rule lives. internal/conformance runs one table of cases through every
+// surface and demands the same outcome.
 package approvals

@@ -8,8 +8,10 @@ import (
 )
 
 // Op names one operation of the API. Every surface (HTTP, the bus,
-// JSON-RPC) translates its own call into an Op and asks Permit (or Admit)
-// before it reads anything else, so that the scope and principal kind an
+// JSON-RPC, decision links, Slack) translates its own call into an Op and
+// runs its Endpoint (endpoint.go), which asks Permit before it reads
+// anything else; a stream (events, watch, audit, config, people,
+// discover) is served after Admit. So the scope and principal kind an
 // operation takes are written once, here, and no surface has a copy.
 type Op string
 
@@ -24,7 +26,8 @@ const (
 	OpGrants        Op = "grants"         // GET /v1/grants, api.grants
 	OpRevoke        Op = "revoke"         // DELETE /v1/grants/{id}, api.revoke
 	OpRules         Op = "rules"          // GET /v1/agents/{id}/rules
-	OpWriteRules    Op = "write_rules"    // POST /v1/agents/{id}/rules, DELETE .../rules/{rule_id}
+	OpAddRule       Op = "add_rule"       // POST /v1/agents/{id}/rules
+	OpDeleteRule    Op = "delete_rule"    // DELETE /v1/agents/{id}/rules/{rule_id}
 	OpRegisterAgent Op = "register_agent" // POST /v1/agents
 	OpRetireAgent   Op = "retire_agent"   // DELETE /v1/agents/{id}
 	OpEndDelegation Op = "end_delegation" // DELETE /v1/agents/{id}/delegations/{session}
@@ -55,7 +58,8 @@ var policies = map[Op]policy{
 	OpGrants:        {events.ScopeApprovalsRead, ""},
 	OpRevoke:        {events.ScopeApprovalsWrite, ""},
 	OpRules:         {events.ScopeApprovalsRead, ""},
-	OpWriteRules:    {events.ScopeApprovalsWrite, ""},
+	OpAddRule:       {events.ScopeApprovalsWrite, ""},
+	OpDeleteRule:    {events.ScopeApprovalsWrite, ""},
 	OpRegisterAgent: {events.ScopeRequestsWrite, events.KindAgent},
 	OpRetireAgent:   {events.ScopeApprovalsWrite, ""},
 	OpEndDelegation: {events.ScopeRequestsWrite, ""},
@@ -87,10 +91,12 @@ func Permit(c Caller, op Op) error {
 	return nil
 }
 
-// Admit is Authenticate and then Permit: the caller of op, or
-// ErrUnauthenticated (401), then ErrForbidden (403).
-func (s *Service) Admit(authorization string, op Op) (Caller, error) {
-	c, err := s.Authenticate(authorization, "")
+// Admit is Authenticate and then Permit, for the operations a surface
+// serves itself (streams: OpEvents, OpWatch, OpAudit, OpConfig,
+// OpPeople, OpDiscover): the caller of op, or ErrUnauthenticated (401),
+// then ErrForbidden (403). sessions is as Authenticate's.
+func (s *Service) Admit(authorization string, op Op, sessions Sessions) (Caller, error) {
+	c, err := s.Authenticate(authorization, sessions)
 	if err != nil {
 		return c, err
 	}

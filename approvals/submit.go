@@ -115,11 +115,9 @@ func effectiveTimeout(s string, max time.Duration) (time.Duration, error) {
 // ErrIdempotencyKey. Past a quota (SPEC §5: the token's submit_rate, or
 // the agent's max_pending, which a repeat of an existing key is not held
 // to) it is ErrRateLimited and nothing is stored. Errors: InvalidRequest,
-// ErrForbidden, ErrRateLimited, ErrUnavailable.
+// ErrForbidden, ErrRateLimited, ErrUnavailable. Surfaces come through
+// Endpoint(OpSubmit), whose Permit admits agents only.
 func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey, bodyDigest string) (kvstate.Record, bool, error) {
-	if c.Principal.Kind != events.KindAgent {
-		return kvstate.Record{}, false, forbid("only agents submit requests")
-	}
 	if err := s.quota.allow(c, s.now()); err != nil {
 		return kvstate.Record{}, false, err
 	}

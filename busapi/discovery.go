@@ -47,7 +47,7 @@ func (s *Server) discovery(verb micro.Verb) nats.MsgHandler {
 			return
 		}
 		auth := header(micro.Headers(m.Header), "Authorization")
-		c, err := s.svc.Authenticate(auth, "")
+		c, err := s.svc.Authenticate(auth, nil)
 		if err != nil {
 			err = errNoCaller
 		} else if !inbox(m.Reply, events.InboxPrefix(c.Tenant.ID, c.Principal)) {
@@ -57,7 +57,7 @@ func (s *Server) discovery(verb micro.Verb) nats.MsgHandler {
 			s.drop(m.Subject, m.Reply, op, c, err)
 			return
 		}
-		if err := approvals.Permit(c, approvals.OpDiscover); err != nil {
+		if _, err := s.svc.Admit(auth, approvals.OpDiscover, nil); err != nil {
 			s.failTo(m.Reply, op, err)
 			return
 		}

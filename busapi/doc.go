@@ -5,12 +5,14 @@
 // The bus is another surface of the same use cases, not a second copy of
 // them: every message is authenticated by its Authorization header with
 // approvals.Service.Authenticate (NATS does not tell a responder who sent
-// a message) and admitted by approvals.Permit (the operation's scope and
-// principal kind), its body is decoded strictly with approvals.Decode, each
-// operation calls the one approvals method its HTTP endpoint calls (with
-// approvals.WithTraceparent and RequestPage as over HTTP), and
-// every refusal is problem.From's problem, the same status, error,
-// field and reason as over HTTP.
+// a message), and each subject's operation is bound to its endpoint in
+// approvals (approvals.Service.Endpoint: the operation's scope and
+// principal kind, the strict decode of the body, the one use case, the
+// result's shape), the same endpoint HTTP binds to. A message's data is
+// the endpoint's body, whose fields carry what HTTP's path and query do
+// ("id", "turn", "wait", a list's filter), and every refusal is
+// problem.From's problem, the same status, error, field and reason as
+// over HTTP.
 //
 // A message is answered only into its caller's own inbox: its reply
 // subject must be a literal subject below events.InboxPrefix of the token's

@@ -82,7 +82,7 @@ func (e *env) client(token string) *nats.Conn {
 	if nc := e.clients[token]; nc != nil {
 		return nc
 	}
-	c, err := e.srv.App.Service.Authenticate("Bearer "+token, "")
+	c, err := e.srv.App.Service.Authenticate("Bearer "+token, nil)
 	if err != nil {
 		e.t.Fatalf("token %s: %v", token, err)
 	}
@@ -145,7 +145,7 @@ func (e *env) req(tenant events.TenantID, op, token string, body any, headers ..
 	var resp *nats.Msg
 	var err error
 	auth := authorization(m.Header)
-	c, aerr := e.srv.App.Service.Authenticate(auth, "")
+	c, aerr := e.srv.App.Service.Authenticate(auth, nil)
 	switch {
 	case aerr != nil:
 		e.t.Fatalf("%s: token %q does not authenticate: no answer to wait for", op, auth)

@@ -199,20 +199,22 @@ func (s *Server) enter() bool {
 // admit runs the checks that need no I/O, in this order: the token (401
 // Unauthenticated into an inbox of the subject's tenant, else
 // errNoCaller: nothing is published), the reply subject (the caller's own
-// inbox, else errForeignReply: nothing is published), 403 (scope, tenant
-// of the subject), 413, then the token's in-flight bound (429). The
-// scope and principal kind are approvals.Permit's, as on every surface. On success
-// the caller holds a slot that must be released.
+// inbox, else errForeignReply: nothing is published), 403 (scope and
+// principal kind, then the tenant of the subject), 413, then the token's
+// in-flight bound (429). The scope and principal kind are the table's
+// (approvals.Service.Admit here, so that a refused message takes no slot;
+// the operation's endpoint asks the same again). On success the caller
+// holds a slot that must be released.
 func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	auth := header(req.Headers(), "Authorization")
-	c, err := s.svc.Authenticate(auth, "")
-	if err != nil {
+	c, err := s.svc.Admit(auth, o.op, nil)
+	if errors.Is(err, approvals.ErrUnauthenticated) {
 		return c, unauthenticated(req, err)
 	}
 	if !inbox(req.Reply(), events.InboxPrefix(c.Tenant.ID, c.Principal)) {
 		return c, errForeignReply
 	}
-	if err := approvals.Permit(c, o.op); err != nil {
+	if err != nil {
 		return c, err
 	}
 	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {
@@ -246,11 +248,11 @@ func (s *Server) run(ctx context.Context, req micro.Request, name string, o op, 
 			s.fail(req, name, fmt.Errorf("busapi: panic: %v", p))
 		}
 	}()
-	status, body, err := o.run(ctx, c, message{data: req.Data(), headers: req.Headers()})
+	res, err := o.run(ctx, c, input(req))
 	if err != nil {
 		s.fail(req, name, err)
 		return
 	}
-	s.served.WithLabelValues(name, strconv.Itoa(status)).Inc()
-	s.publish(req.Reply(), success(status, body))
+	s.served.WithLabelValues(name, strconv.Itoa(res.Status)).Inc()
+	s.publish(req.Reply(), success(res.Status, res.Value()))
 }

@@ -22,15 +22,6 @@ func readBody(r *http.Request, v any) (string, error) {
 	return approvals.Decode(raw, v)
 }
 
-// readOptionalBody is readBody for endpoints whose body may be empty.
-func readOptionalBody(r *http.Request, v any) error {
-	raw, err := readRaw(r)
-	if err != nil {
-		return err
-	}
-	return approvals.DecodeOptional(raw, v)
-}
-
 // trackedBody is a request body limited to MaxBody that remembers reaching
 // its end. (net/http itself lifts the read timeout once the body is read,
 // so the timeout bounds reading the request, not the handler.)

@@ -73,9 +73,7 @@ func (a *API) linkPost(w http.ResponseWriter, r *http.Request) error {
 		writeLinkPage(w, http.StatusForbidden, a.linkPageOf(c, linkPage{Title: "Not answered", Why: why + " Nothing was decided.", Request: &cur.Request}))
 		return nil
 	}
-	rev := c.Revision
-	rec, err := a.svc.Answer(r.Context(), caller, c.Request, approvals.AnswerInput{Expected: &rev, Decision: c.Decision,
-		Scope: events.ScopeOnce, Reason: "answered with a decision link"})
+	rec, err := a.answerAs(r.Context(), caller, c.Request, click(c.Revision, c.Decision, "answered with a decision link"))
 	switch {
 	case problem.From(err).Reason == approvals.ReasonUnwatched:
 		a.linkUses.WithLabelValues(linkUnwatched).Inc()
@@ -115,7 +113,7 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "This link names a person or tenant that is not configured."})
 		return c, caller, none, false
 	}
-	rec, err := a.svc.Get(r.Context(), caller, c.Request)
+	rec, err := a.getAs(r.Context(), caller, c.Request)
 	if err != nil {
 		a.linkUses.WithLabelValues(linkGone).Inc()
 		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you to answer (it may have been removed after its retention). Nothing was changed."})
@@ -143,7 +141,7 @@ func linkFits(c links.Claim, caller approvals.Caller, r *events.Request) string 
 
 // linkRefuse re-reads the request after a refused answer and says why.
 func (a *API) linkRefuse(w http.ResponseWriter, r *http.Request, c links.Claim, caller approvals.Caller, fallback string) {
-	rec, err := a.svc.Get(r.Context(), caller, c.Request)
+	rec, err := a.getAs(r.Context(), caller, c.Request)
 	if err != nil {
 		a.linkUses.WithLabelValues(linkGone).Inc()
 		writeLinkPage(w, http.StatusNotFound, linkPage{Title: "Unknown request", Why: "There is no such request for you to answer. Nothing was changed."})

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/countersign/countersign/approvals"
@@ -132,12 +131,39 @@ func (a *API) sessionCaller(r *http.Request) (approvals.Caller, error) {
 	if byCookie && !safeMethod(r.Method) && subtle.ConstantTimeCompare([]byte(r.Header.Get(CSRFHeader)), []byte(s.CSRF)) != 1 {
 		return approvals.Caller{}, errCSRF
 	}
+	return a.sessionPerson(s)
+}
+
+// sessionPerson is the caller of session s: its member, approvals:read
+// and approvals:write, holding what ends with the session (EndSession).
+func (a *API) sessionPerson(s signin.Session) (approvals.Caller, error) {
 	c, ok := a.svc.PersonCaller(events.TenantID(s.Tenant), events.MemberID(s.Member))
 	if !ok {
 		return approvals.Caller{}, errNoSession // the member left the config
 	}
-	c.Session = s.ID // what it holds ends with the session (EndSession)
+	c.Session = s.ID
 	return c, nil
+}
+
+// rpcSessions is /v1/rpc's session hook: a session's bearer token
+// (countersign login), as given in the header or the subprotocol; never
+// the cookie, which a page of another site could make a browser send
+// with a WebSocket upgrade.
+func (a *API) rpcSessions(r *http.Request, authorization string) approvals.Sessions {
+	if a.signIn == nil {
+		return nil
+	}
+	return func() (approvals.Caller, error) {
+		tok, ok := approvals.BearerToken(authorization)
+		if !ok {
+			return approvals.Caller{}, errNoSession
+		}
+		s, err := a.signIn.Store.Lookup(r.Context(), tok)
+		if err != nil {
+			return approvals.Caller{}, sessionErr(err)
+		}
+		return a.sessionPerson(s)
+	}
 }
 
 // EndSession ends what the session id (signin.Session.ID) holds in this
@@ -158,12 +184,11 @@ func sessionErr(err error) error {
 	return problem.New(http.StatusServiceUnavailable, "Unavailable", "sessions cannot be read now").Wrap(err)
 }
 
+// bearer is r's bearer token ("" for none): approvals.BearerToken, the
+// one parser of it.
 func bearer(r *http.Request) string {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "bearer") {
-		return ""
-	}
-	return strings.TrimSpace(tok)
+	tok, _ := approvals.BearerToken(r.Header.Get("Authorization"))
+	return tok
 }
 
 func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }

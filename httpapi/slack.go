@@ -144,8 +144,7 @@ func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id 
 		b, _ := notify.Ephemeral("Your Slack user is not linked to a countersign member (slack_user_id); nothing was answered.")
 		return b
 	}
-	rec, err := a.svc.Answer(ctx, caller, id, approvals.AnswerInput{Expected: &rev, Decision: decision,
-		Scope: events.ScopeOnce, Reason: "answered from Slack"})
+	rec, err := a.answerAs(ctx, caller, id, click(rev, decision, "answered from Slack"))
 	if err != nil {
 		return a.slackRefusal(ctx, caller, id, rev, err)
 	}
@@ -192,7 +191,7 @@ func slackNote(text string) []byte {
 // that its deadline passed, or that it changed since the message (at
 // rev), in the HTTP API's words (SPEC §12).
 func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID, rev uint64) []byte {
-	rec, err := a.svc.Get(ctx, caller, id)
+	rec, err := a.getAs(ctx, caller, id)
 	if err != nil {
 		return slackNote("This request is not yours to answer; nothing was answered.")
 	}

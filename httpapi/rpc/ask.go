@@ -88,7 +88,7 @@ func (c *conn) answered(r *ClientResponse) {
 	req := a.requirement
 	p := decideParams{ApprovalID: a.approvalID, RequirementID: &requirement{SourceIndex: &req.SourceIndex, Revision: &req.Revision},
 		ChoiceID: res.ChoiceID, Reason: res.Reason}
-	if _, _, err := c.apply(&p); err != nil {
+	if _, _, err := c.answer(func() (*decideParams, error) { return &p, nil }); err != nil {
 		c.h.cfg.Logger.Info("rpc: approval/request result refused", "approval", a.approvalID, "err", err)
 	}
 }

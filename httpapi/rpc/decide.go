@@ -5,18 +5,17 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
 
 type decideParams struct {
-	ApprovalID    string       `json:"approvalId"`
-	RequirementID *requirement `json:"requirementId"`
-	ChoiceID      string       `json:"choiceId"`
-	Reason        string       `json:"reason,omitempty"`
-	Rule          string       `json:"rule,omitempty"`
-	choice        Choice       // the choice ChoiceID names (set by validate)
+	ApprovalID    string           `json:"approvalId"`
+	RequirementID *requirement     `json:"requirementId"`
+	ChoiceID      string           `json:"choiceId"`
+	Reason        string           `json:"reason,omitempty"`
+	Rule          string           `json:"rule,omitempty"`
+	choice        approvals.Choice // the choice ChoiceID names (set by validate)
 
 	// Arguments, with choice allow_once, approves with edits (SPEC §5).
 	Arguments json.RawMessage `json:"arguments,omitempty"`
@@ -29,7 +28,7 @@ type requirement struct {
 
 func (p *decideParams) validate() error {
 	var ok bool
-	p.choice, ok = knownChoice(p.ChoiceID)
+	p.choice, ok = approvals.KnownChoice(p.ChoiceID)
 	switch {
 	case p.ApprovalID == "":
 		return problem.Invalid("approvalId", "approvalId is required")
@@ -49,46 +48,61 @@ type DecideResult struct {
 	Revision   uint64 `json:"revision"`
 }
 
-// decide answers a requirement with a choice: the same use case as POST
-// /v1/requests/{id} (approvals.Service.Answer, with expected = the
-// requirement's revision), so the same compare-and-set, events and
-// errors. Checked first, in SPEC §5's order: approvals:write (403), the
-// params (400), the request (404), then, while the caller is its current
-// approver, a stale requirement (409), a choice not offered (400), a
-// missing reason (400); then Answer's own rules (a protected write
-// nobody watches: 409, on every surface).
+// decide answers a requirement with a choice through the answer's
+// endpoint (approvals.Service.Endpoint(OpAnswer), as POST
+// /v1/requests/{id}, with expected = the requirement's revision), so the
+// same permit, compare-and-set, events and errors. In SPEC §5's order:
+// approvals:write (403, the endpoint's Permit), the params (400), the
+// request (404), then, while the caller is its current approver, a stale
+// requirement (409), a choice not offered (400), a missing reason (400);
+// then Answer's own rules (a protected write nobody watches: 409, on
+// every surface).
 func (c *conn) decide(raw json.RawMessage) (any, func(), error) {
-	if err := approvals.Permit(c.caller, approvals.OpAnswer); err != nil {
-		return nil, nil, err
-	}
-	var p decideParams
-	if err := decodeParams(raw, &p); err != nil {
-		return nil, nil, err
-	}
-	return c.apply(&p)
+	return c.answer(func() (*decideParams, error) {
+		var p decideParams
+		return &p, decodeParams(raw, &p)
+	})
 }
 
-// apply runs a decision whose params were read (approval/decide's, or
-// the result of an approval/request).
-func (c *conn) apply(p *decideParams) (any, func(), error) {
+// answer runs a decision whose params read reads after the endpoint's
+// Permit (approval/decide's, or the result of an approval/request).
+func (c *conn) answer(read func() (*decideParams, error)) (any, func(), error) {
+	var p *decideParams
+	res, err := c.h.svc.Endpoint(approvals.OpAnswer)(c.ctx, c.caller, approvals.Input{Body: func() ([]byte, error) {
+		var err error
+		if p, err = read(); err != nil {
+			return nil, err
+		}
+		return c.body(p)
+	}})
+	if err != nil {
+		return nil, nil, err
+	}
+	return DecideResult{ApprovalID: p.ApprovalID, Status: string(res.Record.Status), Revision: res.Record.Revision}, nil, nil
+}
+
+// body maps a decision onto the answer's body, once its params and the
+// request allow it (decidable).
+func (c *conn) body(p *decideParams) ([]byte, error) {
 	if err := p.validate(); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	id := events.RequestID(p.ApprovalID)
-	rec, err := c.h.svc.Get(c.ctx, c.caller, id)
+	got, err := c.h.svc.Endpoint(approvals.OpGet)(c.ctx, c.caller, approvals.Input{Path: map[string]string{"id": p.ApprovalID}})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	if err := c.decidable(&rec, p); err != nil {
-		return nil, nil, err
+	if err := c.decidable(&got.Record, p); err != nil {
+		return nil, err
 	}
-	in := approvals.AnswerInput{Expected: p.RequirementID.Revision, Decision: p.choice.Decision,
-		Scope: p.choice.Scope, Reason: p.Reason, Rule: p.Rule, Arguments: p.Arguments}
-	rec, err = c.h.svc.Answer(c.ctx, c.caller, id, in)
-	if err != nil {
-		return nil, nil, err
-	}
-	return DecideResult{ApprovalID: p.ApprovalID, Status: string(rec.Status), Revision: rec.Revision}, nil, nil
+	return json.Marshal(answerBody{ID: p.ApprovalID, AnswerInput: approvals.AnswerInput{Expected: p.RequirementID.Revision,
+		Decision: p.choice.Decision, Scope: p.choice.Scope, Reason: p.Reason, Rule: p.Rule, Arguments: p.Arguments}})
+}
+
+// answerBody is the answer endpoint's body as the bus gives it: the id
+// beside the answer.
+type answerBody struct {
+	ID string `json:"id"`
+	approvals.AnswerInput
 }
 
 // decidable checks what only this surface knows. A caller who is not the
@@ -108,7 +122,7 @@ func (c *conn) decidable(rec *kvstate.Record, p *decideParams) error {
 	if *p.RequirementID.SourceIndex != currentStage(r) {
 		return errStale
 	}
-	ch, ok := offered(choices(c.h.svc, c.caller, r), p.ChoiceID)
+	ch, ok := approvals.OfferedChoice(c.h.svc.Choices(c.caller, r), p.ChoiceID)
 	switch {
 	case !ok:
 		return errNotOffered

@@ -53,6 +53,11 @@ type Config struct {
 	// approvals.Config.Watchers. Default: this handler's own, not shared
 	// with other processes.
 	Watchers *Watchers
+	// Sessions authenticates a sign-in session's bearer token (countersign
+	// login) when the token is none of the config's; never the cookie, which
+	// a page of another site could make a browser send on an upgrade. nil:
+	// no sessions.
+	Sessions func(r *http.Request, authorization string) approvals.Sessions
 }
 
 func (c *Config) setDefaults() {
@@ -106,7 +111,8 @@ func New(cfg Config) (*Handler, error) {
 // ServeHTTP authenticates (401, 403 as problem+json, before upgrading),
 // upgrades to a WebSocket and serves the connection until it closes.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	c, err := h.svc.Admit(authorization(r), approvals.OpWatch)
+	auth := authorization(r)
+	c, err := h.svc.Admit(auth, approvals.OpWatch, h.sessions(r, auth))
 	if err == nil && !strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 		err = errNotWebSocket
 	}
@@ -120,6 +126,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ws.SetReadLimit(h.cfg.MaxMessage)
 	newConn(h, ws, c).serve(r.Context())
+}
+
+// sessions is the session hook of r's Authenticate (nil without sign-in).
+func (h *Handler) sessions(r *http.Request, authorization string) approvals.Sessions {
+	if h.cfg.Sessions == nil {
+		return nil
+	}
+	return h.cfg.Sessions(r, authorization)
 }
 
 // authorization is the Authorization header, or for browsers (which

@@ -137,28 +137,28 @@ func subjectOf(svc *approvals.Service, r *events.Request) Subject {
 // present), plus eventCursor and a few of the record's fields a client
 // shows (capability, reason as quoted data, deadlineAt).
 type RequestParams struct {
-	ApprovalID           string            `json:"approvalId"`
-	AvailableChoices     []Choice          `json:"availableChoices"`
-	CurrentRequirementID RequirementID     `json:"currentRequirementId"`
-	CuaCardFacts         *CuaCardFacts     `json:"cuaCardFacts,omitempty"`
-	ItemID               string            `json:"itemId"`
-	JudgeEscalated       bool              `json:"judgeEscalated"`
-	ProtectedWrite       bool              `json:"protectedWrite"`
-	RawArgs              string            `json:"rawArgs"`
-	ReviewerReason       string            `json:"reviewerReason,omitempty"`
-	SessionID            string            `json:"sessionId"`
-	SourceRange          SourceRange       `json:"sourceRange"`
-	SubagentOrigin       *SubagentOrigin   `json:"subagentOrigin,omitempty"`
-	Subject              Subject           `json:"subject"`
-	TaskID               string            `json:"taskId"`
-	ToolCallID           string            `json:"toolCallId"`
-	ToolName             string            `json:"toolName"`
-	TurnID               string            `json:"turnId"`
-	ViewCursor           string            `json:"viewCursor"`
-	EventCursor          string            `json:"eventCursor"`
-	Capability           events.Capability `json:"capability"`
-	Reason               string            `json:"reason"`
-	DeadlineAt           time.Time         `json:"deadlineAt"`
+	ApprovalID           string             `json:"approvalId"`
+	AvailableChoices     []approvals.Choice `json:"availableChoices"`
+	CurrentRequirementID RequirementID      `json:"currentRequirementId"`
+	CuaCardFacts         *CuaCardFacts      `json:"cuaCardFacts,omitempty"`
+	ItemID               string             `json:"itemId"`
+	JudgeEscalated       bool               `json:"judgeEscalated"`
+	ProtectedWrite       bool               `json:"protectedWrite"`
+	RawArgs              string             `json:"rawArgs"`
+	ReviewerReason       string             `json:"reviewerReason,omitempty"`
+	SessionID            string             `json:"sessionId"`
+	SourceRange          SourceRange        `json:"sourceRange"`
+	SubagentOrigin       *SubagentOrigin    `json:"subagentOrigin,omitempty"`
+	Subject              Subject            `json:"subject"`
+	TaskID               string             `json:"taskId"`
+	ToolCallID           string             `json:"toolCallId"`
+	ToolName             string             `json:"toolName"`
+	TurnID               string             `json:"turnId"`
+	ViewCursor           string             `json:"viewCursor"`
+	EventCursor          string             `json:"eventCursor"`
+	Capability           events.Capability  `json:"capability"`
+	Reason               string             `json:"reason"`
+	DeadlineAt           time.Time          `json:"deadlineAt"`
 
 	// Approver is who the request waits on (person, group or agent; a
 	// person by name).
@@ -196,7 +196,7 @@ func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request
 	v := viewOf(svc, r)
 	p := RequestParams{
 		ApprovalID:           string(r.ID),
-		AvailableChoices:     choices(svc, c, r),
+		AvailableChoices:     svc.Choices(c, r),
 		CurrentRequirementID: RequirementID{SourceIndex: currentStage(r), Revision: r.Revision},
 		CuaCardFacts:         cuaCardFacts(r),
 		ItemID:               itemID(r),

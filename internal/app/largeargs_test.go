@@ -74,7 +74,7 @@ func TestLargeArgumentsReadWholeEverywhere(t *testing.T) {
 		check("bus get, wait "+wait, got)
 	}
 
-	caller, err := srv.App.Service.Authenticate("Bearer person", events.ScopeApprovalsRead)
+	caller, err := srv.App.Service.Authenticate("Bearer person", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package conformance_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"sync"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/httpapi"
+	"github.com/countersign/countersign/internal/oidctest"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testutil"
 	"github.com/nats-io/nats.go"
@@ -20,11 +23,17 @@ const tenant = events.TenantID("acme")
 
 // One tenant: u-1 decides agt_main's requests, u-2 agt_big's; the tokens
 // differ in scope and principal kind.
-const conformanceYAML = `tenants:
+// The inbox signs in with the provider: public_url, issuer, client and
+// u-1's email are filled in (conformanceConfig).
+const conformanceYAML = `public_url: %s
+link_secret_env: CS_CONFORMANCE_LINK_SECRET
+oidc: {issuer: %s, client_id: %s, client_secret_env: CS_CONFORMANCE_OIDC_SECRET}
+tenants:
   - id: acme
     request_timeout: 1h
+    slack_signing_secret_env: CS_CONFORMANCE_SLACK_SECRET
     members:
-      - {id: u-1, policy: {allow: ["*"]}}
+      - {id: u-1, email: %s, policy: {allow: ["*"]}, slack_user_id: U1}
       - {id: u-2, policy: {allow: ["*"]}}
     agents:
       - {id: agt_main, member: u-1}
@@ -61,14 +70,16 @@ type tcase struct {
 	note func(t *testing.T, body []byte) string
 }
 
-// TestSurfacesConform runs every row through HTTP, the bus and JSON-RPC
-// (each where it offers the operation, at least two) and demands the
-// row's outcome from each.
+// TestSurfacesConform runs every row through HTTP, the bus, JSON-RPC,
+// decision links and Slack clicks (each where it offers the operation and
+// can stand for the caller, at least two) and demands the row's outcome
+// from each.
 func TestSurfacesConform(t *testing.T) {
-	s := servertest.Start(t, servertest.WithConfig(conformanceYAML))
+	s, browser := start(t)
 	f := &fixtures{t: t, api: s.API(t), traces: watchTraces(t, s)}
 	f.bigPage(10)
-	surfaces := []surface{httpSurface(s), busSurface(t, s, principals), rpcSurface(s)}
+	surfaces := []surface{httpSurface(s), busSurface(t, s, principals), rpcSurface(s),
+		linkSurface(browser, s.URL), slackSurface(t, s), inboxSurface(browser, s.URL)}
 	for _, tc := range table(f) {
 		t.Run(tc.name, func(t *testing.T) {
 			ran := 0
@@ -91,6 +102,27 @@ func TestSurfacesConform(t *testing.T) {
 			}
 		})
 	}
+}
+
+// start runs the server on a listener of its own, with sign-in at an
+// OpenID provider in process, and signs a browser in as u-1.
+func start(t *testing.T) (*servertest.Server, *http.Client) {
+	idp := oidctest.Start(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	idp.AllowRedirect(base + httpapi.CallbackPath)
+	t.Setenv("CS_CONFORMANCE_LINK_SECRET", linkSecret)
+	t.Setenv("CS_CONFORMANCE_SLACK_SECRET", slackSecret)
+	t.Setenv("CS_CONFORMANCE_OIDC_SECRET", oidctest.ClientSecret)
+	yaml := fmt.Sprintf(conformanceYAML, base, idp.Issuer, oidctest.ClientID, oidctest.Email)
+	s := servertest.Start(t, servertest.WithConfig(yaml), servertest.WithListener(ln))
+	if s.URL != base {
+		t.Fatalf("the server is at %s, want %s", s.URL, base)
+	}
+	return s, signedIn(t, base, idp)
 }
 
 func table(f *fixtures) []tcase {

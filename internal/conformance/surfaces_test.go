@@ -58,22 +58,35 @@ func problemOutcome(status int, data []byte) outcome {
 
 // httpSurface: the real HTTP listener.
 func httpSurface(s *servertest.Server) surface {
-	route := map[approvals.Op]func(c call) (string, string){
-		approvals.OpSubmit: func(call) (string, string) { return http.MethodPost, "/v1/requests" },
-		approvals.OpGet:    func(c call) (string, string) { return http.MethodGet, "/v1/requests/" + c.id },
-		approvals.OpList:   func(call) (string, string) { return http.MethodGet, "/v1/requests" },
-		approvals.OpAnswer: func(c call) (string, string) { return http.MethodPost, "/v1/requests/" + c.id },
-		approvals.OpCancel: func(c call) (string, string) {
-			if turn, ok := c.body["turn"].(string); ok {
-				return http.MethodPost, "/v1/turns/" + turn + "/cancel"
-			}
-			return http.MethodPost, "/v1/requests/" + c.id + "/cancel"
-		},
-		approvals.OpClaim:  func(c call) (string, string) { return http.MethodPost, "/v1/requests/" + c.id + "/claim" },
-		approvals.OpGrants: func(call) (string, string) { return http.MethodGet, "/v1/grants" },
-		approvals.OpRevoke: func(c call) (string, string) { return http.MethodDelete, "/v1/grants/" + c.id },
-	}
-	return surface{name: "http", do: func(t *testing.T, c call) (outcome, []byte, bool) {
+	return webSurface("http", s.URL, http.DefaultClient, routes, func(req *http.Request, c call) bool {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		return true
+	})
+}
+
+// routes are the HTTP API's routes of each operation.
+var routes = map[approvals.Op]func(c call) (string, string){
+	approvals.OpSubmit: func(call) (string, string) { return http.MethodPost, "/v1/requests" },
+	approvals.OpGet:    func(c call) (string, string) { return http.MethodGet, "/v1/requests/" + c.id },
+	approvals.OpList:   func(call) (string, string) { return http.MethodGet, "/v1/requests" },
+	approvals.OpAnswer: func(c call) (string, string) { return http.MethodPost, "/v1/requests/" + c.id },
+	approvals.OpCancel: func(c call) (string, string) {
+		if turn, ok := c.body["turn"].(string); ok {
+			return http.MethodPost, "/v1/turns/" + turn + "/cancel"
+		}
+		return http.MethodPost, "/v1/requests/" + c.id + "/cancel"
+	},
+	approvals.OpClaim:  func(c call) (string, string) { return http.MethodPost, "/v1/requests/" + c.id + "/claim" },
+	approvals.OpGrants: func(call) (string, string) { return http.MethodGet, "/v1/grants" },
+	approvals.OpRevoke: func(c call) (string, string) { return http.MethodDelete, "/v1/grants/" + c.id },
+}
+
+// webSurface runs a call over HTTP with client, route's method and path,
+// and the caller as auth sets it (false: this surface cannot stand for
+// the call's caller).
+func webSurface(name, base string, client *http.Client, route map[approvals.Op]func(c call) (string, string),
+	auth func(req *http.Request, c call) bool) surface {
+	return surface{name: name, do: func(t *testing.T, c call) (outcome, []byte, bool) {
 		r, ok := route[c.op]
 		if !ok {
 			return outcome{}, nil, false
@@ -86,14 +99,16 @@ func httpSurface(s *servertest.Server) surface {
 			b, _ := json.Marshal(c.body)
 			rd = bytes.NewReader(b)
 		}
-		req, _ := http.NewRequest(method, s.URL+path, rd)
-		req.Header.Set("Authorization", "Bearer "+c.token)
+		req, _ := http.NewRequest(method, base+path, rd)
+		if !auth(req, c) {
+			return outcome{}, nil, false
+		}
 		for k, v := range c.header {
 			req.Header.Set(k, v)
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
-			t.Fatalf("http %s %s: %v", method, path, err)
+			t.Fatalf("%s %s %s: %v", name, method, path, err)
 		}
 		defer resp.Body.Close()
 		data, _ := io.ReadAll(resp.Body)
