@@ -20,10 +20,9 @@ const DefaultRetention = 400 * 24 * time.Hour
 // fills first: a batch costs the server a staging store of its own and
 // a write for each tenant's entries, tree and the cursor, whatever its
 // size, so under load few large batches cost far less than many small
-// ones (on a disk, syncing always, a batch of one entry cost 3-6 ms of
-// CPU, one of 256 only 10-13 ms: BenchmarkCommit). An entry waits for it
-// only when the one before it was committed less than commitGap
-// earlier.
+// ones (BenchmarkCommit; the figures are in docs/operators/performance.md).
+// An entry waits for it only when the one before it was committed less
+// than commitGap earlier.
 const commitGap = 250 * time.Millisecond
 
 // maxBatch bounds the entries of one atomic batch, and so its messages
