@@ -31,6 +31,10 @@ func (a *API) events(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	rc := http.NewResponseController(w)
+	// The head goes out by Flush, not Write: it gets its write timeout
+	// afresh too, or a slow EventsAfter spends the one the request began
+	// with, and the stream closes before its head (seen as EOF).
+	_ = rc.SetWriteDeadline(time.Now().Add(a.timeouts.Write))
 	w = &deadlineWriter{ResponseWriter: w, rc: rc, timeout: a.timeouts.Write}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
