@@ -127,9 +127,15 @@ func (o *Worker) Run(ctx context.Context) error {
 	buckets := append(o.store.RequestBuckets(), kvstate.BucketGrants)
 	errc := make(chan error, len(buckets))
 	for _, bucket := range buckets {
-		cons, err := o.consumer(ctx, bucket)
-		if err != nil {
+		// NATS may go away while the outbox starts, as later: bind as
+		// keep binds again, retrying until ctx ends, so that a lost
+		// connection never ends the worker (and the process with it).
+		var cons jetstream.Consumer
+		if err := o.retry(ctx, func() (err error) {
+			cons, err = o.consumer(ctx, bucket)
 			return err
+		}); err != nil {
+			return nil // ctx ended
 		}
 		go func() { errc <- o.keep(ctx, bucket, cons) }()
 	}
