@@ -86,7 +86,7 @@ func unpacked[T any](m *Mirror[T], z []byte) []byte {
 	if z == nil {
 		return nil
 	}
-	raw, err := m.packer.unpack(z)
+	raw, err := m.packer.Unpack(z)
 	if err != nil {
 		return []byte("unpack: " + err.Error())
 	}
@@ -109,10 +109,7 @@ func ReadSnapshotObject(s *kvstate.Store, name string) []byte {
 func PackedKept(v *Views) uint64 {
 	var kept uint64
 	for _, m := range v.requests.shards {
-		p := m.packer
-		p.amu.Lock()
-		kept += p.kept
-		p.amu.Unlock()
+		kept += m.packer.Kept()
 	}
 	return kept
 }

@@ -97,7 +97,7 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, m.packID)
 	var sample []byte
 	if m.packer != nil {
-		sample = m.packer.sample()
+		sample = m.packer.Sample()
 	}
 	e.buf = binary.AppendUvarint(e.buf, uint64(len(sample)))
 	e.buf = append(e.buf, sample...)
@@ -142,7 +142,7 @@ func (m *Mirror[T]) encodeSnapshot(created time.Time, partSize int, emit func([]
 	// A packer that completed its sample meanwhile may have packed values
 	// with it that this snapshot, which does not carry it, could not
 	// unpack: save again later.
-	if m.packer != nil && len(sample) == 0 && len(m.packer.sample()) > 0 {
+	if m.packer != nil && len(sample) == 0 && len(m.packer.Sample()) > 0 {
 		return 0, errors.New("views: the packer's sample was completed during the snapshot; saving again later")
 	}
 	e.buf = binary.LittleEndian.AppendUint64(e.buf, count)
@@ -314,7 +314,7 @@ func (m *Mirror[T]) loadSnapshot(ctx context.Context, data []byte, s streamState
 	if h.packID != m.packID {
 		return 0, fmt.Errorf("%w: packed another way (%x, this process %x)", errSnapshot, h.packID, m.packID)
 	}
-	if len(h.sample) > 0 && (m.packer == nil || !m.packer.adopt(h.sample)) {
+	if len(h.sample) > 0 && (m.packer == nil || !m.packer.Adopt(h.sample)) {
 		return 0, fmt.Errorf("%w: packed with a sample this process does not have", errSnapshot)
 	}
 	m.mu.Lock()

@@ -29,6 +29,7 @@ var rank = map[string]int{
 	"internal/broker":      1,
 	"internal/layout":      1,
 	"internal/cli":         1,
+	"views/pack":           1, // the read model's compression, beneath it
 	"views":                2,
 	"audit":                2,
 	"deciders":             3,
