@@ -15,6 +15,7 @@ import (
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views/pack"
+	"github.com/countersign/countersign/views/snapshot"
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 )
@@ -69,7 +70,7 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *V
 		m := NewMirror(kv, v.requestIndex)
 		m.summarize, m.peek = summarizeRequest, peekRequest
 		m.packer, m.stored, m.packID = &pack.Packer{}, storedRecord, pack.DictID
-		snaps := &Snapshots[kvstate.Record]{mirror: m, obs: store.Snapshots(), stream: stream, name: kvstate.RequestBucket(i),
+		snaps := &Snapshots[kvstate.Record]{mirror: m, store: snapshot.NewStore(store.Snapshots(), kvstate.RequestBucket(i)), stream: stream,
 			now: time.Now, log: slog.Default().Warn}
 		m.resume = snaps.Resume
 		shards, v.snaps.shards = append(shards, m), append(v.snaps.shards, snaps)

@@ -30,6 +30,7 @@ var rank = map[string]int{
 	"internal/layout":      1,
 	"internal/cli":         1,
 	"views/pack":           1, // the read model's compression, beneath it
+	"views/snapshot":       1, // the mirror snapshot's format and parts, beneath it
 	"views":                2,
 	"audit":                2,
 	"deciders":             3,
