@@ -31,6 +31,7 @@ var rank = map[string]int{
 	"internal/cli":         1,
 	"views/pack":           1, // the read model's compression, beneath it
 	"views/snapshot":       1, // the mirror snapshot's format and parts, beneath it
+	"approvals/wire":       1, // the endpoints' wire: strict decode, waits, cursors, pages
 	"views":                2,
 	"audit":                2,
 	"deciders":             3,
