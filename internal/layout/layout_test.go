@@ -32,6 +32,7 @@ var rank = map[string]int{
 	"views/pack":           1, // the read model's compression, beneath it
 	"views/snapshot":       1, // the mirror snapshot's format and parts, beneath it
 	"approvals/wire":       1, // the endpoints' wire: strict decode, waits, cursors, pages
+	"outbox/people":        1, // what the outbox tells people's workers
 	"views":                2,
 	"audit":                2,
 	"deciders":             3,
