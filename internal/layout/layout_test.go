@@ -33,6 +33,7 @@ var rank = map[string]int{
 	"views/snapshot":       1, // the mirror snapshot's format and parts, beneath it
 	"approvals/wire":       1, // the endpoints' wire: strict decode, waits, cursors, pages
 	"outbox/people":        1, // what the outbox tells people's workers
+	"outbox/heal":          1, // derived streams kept alive across NATS restarts
 	"views":                2,
 	"audit":                2,
 	"deciders":             3,
