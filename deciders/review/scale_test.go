@@ -11,7 +11,7 @@ import (
 	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // pairsConfig is a tenant with n agent deciders under agt_main, each with

@@ -13,7 +13,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
 )
 

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // scripted is a real HTTP server speaking the chat-completions protocol

@@ -12,7 +12,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/links"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/cloudevents/sdk-go/v2/binding"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/outbox"
 	"github.com/nats-io/nats.go"

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // What the deciders derived from the config is derived again on reload:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/countersign/countersign/httpapi/rpc"
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // revokeWithin is the test's deadline for a removed token to lose what it

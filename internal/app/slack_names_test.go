@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // Slack names people by name, the id beside it (SPEC §10): the message

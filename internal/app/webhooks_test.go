@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 func startHooks(t *testing.T, rc *receiver, yaml string) *servertest.Server {

@@ -15,7 +15,7 @@ import (
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/servertest"
 	"github.com/countersign/countersign/internal/testkit/oidctest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
 )
 

@@ -39,7 +39,7 @@ var rank = map[string]int{
 	"deciders":                  3,
 	"notify":                    3,
 	"outbox":                    3,
-	"internal/testutil":         3,
+	"internal/testkit/testutil": 3, // tests only: an embedded JetStream, Eventually, a clock
 	"internal/testkit/oidctest": 3, // tests only: an OpenID provider
 	"approvals":                 4,
 	"approvals/replay":          4, // what a candidate config would have done (SPEC §16)
