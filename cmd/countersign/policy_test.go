@@ -10,7 +10,7 @@ import (
 
 	"github.com/countersign/countersign/approvals/replay"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/app"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
