@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // closedAddr is an http:// address where nothing listens any more.

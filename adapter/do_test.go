@@ -14,7 +14,7 @@ import (
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/problem"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // edits keeps what Call.TakeEdits was given.

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 type refund struct {

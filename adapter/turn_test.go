@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // TestCancelTurnEndsTheWaitingCall: the harness interrupts a turn while a

@@ -1,11 +1,9 @@
 package approvals
 
-import "strings"
+import "github.com/countersign/countersign/approvals/wire"
 
 // Refusals of Authenticate, with the detail a caller sees.
 var errNoToken = ErrUnauthenticated.With("a valid bearer token is required")
-
-const bearerPrefix = "Bearer"
 
 // Sessions is the authenticator hook of a surface that also knows
 // sign-in sessions (SPEC §13): asked only when the Authorization header
@@ -29,7 +27,7 @@ func (s *Service) Authenticate(authorization string, sessions Sessions) (Caller,
 }
 
 func (s *Service) authenticate(authorization string) (Caller, error) {
-	tok, ok := BearerToken(authorization)
+	tok, ok := wire.BearerToken(authorization)
 	if !ok {
 		return Caller{}, errNoToken
 	}
@@ -38,13 +36,4 @@ func (s *Service) authenticate(authorization string) (Caller, error) {
 		return Caller{}, errNoToken
 	}
 	return Caller{Tenant: t, Principal: token.Principal, Token: token}, nil
-}
-
-// BearerToken extracts the token of a "Bearer <token>" header value; the
-// scheme's case does not matter (RFC 7235 §2.1). It is the one parser of
-// bearer tokens: every surface's sessions read theirs with it too.
-func BearerToken(h string) (string, bool) {
-	scheme, tok, ok := strings.Cut(h, " ")
-	tok = strings.TrimSpace(tok)
-	return tok, ok && strings.EqualFold(scheme, bearerPrefix) && tok != ""
 }

@@ -18,18 +18,18 @@
 // Each operation has one definition here, and every surface (HTTP, the
 // bus, JSON-RPC, decision links, Slack) only binds to it: Endpoint(op)
 // (endpoint.go) asks Permit (policy.go, the scope and principal kind of
-// every Op), then decodes the operation's body strictly (Decode: the
-// strict JSON and its JCS digest), then runs the one use case, then
+// every Op), then decodes the operation's body strictly (wire.Decode:
+// the strict JSON and its JCS digest), then runs the one use case, then
 // shapes the result, once; a surface maps its wire onto an Input and the
 // Result back, and nothing more. Streams a surface serves itself (events,
 // watch, audit) go through Admit. Authenticate reads the bearer token
-// (BearerToken, the one parser of it) and takes a surface's sign-in
+// (wire.BearerToken, the one parser of it) and takes a surface's sign-in
 // sessions as its hook (Sessions). Choices (endpoint_choices.go) says what
 // a caller may answer a request with, for every surface, in the words
-// Answer refuses anything else. Also here: WithTraceparent, ParseWait and
-// the list filters, the page bound (RequestPage, GrantPage:
-// MaxPageBytes), and the sentinel refusals (errors.go): *problem.Error
+// Answer refuses anything else. Also here: WithTraceparent, the list
+// filters, and the sentinel refusals (errors.go): *problem.Error
 // values with their status and code, copied with a detail where each
 // rule lives. internal/conformance runs one table of cases through every
-// surface and demands the same outcome.
+// surface and demands the same outcome. The wire every surface shares
+// (strict decode, bearer tokens, ParseWait, cursors and the page bound) is approvals/wire.
 package approvals

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
@@ -112,9 +113,9 @@ func (in Input) body(v any, optional bool) (string, error) {
 		}
 	}
 	if optional {
-		return "", DecodeOptional(raw, v)
+		return "", wire.DecodeOptional(raw, v)
 	}
-	return Decode(raw, v)
+	return wire.Decode(raw, v)
 }
 
 // header is in's header name, "" when it has none.
@@ -199,7 +200,7 @@ func runGet(s *Service, ctx context.Context, c Caller, in Input) (Result, error)
 	if err != nil {
 		return Result{}, err
 	}
-	wait, err := ParseWait(q["wait"])
+	wait, err := wire.ParseWait(q["wait"])
 	if err != nil {
 		return Result{}, err
 	}

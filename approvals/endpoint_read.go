@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 )
 
@@ -34,7 +35,7 @@ func runList(s *Service, ctx context.Context, c Caller, in Input) (Result, error
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := RequestPage(items, next)
+	p, err := wire.RequestPage(items, next)
 	return okBody(http.StatusOK, p, err)
 }
 
@@ -63,7 +64,7 @@ func runGrants(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 		return Result{}, err
 	}
 	items, next := s.ListGrants(ctx, c, f)
-	p, err := GrantPage(items, next)
+	p, err := wire.GrantPage(items, next)
 	return okBody(http.StatusOK, p, err)
 }
 

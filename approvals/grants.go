@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -181,7 +182,7 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 		f.Limit, err = parseLimit(limit)
 	}
 	if err == nil && cursor != "" {
-		_, err = decodeCursor(cursor)
+		_, err = wire.CursorID(cursor)
 	}
 	return f, err
 }
@@ -189,7 +190,7 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 // ListGrants returns the grants of agents working for the caller's member
 // (admin: every grant of the tenant), oldest first, paged; never nil.
 func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]events.Grant, string) {
-	after, _ := decodeCursor(f.Cursor)
+	after, _ := wire.CursorID(f.Cursor)
 	return pageOf(f.Limit, func(yield func(string, events.Grant) bool) {
 		s.views.ScanGrants(c.Tenant.ID, after, func(g *events.Grant) bool {
 			if !s.grantVisible(c, g) || !f.match(g) {

@@ -2,21 +2,18 @@ package approvals
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 	"golang.org/x/sync/errgroup"
 )
-
-// MaxWait caps a long-poll (SPEC §5).
-const MaxWait = 60 * time.Second
 
 // Get returns a request the caller may see; ErrNotFound otherwise.
 func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
@@ -24,7 +21,7 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 }
 
 // Wait returns the request as soon as it is terminal, or as it is when wait
-// elapses (capped at MaxWait). It never creates or extends anything. A
+// elapses (capped at wire.MaxWait). It never creates or extends anything. A
 // wait whose caller stops authenticating meanwhile (Hold) ends with the
 // 401 ErrUnauthenticated.
 //
@@ -35,7 +32,7 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 // short-lived goroutine; and records travel by pointer, so the waiting
 // goroutine's stack stays at its smallest.
 func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (*kvstate.Record, error) {
-	wait = min(wait, MaxWait)
+	wait = min(wait, wire.MaxWait)
 	key := kvstate.RequestKey(c.Tenant.ID, id)
 	ch, cancel, err := s.hub.Subscribe(key)
 	if err != nil {
@@ -107,7 +104,7 @@ func ParseListFilter(status, agent, limit, cursor string) (ListFilter, error) {
 	n, err := parseLimit(limit)
 	f.Limit = n
 	if err == nil && cursor != "" {
-		_, err = decodeCursor(cursor)
+		_, err = wire.CursorID(cursor)
 	}
 	return f, err
 }
@@ -123,27 +120,6 @@ func parseLimit(s string) (int, error) {
 	return n, nil
 }
 
-func encodeCursor(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
-
-// CursorAfter is the cursor of the page that starts after the item with
-// this id (requests and grants alike), for a caller that cuts a page
-// shorter than List or ListGrants did.
-func CursorAfter(id string) string { return encodeCursor(id) }
-
-func decodeCursor(c string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !events.ValidGeneratedID(string(b)) {
-		return "", invalid("cursor", "not a cursor this server issued")
-	}
-	return string(b), nil
-}
-
-// Page is one page of a list (SPEC §5): next_cursor is absent at the end.
-type Page[T any] struct {
-	Items      []T    `json:"items"`
-	NextCursor string `json:"next_cursor,omitempty"`
-}
-
 // List returns the caller's inbox: requests waiting for the caller and
 // those the caller answered or endorsed (admin: all of the tenant's),
 // oldest first, and the cursor of the next page ("" at the end). It walks
@@ -154,7 +130,7 @@ type Page[T any] struct {
 // ErrUnavailable.
 func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
 	tenant := c.Tenant.ID
-	after, _ := decodeCursor(f.Cursor)
+	after, _ := wire.CursorID(f.Cursor)
 	scopes := inboxScopes(c)
 	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, events.Status.Terminal)
 	if pendingOnly { // a short walk, whatever the inbox's history
@@ -283,7 +259,7 @@ func pageOf[T any](limit int, walk func(yield func(id string, item T) bool)) ([]
 	if !more {
 		return items, ""
 	}
-	return items, encodeCursor(last)
+	return items, wire.CursorAfter(last)
 }
 
 // matchSummary is match for a request held as its summary.

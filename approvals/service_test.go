@@ -10,7 +10,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/prometheus/client_golang/prometheus"
 )

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/broker"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
 

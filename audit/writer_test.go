@@ -11,7 +11,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"golang.org/x/mod/sumdb/tlog"
 )

@@ -8,7 +8,7 @@ import (
 
 	"github.com/countersign/countersign/busapi"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // TestFloodFromOneToken: one token holding DefaultMaxInFlight messages

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
@@ -26,7 +27,7 @@ const (
 const DefaultMaxInFlight = 256
 
 // opTimeout bounds one operation: the longest long-poll and some slack.
-const opTimeout = approvals.MaxWait + 15*time.Second
+const opTimeout = wire.MaxWait + 15*time.Second
 
 // Config wires a Server.
 type Config struct {
@@ -220,7 +221,7 @@ func (s *Server) admit(req micro.Request, o op) (approvals.Caller, error) {
 	if t, ok := events.TenantOfAPISubject(req.Subject()); !ok || t != c.Tenant.ID {
 		return c, errOtherTenant
 	}
-	if len(req.Data()) > approvals.MaxBody {
+	if len(req.Data()) > wire.MaxBody {
 		return c, approvals.ErrTooLarge
 	}
 	if !s.limit.acquire(c.Token.SHA256) {

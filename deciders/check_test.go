@@ -8,7 +8,7 @@ import (
 
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/shell"
 	"github.com/countersign/countersign/views"

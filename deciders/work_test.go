@@ -8,7 +8,7 @@ import (
 
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // A person's work message needs nothing from the worker: it is acked

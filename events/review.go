@@ -39,7 +39,7 @@ func briefGiven(chain []AgentID, decider AgentID, briefOf func(AgentID) string) 
 // PersonReviewBundle is the data of a review.requested on a person's
 // subject (SPEC §9, "People's workers on the bus"): the request and the
 // person it waits on, {"id", "kind": "person"}. The outbox writes it with
-// the record's text as stored (outbox/people.go).
+// the record's text as stored (outbox/people/people.go).
 type PersonReviewBundle struct {
 	Request Request `json:"request"`
 	Decider Ref     `json:"decider"`

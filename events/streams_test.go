@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // A stream created from its declaration reads back as the same stream, so

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/audit"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"golang.org/x/mod/sumdb/tlog"
 )
 

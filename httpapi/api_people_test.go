@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/oidctest"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // GET /v1/people names the caller and the tenant's people from the

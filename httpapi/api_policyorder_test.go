@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // policyOrderYAML: two approval policies match tools.call:issue_refund,

@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // A protected write answered over HTTP is refused (409, reason

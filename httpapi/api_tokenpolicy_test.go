@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // tokenPolicyYAML gives agt_main two tokens: tok-main as it was, and

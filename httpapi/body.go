@@ -6,20 +6,20 @@ import (
 	"io"
 	"net/http"
 
-	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
 
 // readBody reads a strict JSON body into v: at most MaxBody bytes (413),
-// then approvals.Decode (400). It returns the SHA-256 of the body's
+// then wire.Decode (400). It returns the SHA-256 of the body's
 // canonical (JCS) form, which idempotency compares.
 func readBody(r *http.Request, v any) (string, error) {
 	raw, err := readRaw(r)
 	if err != nil {
 		return "", err
 	}
-	return approvals.Decode(raw, v)
+	return wire.Decode(raw, v)
 }
 
 // trackedBody is a request body limited to MaxBody that remembers reaching

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
@@ -65,7 +66,7 @@ func FuzzSubmitBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		var sub events.Submission
-		sum, err := approvals.Decode(raw, &sub)
+		sum, err := wire.Decode(raw, &sub)
 		if err != nil {
 			return
 		}
@@ -88,7 +89,7 @@ func FuzzAnswerBody(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, agent bool) {
 		var in approvals.AnswerInput
-		sum, err := approvals.Decode(raw, &in)
+		sum, err := wire.Decode(raw, &in)
 		if err != nil {
 			return
 		}
@@ -131,7 +132,7 @@ func checkExactNames(t *testing.T, raw []byte, typ reflect.Type) {
 	for key, value := range members {
 		for _, folded := range foldings(key) {
 			body := renamed(members, key, folded, value)
-			_, err := approvals.Decode(body, reflect.New(typ).Interface())
+			_, err := wire.Decode(body, reflect.New(typ).Interface())
 			var p *problem.Error
 			if !errors.As(err, &p) || p.Status != 400 || p.Field != folded {
 				t.Fatalf("%q with %q for %q: Decode = %v, want 400 about %q", raw, folded, key, err, folded)

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/links"
 )
 

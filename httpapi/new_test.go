@@ -8,7 +8,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/httpapi"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // writeRecord writes a record the caller just stored from its stored

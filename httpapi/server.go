@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/httpapi/inbox"
 	"github.com/countersign/countersign/httpapi/rpc"
 	"github.com/countersign/countersign/problem"
@@ -19,7 +20,7 @@ import (
 )
 
 // MaxBody is the largest request body accepted (SPEC §5).
-const MaxBody = approvals.MaxBody
+const MaxBody = wire.MaxBody
 
 // Config wires the API.
 type Config struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/links"
 	"github.com/countersign/countersign/problem"
@@ -154,7 +155,7 @@ func (a *API) rpcSessions(r *http.Request, authorization string) approvals.Sessi
 		return nil
 	}
 	return func() (approvals.Caller, error) {
-		tok, ok := approvals.BearerToken(authorization)
+		tok, ok := wire.BearerToken(authorization)
 		if !ok {
 			return approvals.Caller{}, errNoSession
 		}
@@ -184,10 +185,10 @@ func sessionErr(err error) error {
 	return problem.New(http.StatusServiceUnavailable, "Unavailable", "sessions cannot be read now").Wrap(err)
 }
 
-// bearer is r's bearer token ("" for none): approvals.BearerToken, the
+// bearer is r's bearer token ("" for none): wire.BearerToken, the
 // one parser of it.
 func bearer(r *http.Request) string {
-	tok, _ := approvals.BearerToken(r.Header.Get("Authorization"))
+	tok, _ := wire.BearerToken(r.Header.Get("Authorization"))
 	return tok
 }
 

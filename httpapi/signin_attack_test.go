@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 )
 
 // jwtParts splits a compact JWS into its decoded header and claims.

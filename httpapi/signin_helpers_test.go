@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/oidctest"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // signInYAML: acme's u-1 is the provider's oidctest.Email; globex's v-1

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 )
 
 // TestSignInStartTakesOnlySelectAccount: "Use another account" starts the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 	"github.com/countersign/countersign/links"
 )
 

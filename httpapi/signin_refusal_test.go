@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 )
 
 // With claim email, only email_verified: true signs in (SPEC §13): a

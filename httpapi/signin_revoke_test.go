@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/oidctest"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // endWithin is the tests' deadline for a session's end to reach what it

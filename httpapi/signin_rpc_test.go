@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 )
 
 // /v1/rpc authenticates a sign-in session's bearer token (countersign

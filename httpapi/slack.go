@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/notify"
@@ -114,7 +115,7 @@ func (a *API) slackTenant(h http.Header, body []byte) (SlackTenant, bool) {
 
 // parseClick reads the form's payload: one countersign button of tenant.
 // The payload is strict JSON whose names countersign reads are matched
-// exactly (approvals.NoFoldedNames); Slack's other fields are ignored.
+// exactly (wire.NoFoldedNames); Slack's other fields are ignored.
 func parseClick(tenant events.TenantID, body []byte) (slackClick, events.RequestID, uint64, string, bool) {
 	var c slackClick
 	form, err := url.ParseQuery(string(body))
@@ -131,7 +132,7 @@ func parseClick(tenant events.TenantID, body []byte) (slackClick, events.Request
 // encoding/json would fold onto one of v's (a "TYPE" beside "type").
 func exactPayload(payload []byte, v any) bool {
 	canon, err := jcs.Canonicalize(payload)
-	return err == nil && approvals.NoFoldedNames(canon, v) == nil
+	return err == nil && wire.NoFoldedNames(canon, v) == nil
 }
 
 // slackAnswer answers as the clicking member and returns the body for the

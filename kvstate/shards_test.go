@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go/jetstream"
 )
 

@@ -3,9 +3,10 @@
 // each state stream republishes the event each write carries to the events
 // stream and, when the request now waits on a decider, its work message,
 // deduplicated by Nats-Msg-Id, and acks the write only once those are
-// stored, so a crash can neither lose nor duplicate an event. It also
-// tells people's workers (people.go), at most once, keeps the in-memory
-// derived streams alive across NATS restarts (heal.go), and repairs the
+// stored, so a crash can neither lose nor duplicate an event. It retries
+// until NATS takes each (retry.go), tells people's workers (the
+// messages of outbox/people), at most once, keeps the in-memory derived
+// streams alive across NATS restarts (outbox/heal), and repairs the
 // grants an answer left unwritten through the Grants it is given. It
 // ranks beside deciders and notify, the other workers on JetStream:
 // approvals writes state, the outbox follows it.

@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/outbox/heal"
 	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -64,10 +64,7 @@ type Worker struct {
 	views   *views.Views
 	grants  Grants
 	log     *slog.Logger
-	streams []jetstream.StreamConfig
-
-	healMu  sync.Mutex
-	created map[string]time.Time // each stream's creation time when last seen
+	streams *heal.Streams // the derived streams, healed
 	trouble atomic.Pointer[error]
 }
 
@@ -108,7 +105,9 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	return &Worker{js: cfg.JS, store: cfg.Store, views: cfg.Views, grants: cfg.Grants, log: cfg.Logger, streams: cfg.Streams}, nil
+	o := &Worker{js: cfg.JS, store: cfg.Store, views: cfg.Views, grants: cfg.Grants, log: cfg.Logger}
+	o.streams = heal.New(cfg.JS, cfg.Streams, o.rederive, cfg.Logger)
+	return o, nil
 }
 
 // Run republishes until ctx ends. Any number of processes may run it; they
@@ -120,7 +119,7 @@ func (o *Worker) Run(ctx context.Context) error {
 	case <-ctx.Done():
 		return nil
 	}
-	if err := o.heal(ctx, true); err != nil {
+	if err := o.streams.Heal(ctx, true); err != nil {
 		o.log.Warn("outbox: re-deriving work messages", "err", err)
 	}
 	go o.followConnection(ctx)

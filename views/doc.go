@@ -4,9 +4,10 @@
 // sorted secondary indexes for paging. Lookups never touch the network.
 //
 // The request mirror holds a pending request in full and a terminal one
-// packed (pack.go), read back by peeking at its stored JSON (peek.go),
+// packed (views/pack), read back by peeking at its stored JSON (peek.go),
 // and starts from its snapshot in the object store bucket
-// kvstate.SnapshotBucket when it has one it can trust (snapshot.go).
+// kvstate.SnapshotBucket when it has one it can trust (snapshot.go, in
+// the format of views/snapshot).
 //
 // A write made in this process goes through Views.WriteRequest, which
 // puts the written record in the mirror at once, so that a writer reads

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views/snapshot"
 )
 
 // Resumed is the sequence v's request watcher resumed from after loading a
@@ -50,7 +51,7 @@ func EncodeSnapshot[T any](m *Mirror[T], created time.Time, partSize int) []byte
 }
 
 func LoadSnapshot[T any](m *Mirror[T], data []byte, created time.Time, lastSeq uint64, now time.Time) (uint64, error) {
-	return m.loadSnapshot(context.Background(), data, streamState{created: created, lastSeq: lastSeq}, now)
+	return m.loadSnapshot(context.Background(), data, snapshot.Stream{Created: created, LastSeq: lastSeq}, now)
 }
 
 // SnapshotMaxAge is the age past which a snapshot is not trusted.
@@ -86,7 +87,7 @@ func unpacked[T any](m *Mirror[T], z []byte) []byte {
 	if z == nil {
 		return nil
 	}
-	raw, err := m.packer.unpack(z)
+	raw, err := m.packer.Unpack(z)
 	if err != nil {
 		return []byte("unpack: " + err.Error())
 	}
@@ -109,18 +110,15 @@ func ReadSnapshotObject(s *kvstate.Store, name string) []byte {
 func PackedKept(v *Views) uint64 {
 	var kept uint64
 	for _, m := range v.requests.shards {
-		p := m.packer
-		p.amu.Lock()
-		kept += p.kept
-		p.amu.Unlock()
+		kept += m.packer.Kept()
 	}
 	return kept
 }
 
 // SnapshotHasSample reports whether snapshot data carries a packing sample.
 func SnapshotHasSample(data []byte) bool {
-	h, _, err := decodeHead(data)
-	return err == nil && len(h.sample) > 0
+	h, _, err := snapshot.Decode(data, intern)
+	return err == nil && len(h.Sample) > 0
 }
 
 // Claimable is the revision a snapshot of m may claim now.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views/pack"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -44,10 +45,10 @@ type Mirror[T any] struct {
 	summarize func(*T) (Summary, bool)
 	peek      func(data []byte) (s Summary, ix []string, ok bool)
 	// packer (may be nil: none) packs the values not held in full
-	// (pack.go), from their stored bytes, or, from a writer in this
+	// (views/pack), from their stored bytes, or, from a writer in this
 	// process, from stored(v); packID names its fixed dictionary text, for
 	// snapshots.
-	packer *packer
+	packer *pack.Packer
 	stored func(v *T) []byte
 	packID uint64
 
@@ -329,7 +330,7 @@ func (m *Mirror[T]) take(e jetstream.KeyValueEntry, replay bool) {
 	}
 	if replay && m.peek != nil && m.packer != nil {
 		if s, ix, ok := m.peek(e.Value()); ok {
-			z, release := m.packer.pack(e.Value())
+			z, release := m.packer.Pack(e.Value())
 			m.store(key, mirrored[T]{rev: rev, z: z}, s, ix)
 			release()
 			return
@@ -375,7 +376,7 @@ func (m *Mirror[T]) apply(key string, v *T, rev uint64, raw []byte) {
 			raw = m.stored(v)
 		}
 		var release func()
-		it.z, release = m.packer.pack(raw)
+		it.z, release = m.packer.Pack(raw)
 		defer release()
 	} else {
 		if d, ok := any(v).(interface{ DropStored() }); ok {
@@ -425,7 +426,7 @@ func (m *Mirror[T]) store(key string, it mirrored[T], sum Summary, ix []string) 
 		m.unindex(key, m.ixOf(old))
 	}
 	if it.z != nil {
-		it.z = m.packer.keep(it.z) // only now: a value that loses here leaves nothing behind
+		it.z = m.packer.Keep(it.z) // only now: a value that loses here leaves nothing behind
 	}
 	m.indexLocked(key, ix)
 	m.setSummary(&it, sum)
@@ -465,7 +466,7 @@ func (m *Mirror[T]) ixOf(it mirrored[T]) []string {
 	case it.z != nil:
 		buf := unpackScratch.Get().(*[]byte)
 		defer unpackScratch.Put(buf)
-		raw, err := m.packer.unpackInto(*buf, it.z)
+		raw, err := m.packer.UnpackInto(*buf, it.z)
 		if err != nil {
 			return nil
 		}

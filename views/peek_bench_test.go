@@ -28,7 +28,7 @@ func benchTerminal(tb testing.TB) []byte {
 
 // BenchmarkPeekRequest is the replay's cost per stored terminal record.
 //
-//	go test -run '^$' -bench PeekRequest ./kvstate/
+//	go test -run '^$' -bench PeekRequest ./views/
 func BenchmarkPeekRequest(b *testing.B) {
 	data := benchTerminal(b)
 	b.SetBytes(int64(len(data)))

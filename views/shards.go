@@ -176,7 +176,7 @@ func (s *RequestSnapshots) Keep(ctx context.Context, every time.Duration) {
 		case <-t.C:
 			for _, sh := range s.shards {
 				if err := sh.Save(ctx); err != nil && ctx.Err() == nil {
-					sh.log("snapshot: not saved", "name", sh.name, "err", err)
+					sh.log("snapshot: not saved", "name", sh.store.Name(), "err", err)
 				}
 			}
 		}

@@ -8,11 +8,14 @@ import (
 	"log/slog"
 	"slices"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/views/pack"
+	"github.com/countersign/countersign/views/snapshot"
 	"github.com/nats-io/nats.go"
 	"golang.org/x/sync/errgroup"
 )
@@ -66,8 +69,8 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *V
 		kv, stream := store.RequestShard(i)
 		m := NewMirror(kv, v.requestIndex)
 		m.summarize, m.peek = summarizeRequest, peekRequest
-		m.packer, m.stored, m.packID = &packer{}, storedRecord, requestDictID
-		snaps := &Snapshots[kvstate.Record]{mirror: m, obs: store.Snapshots(), stream: stream, name: kvstate.RequestBucket(i),
+		m.packer, m.stored, m.packID = &pack.Packer{}, storedRecord, pack.DictID
+		snaps := &Snapshots[kvstate.Record]{mirror: m, store: snapshot.NewStore(store.Snapshots(), kvstate.RequestBucket(i)), stream: stream,
 			now: time.Now, log: slog.Default().Warn}
 		m.resume = snaps.Resume
 		shards, v.snaps.shards = append(shards, m), append(v.snaps.shards, snaps)
@@ -415,10 +418,14 @@ func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev u
 // decodePacked decodes the request packed in z into r, unpacking it into
 // a pooled buffer: the decoder copies what it keeps, so a page of
 // terminal requests does not allocate a buffer per record.
-func decodePacked(p *packer, z []byte, r *events.Request) error {
+// unpackScratch holds the buffers the mirror unpacks into to read a
+// packed value's fields.
+var unpackScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+func decodePacked(p *pack.Packer, z []byte, r *events.Request) error {
 	buf := unpackScratch.Get().(*[]byte)
 	defer unpackScratch.Put(buf)
-	raw, err := p.unpackInto(*buf, z)
+	raw, err := p.UnpackInto(*buf, z)
 	if err != nil {
 		return err
 	}

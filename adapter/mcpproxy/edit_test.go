@@ -3,7 +3,7 @@ package mcpproxy_test
 import (
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // A refund a person approved with a smaller amount runs upstream with that

@@ -11,8 +11,8 @@ import (
 
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/adapter/mcpproxy"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

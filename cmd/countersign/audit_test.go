@@ -11,8 +11,8 @@ import (
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // auditRun runs audit export or verify and returns the exit code and

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // approve --arguments FILE approves with edits (SPEC §5); a file that is

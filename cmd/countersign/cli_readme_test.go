@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // TestREADMECLIExamplesParse: every people's-CLI line in the README parses

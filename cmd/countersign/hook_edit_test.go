@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 const refundInput = `{"payment_id":"payment_123","amount":4900,"currency":"GBP"}`

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // TestCommandProcess is not a test. Run as a subprocess of the test binary

@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/cli"
-	"github.com/countersign/countersign/internal/oidctest"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 const loginYAML = `public_url: %s

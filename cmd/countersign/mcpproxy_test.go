@@ -11,7 +11,7 @@ import (
 
 	"github.com/countersign/countersign/adapter/mcpproxy"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/countersign/countersign/approvals/replay"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 func policyRun(t *testing.T, url string, args ...string) (int, string, string) {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 func suggestRun(t *testing.T, url string, args ...string) (int, string, string) {

@@ -10,8 +10,8 @@ import (
 
 	"github.com/countersign/countersign/deciders/review"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // pairsConfig is a tenant with n agent deciders under agt_main, each with

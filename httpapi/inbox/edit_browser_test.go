@@ -8,7 +8,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // "Edit and allow" (SPEC §5, approve with edits): the stored arguments in

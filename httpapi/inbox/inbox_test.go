@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 func get(t *testing.T, url string) (*http.Response, string) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 const policyYAML = `tenants:

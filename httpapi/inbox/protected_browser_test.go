@@ -6,7 +6,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // An allow of a protected write while no client watches its session is

@@ -3,7 +3,7 @@ package rpc
 import (
 	"encoding/json"
 
-	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 )
 
 // Methods.
@@ -96,6 +96,6 @@ func decodeParams(raw json.RawMessage, v any) error {
 	if raw == nil {
 		raw = json.RawMessage("{}")
 	}
-	_, err := approvals.Decode(raw, v)
+	_, err := wire.Decode(raw, v)
 	return err
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -44,7 +45,7 @@ type Config struct {
 	// answer within the interval is dropped. Default 30s.
 	PingInterval time.Duration
 	// MaxMessage bounds a client's message; a larger one closes the
-	// connection with 1009. Default approvals.MaxBody (1 MiB).
+	// connection with 1009. Default wire.MaxBody (1 MiB).
 	MaxMessage int64
 	// MaxSubscriptions bounds the subscriptions of one connection.
 	// Default 8.
@@ -67,7 +68,7 @@ func (c *Config) setDefaults() {
 	c.SendQueue = orDefault(c.SendQueue, 256)
 	c.WriteTimeout = orDefault(c.WriteTimeout, 10*time.Second)
 	c.PingInterval = orDefault(c.PingInterval, 30*time.Second)
-	c.MaxMessage = orDefault(c.MaxMessage, approvals.MaxBody)
+	c.MaxMessage = orDefault(c.MaxMessage, wire.MaxBody)
 	c.MaxSubscriptions = orDefault(c.MaxSubscriptions, 8)
 	if c.Watchers == nil {
 		c.Watchers = NewWatchers(nil, 0, c.Logger)

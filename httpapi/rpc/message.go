@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
@@ -78,7 +78,7 @@ func decodeCall(raw json.RawMessage) Call {
 	if isResponse(canon) {
 		return decodeResponse(raw, canon)
 	}
-	if err := approvals.ExactNames(canon, &w); err != nil {
+	if err := wire.ExactNames(canon, &w); err != nil {
 		return Call{ID: exactID(canon), Err: newError(CodeInvalidRequest, "invalid request: "+problem.From(err).Detail)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -120,7 +120,7 @@ func isResponse(canon []byte) bool {
 // or number id, exactly one of result and error.
 func decodeResponse(raw json.RawMessage, canon []byte) Call {
 	var r ClientResponse
-	if err := approvals.ExactNames(canon, &r); err != nil {
+	if err := wire.ExactNames(canon, &r); err != nil {
 		return Call{Err: newError(CodeInvalidRequest, "invalid response: "+problem.From(err).Detail)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))

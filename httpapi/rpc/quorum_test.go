@@ -3,7 +3,7 @@ package rpc_test
 import (
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // Finance answers refunds, two of them (SPEC §12); u-1 is the agent's

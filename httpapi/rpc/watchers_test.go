@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
 )
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/app"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // Two deciders processes on one NATS: one writes the audit log

@@ -4,8 +4,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // Time rules on one stepped clock, without sleeping through them: a

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/internal/app"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 type client struct {

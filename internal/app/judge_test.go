@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // scripted is a real HTTP server speaking the chat-completions protocol

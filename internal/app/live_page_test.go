@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // TestViewPageOnAnotherProcess: view/page on one API process reads the

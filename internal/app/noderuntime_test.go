@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // The Node runtime of examples/node-runtime (the npm "nats" client, its

@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/outbox"
 	"github.com/nats-io/nats.go/jetstream"

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // The watched sessions are shared between processes: with two API

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/httpapi/rpc"
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // revokeWithin is the test's deadline for a removed token to lose what it

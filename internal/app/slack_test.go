@@ -15,8 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/servertest"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/servertest"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 const slackSecret = "8f742231b10e8888abcd99yyyzzz85a5"

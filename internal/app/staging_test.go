@@ -6,7 +6,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 // stagingLink is where the embedded server under data stages bucket's

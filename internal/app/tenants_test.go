@@ -3,7 +3,7 @@ package app_test
 import (
 	"testing"
 
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
 const twoTenants = `tenants:

@@ -10,7 +10,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/internal/app"
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 // Two processes run the deciders role against one NATS: each endpoint is

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/internal/testutil"
+	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
 var stallRuns = flag.Int("cluster.stall", 0, "runs of TestClusterWriteStallFigures (0: skipped); it logs how long writes and /readyz lag a killed leader")

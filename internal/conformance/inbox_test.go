@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/httpapi"
-	"github.com/countersign/countersign/internal/oidctest"
+	"github.com/countersign/countersign/internal/testkit/oidctest"
 )
 
 // inboxSurface: the inbox's way in, a browser signed in with the

@@ -15,7 +15,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/events"
-	"github.com/countersign/countersign/internal/servertest"
+	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 )

@@ -13,42 +13,47 @@ const module = "github.com/countersign/countersign"
 // rank orders the packages: a package may import only packages of a
 // strictly lower rank.
 var rank = map[string]int{
-	"jcs":                  -1, // RFC 8785, beneath the domain nouns
-	"clock":                -1, // time and timers, beneath everything that waits
-	"backoff":              -1, // the one retry delay, beneath everything that retries
-	"events":               0,
-	"display":              0,
-	"shell":                0,
-	"problem":              0,
-	"internal/gcpace":      0,
-	"config":               1,
-	"judge":                1,
-	"links":                1,
-	"signin":               1,
-	"kvstate":              1,
-	"internal/broker":      1,
-	"internal/layout":      1,
-	"internal/cli":         1,
-	"views":                2,
-	"audit":                2,
-	"deciders":             3,
-	"notify":               3,
-	"outbox":               3,
-	"internal/testutil":    3,
-	"internal/oidctest":    3, // tests only: an OpenID provider
-	"approvals":            4,
-	"approvals/replay":     4, // what a candidate config would have done (SPEC §16)
-	"adapter":              4,
-	"httpapi":              5,
-	"busapi":               5,
-	"internal/app":         6,
-	"internal/servertest":  7,
-	"internal/bench":       7,
-	"internal/cluster":     7,
-	"internal/conformance": 7,
-	"cmd/countersign":      8,
-	"examples":             8, // mains a reader copies
-	"docs":                 9, // tests only: the diagrams and links of the reference
+	"jcs":                         -1, // RFC 8785, beneath the domain nouns
+	"clock":                       -1, // time and timers, beneath everything that waits
+	"backoff":                     -1, // the one retry delay, beneath everything that retries
+	"events":                      0,
+	"display":                     0,
+	"shell":                       0,
+	"problem":                     0,
+	"internal/gcpace":             0,
+	"config":                      1,
+	"judge":                       1,
+	"links":                       1,
+	"signin":                      1,
+	"kvstate":                     1,
+	"internal/broker":             1,
+	"internal/layout":             1,
+	"internal/cli":                1,
+	"views/pack":                  1, // the read model's compression, beneath it
+	"views/snapshot":              1, // the mirror snapshot's format and parts, beneath it
+	"approvals/wire":              1, // the endpoints' wire: strict decode, waits, cursors, pages
+	"outbox/people":               1, // what the outbox tells people's workers
+	"outbox/heal":                 1, // derived streams kept alive across NATS restarts
+	"views":                       2,
+	"audit":                       2,
+	"deciders":                    3,
+	"notify":                      3,
+	"outbox":                      3,
+	"internal/testkit/testutil":   3, // tests only: an embedded JetStream, Eventually, a clock
+	"internal/testkit/oidctest":   3, // tests only: an OpenID provider
+	"approvals":                   4,
+	"approvals/replay":            4, // what a candidate config would have done (SPEC §16)
+	"adapter":                     4,
+	"httpapi":                     5,
+	"busapi":                      5,
+	"internal/app":                6,
+	"internal/testkit/servertest": 7, // tests only: real servers
+	"internal/bench":              7,
+	"internal/cluster":            7,
+	"internal/conformance":        7,
+	"cmd/countersign":             8,
+	"examples":                    8, // mains a reader copies
+	"docs":                        9, // tests only: the diagrams and links of the reference
 }
 
 type pkg struct {
@@ -128,14 +133,14 @@ func checkExternal(t *testing.T, rel, imp string) {
 }
 
 // TestTestProviderNotInTheBinary: the OpenID provider of the tests
-// (internal/oidctest, zitadel's op) is never built into countersign.
+// (internal/testkit/oidctest, zitadel's op) is never built into countersign.
 func TestTestProviderNotInTheBinary(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"/cmd/countersign").Output()
 	if err != nil {
 		t.Fatalf("go list: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		if strings.Contains(dep, "zitadel") || dep == module+"/internal/oidctest" {
+		if strings.Contains(dep, "zitadel") || dep == module+"/internal/testkit/oidctest" {
 			t.Errorf("the binary depends on %s, a test-only provider", dep)
 		}
 	}

@@ -1,4 +1,4 @@
-package approvals
+package wire
 
 import (
 	"encoding/json"

@@ -1,11 +1,32 @@
-package approvals
+package wire
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 
 	"github.com/countersign/countersign/events"
 )
+
+// Page is one page of a list (SPEC §5): next_cursor is absent at the end.
+type Page[T any] struct {
+	Items      []T    `json:"items"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// CursorAfter is the cursor of the page that starts after the item with
+// this id (requests and grants alike).
+func CursorAfter(id string) string { return base64.RawURLEncoding.EncodeToString([]byte(id)) }
+
+// CursorID is the id a cursor this server issued starts after. Errors:
+// InvalidRequest about cursor.
+func CursorID(c string) (string, error) {
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !events.ValidGeneratedID(string(b)) {
+		return "", invalid("cursor", "not a cursor this server issued")
+	}
+	return string(b), nil
+}
 
 // MaxPageBytes bounds the encoded items of one list page on every surface
 // (GET /v1/requests and /v1/grants, api.list and api.grants), besides the

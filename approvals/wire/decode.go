@@ -1,4 +1,4 @@
-package approvals
+package wire
 
 import (
 	"bytes"
@@ -6,11 +6,16 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/countersign/countersign/jcs"
+	"github.com/countersign/countersign/problem"
 )
+
+// MaxWait caps a long-poll (SPEC §5).
+const MaxWait = 60 * time.Second
 
 // MaxBody is the largest request body accepted on any surface (SPEC §5);
 // larger is ErrTooLarge.
@@ -76,4 +81,9 @@ func ParseWait(s string) (time.Duration, error) {
 		return 0, invalid("wait", "%s", "wait must be a Go duration such as 30s")
 	}
 	return min(d, MaxWait), nil
+}
+
+// invalid is the 400 InvalidRequest refusal about field.
+func invalid(field, format string, args ...any) *problem.Error {
+	return problem.Invalid(field, fmt.Sprintf(format, args...))
 }

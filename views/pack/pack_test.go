@@ -1,14 +1,10 @@
-package views
+package pack
 
 import (
 	"bytes"
-	"encoding/json"
 	"math/rand/v2"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/countersign/countersign/events"
 )
 
 // Whatever a record holds, it unpacks to the bytes packed, and a call
@@ -40,25 +36,25 @@ func TestPackRoundTrip(t *testing.T) {
 		at := r.IntN(len(b) + 1)
 		cases = append(cases, string(b[:at])+rec(digest)+string(b[at:]))
 	}
-	var p packer
+	var p Packer
 	for i, c := range cases {
-		z, release := p.pack([]byte(c))
-		kept := p.keep(z)
+		z, release := p.Pack([]byte(c))
+		kept := p.Keep(z)
 		release()
-		got, err := p.unpack(kept)
+		got, err := p.Unpack(kept)
 		if err != nil || !bytes.Equal(got, []byte(c)) {
 			t.Fatalf("case %d: %q unpacks to %q (%v)", i, c, got, err)
 		}
 	}
 	// A packer whose sample has another digest.
-	var q packer
-	_, release := q.pack([]byte(rec("00" + digest[2:])))
+	var q Packer
+	_, release := q.Pack([]byte(rec("00" + digest[2:])))
 	release()
 	other := "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-	lifted, release := q.pack([]byte(rec(other)))
+	lifted, release := q.Pack([]byte(rec(other)))
 	n := len(lifted)
 	release()
-	plain, release := q.pack([]byte(rec(strings.ToUpper(other))))
+	plain, release := q.Pack([]byte(rec(strings.ToUpper(other))))
 	defer release()
 	if n+25 > len(plain) {
 		t.Errorf("a lifted digest packs to %d bytes, the same record with an upper-case one to %d", n, len(plain))
@@ -67,40 +63,16 @@ func TestPackRoundTrip(t *testing.T) {
 
 // A packed value that is not one is an error, never a panic.
 func TestUnpackDamaged(t *testing.T) {
-	var p packer
-	z, release := p.pack([]byte(`{"call_digest":"sha256:5b758119a0a53ac550f186311b418abb1531622c1bb01371e11d8e3e047eee5c","x":1}`))
+	var p Packer
+	z, release := p.Pack([]byte(`{"call_digest":"sha256:5b758119a0a53ac550f186311b418abb1531622c1bb01371e11d8e3e047eee5c","x":1}`))
 	good := bytes.Clone(z)
 	release()
 	for i, bad := range [][]byte{
 		nil, {0}, {1}, {3}, {4, 0}, {1, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff},
 		good[:len(good)-1], good[:20], append([]byte{1, 200}, good[2:]...),
 	} {
-		if got, err := p.unpack(bad); err == nil {
+		if got, err := p.Unpack(bad); err == nil {
 			t.Errorf("damaged %d (%x) unpacks to %q", i, bad, got)
 		}
-	}
-}
-
-// A packed terminal request is decoded through a pooled buffer: it costs
-// the allocations of decoding its stored JSON and nothing more (a page of
-// 50 terminal requests once allocated a buffer per record).
-func TestDecodePackedAllocatesNoBuffer(t *testing.T) {
-	raw := benchTerminal(t)
-	var p packer
-	z, release := p.pack(raw)
-	kept := p.keep(z)
-	release()
-	var want events.Request
-	if err := json.Unmarshal(raw, &want); err != nil {
-		t.Fatal(err)
-	}
-	var got events.Request
-	if err := decodePacked(&p, kept, &got); err != nil || !reflect.DeepEqual(got, want) {
-		t.Fatalf("decoded %+v (%v), want %+v", got, err, want)
-	}
-	decode := testing.AllocsPerRun(100, func() { var r events.Request; _ = json.Unmarshal(raw, &r) })
-	packed := testing.AllocsPerRun(100, func() { var r events.Request; _ = decodePacked(&p, kept, &r) })
-	if packed > decode {
-		t.Errorf("decoding a packed request: %.0f allocations, decoding its JSON: %.0f", packed, decode)
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/kvstate"
+	"github.com/countersign/countersign/outbox/heal"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // ackWait bounds the wait for one republish's acknowledgement: a publish
 // sent to a server that then died is never acknowledged.
-const ackWait = 5 * time.Second
+const ackWait = heal.Wait
 
 // maxRetryWait caps the pause between attempts to republish or heal.
 const maxRetryWait = 500 * time.Millisecond
@@ -61,54 +62,18 @@ func (o *Worker) followConnection(ctx context.Context) {
 				}
 				continue
 			}
-			_ = o.retry(ctx, func() error { return o.heal(ctx, false) })
+			_ = o.retry(ctx, func() error { return o.streams.Heal(ctx, false) })
 		}
 	}
 }
 
-// heal makes sure every derived stream exists, re-creating any NATS lost,
-// and re-derives the pending requests' work when one had to be re-created
-// (by this process or another) since it last looked, or always with force.
-// Safe for concurrent use.
-func (o *Worker) heal(ctx context.Context, force bool) error {
-	o.healMu.Lock()
-	defer o.healMu.Unlock()
-	seen := make(map[string]time.Time, len(o.streams))
-	rederive := force
-	for _, sc := range o.streams {
-		created, err := o.ensureStream(ctx, sc)
-		if err != nil {
-			return err
-		}
-		if was, ok := o.created[sc.Name]; ok && !was.Equal(created) {
-			rederive = true
-		}
-		seen[sc.Name] = created
+// rederive re-derives the pending requests' work, after a derived stream
+// was re-created (heal.Streams.Heal); only from a current mirror.
+func (o *Worker) rederive(ctx context.Context) error {
+	if !o.views.Requests().Current() {
+		return fmt.Errorf("outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
 	}
-	if rederive {
-		if !o.views.Requests().Current() {
-			return fmt.Errorf("outbox: %w: %s", kvstate.ErrStale, kvstate.BucketRequests)
-		}
-		if err := o.rederiveWork(ctx); err != nil {
-			return err
-		}
-	}
-	o.created = seen
-	return nil
-}
-
-func (o *Worker) ensureStream(ctx context.Context, sc jetstream.StreamConfig) (time.Time, error) {
-	ctx, cancel := context.WithTimeout(ctx, ackWait)
-	defer cancel()
-	s, err := o.js.Stream(ctx, sc.Name)
-	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		o.log.Warn("outbox: re-creating a derived stream that NATS lost", "stream", sc.Name)
-		s, err = o.js.CreateOrUpdateStream(ctx, sc)
-	}
-	if err != nil {
-		return time.Time{}, fmt.Errorf("outbox: stream %s: %w", sc.Name, err)
-	}
-	return s.CachedInfo().Created, nil
+	return o.rederiveWork(ctx)
 }
 
 // retry runs op until it succeeds; it returns an error only when ctx ends.
@@ -136,7 +101,7 @@ func (o *Worker) publishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAc
 	var f jetstream.PubAckFuture
 	err := o.retry(ctx, func() (err error) {
 		if f, err = o.js.PublishMsgAsync(m); err != nil {
-			_ = o.heal(ctx, false)
+			_ = o.streams.Heal(ctx, false)
 		}
 		return err
 	})
@@ -156,7 +121,7 @@ func (o *Worker) confirm(ctx context.Context, a jetstream.PubAckFuture) (bool, e
 	o.fail(err)
 	first := false
 	return first, o.retry(ctx, func() error {
-		if err := o.heal(ctx, false); err != nil {
+		if err := o.streams.Heal(ctx, false); err != nil {
 			return err
 		}
 		ack, err := o.js.PublishMsg(ctx, a.Msg())

@@ -1,10 +1,11 @@
-package approvals_test
+package wire_test
 
 import (
 	"errors"
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
@@ -35,7 +36,7 @@ func TestDecodeExactNames(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := approvals.Decode([]byte(c.body), c.v)
+			_, err := wire.Decode([]byte(c.body), c.v)
 			var p *problem.Error
 			if !errors.As(err, &p) || p.Status != 400 || p.Code != "InvalidRequest" || p.Field != c.field {
 				t.Fatalf("Decode(%s) = %v, want 400 InvalidRequest field %q", c.body, err, c.field)
@@ -49,7 +50,7 @@ func TestDecodeExactNames(t *testing.T) {
 func TestDecodeFreeKeys(t *testing.T) {
 	body := `{"tool":"x","arguments":{"Tool":1,"ſession":{"DECISION":[{"K":"\""}]},"a\"b":2},"session":"s"}`
 	var sub events.Submission
-	if _, err := approvals.Decode([]byte(body), &sub); err != nil {
+	if _, err := wire.Decode([]byte(body), &sub); err != nil {
 		t.Fatalf("Decode(%s) = %v, want nil", body, err)
 	}
 	if got, want := sub.Session, "s"; got != want {
@@ -79,7 +80,7 @@ func TestNoFoldedNames(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = approvals.NoFoldedNames(canon, new(payload))
+		err = wire.NoFoldedNames(canon, new(payload))
 		got, p := "", (*problem.Error)(nil)
 		if errors.As(err, &p) {
 			got = p.Field
@@ -93,7 +94,7 @@ func TestNoFoldedNames(t *testing.T) {
 // A body the canonicalizer refuses is an InvalidRequest about body whose
 // detail names the fault for people, without the Go package's prefix.
 func TestDecodeRefusalDetail(t *testing.T) {
-	_, err := approvals.Decode([]byte(`{"tool":"x","tool":"y"}`), new(events.Submission))
+	_, err := wire.Decode([]byte(`{"tool":"x","tool":"y"}`), new(events.Submission))
 	var p *problem.Error
 	if !errors.As(err, &p) || p.Field != "body" || p.Detail != `duplicate object key: "tool"` {
 		t.Fatalf("Decode = %#v, want field body, detail duplicate object key: \"tool\"", err)

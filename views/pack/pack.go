@@ -1,4 +1,4 @@
-package views
+package pack
 
 import (
 	"bytes"
@@ -13,16 +13,8 @@ import (
 	"github.com/klauspost/compress/s2"
 )
 
-// The request mirror holds each terminal request as its stored JSON,
-// compressed with S2 against a dictionary: typical records (the field
-// names and the values that repeat from one request to the next) and a
-// sample of the deployment's own, so that a page of old requests is read
-// from memory instead of from KV's cold message blocks. What a record
-// packs to and what packing costs: docs/operators/performance.md, "Measurements
-// behind the design".
-
 // requestDictText begins every packing dictionary. Changing it changes
-// requestDictID, and snapshots packed with the old one are replayed
+// DictID, and snapshots packed with the old one are replayed
 // instead of loaded.
 const requestDictText = `{"id":"req_","tenant":"","agent":"agt_","session":"","turn":"","tool_call_id":"","capability":{"action":"shell.exec","target":"git"},"tool":"shell","arguments":{"command":"git status"},"subject":{"kind":"shell","command":"git status"},"stages":[{"text":"git status","prefix":["git","status"],"allowed_by":{"kind":"person","id":"u-1"},"scope":"session","allowed_at":"2026-` +
 	`"}],"current_stage":1,"connection":null,"reason":"","call_digest":"sha256:","timeout":"1h","status":"denied","approver":{"kind":"agent","id":"agt_"},"chain":["agt_"],"endorsements":[{"agent":"agt_","note":"","at":"2026-` +
@@ -33,20 +25,21 @@ const requestDictText = `{"id":"req_","tenant":"","agent":"agt_","session":"","t
 	`{"id":"req_","tenant":"","agent":"agt_","session":"","turn":"","tool_call_id":"","capability":{"action":"tools.call","target":""},"tool":"","arguments":{"amount":,"currency":"GBP"},"subject":{"kind":"tool"},"current_stage":0,"connection":null,"reason":"","call_digest":"sha256:","timeout":"24h","status":"approved","approver":{"kind":"person","id":""},"chain":["agt_main","agt_"],"endorsements":[{"agent":"agt_main","note":"","at":"2026-"}],"judge_escalated":false,"reviewer_reason":null,"revision":2,"created_at":"2026-","deadline_at":"2026-","claimed_at":"2026-","decision":{"status":"approved","by":{"kind":"person","id":""},"scope":"once","decided_at":"2026-","expires_at":"2026-"}}` +
 	`{"id":"req_","tenant":"","agent":"agt_","session":"","turn":"","tool_call_id":"","capability":{"action":"tools.call","target":""},"tool":"","arguments":{},"subject":{"kind":"tool"},"current_stage":0,"connection":null,"reason":"","call_digest":"sha256:","timeout":"24h","status":"approved","approver":null,"chain":["agt_main","agt_"],"endorsements":[],"judge_escalated":false,"reviewer_reason":null,"revision":0,"created_at":"2026-","deadline_at":"2026-","claimed_at":null,"decision":{"status":"approved","by":{"kind":"grant","id":"grt_"},"scope":"once","decided_at":"2026-","expires_at":"2026-"}}`
 
-// packFormat names how a value is packed (see pack); it is part of
-// requestDictID.
+// packFormat names how a value is packed (see Pack); it is part of
+// DictID.
 const packFormat = "countersign pack 3: call digest lifted, a sample of several records\n"
 
-// requestDictID names packFormat and requestDictText in snapshots.
-var requestDictID = func() uint64 {
+// DictID names packFormat and requestDictText: a snapshot of values
+// packed another way is not loaded.
+var DictID = func() uint64 {
 	sum := sha256.Sum256([]byte(packFormat + requestDictText))
 	return binary.LittleEndian.Uint64(sum[:])
 }()
 
-// maxSample bounds the sample a packer adds to its dictionary.
+// maxSample bounds the sample a Packer adds to its dictionary.
 const maxSample = 8 << 10
 
-// A packer packs with a dictionary of requestDictText and a sample of the
+// A Packer packs with a dictionary of requestDictText and a sample of the
 // deployment's own records: the first maxSample bytes of the records it
 // packs, several records, which bring this deployment's tenant, agents,
 // tools, grants and argument shapes (a record packs to about 120 bytes
@@ -54,7 +47,7 @@ const maxSample = 8 << 10
 // them it packs with requestDictText alone (the base dictionary), and each
 // packed value says which of the two it needs. The sample is fixed from
 // then on. A snapshot carries it, and a process that loads it adopts it.
-type packer struct {
+type Packer struct {
 	mu      sync.Mutex
 	cur     atomic.Pointer[packDict] // with the sample (nil: still collecting it)
 	collect []byte                   // the sample so far (under mu)
@@ -87,7 +80,7 @@ var baseDict = sync.OnceValue(func() *packDict { return newPackDict(nil) })
 
 // dict returns the dictionary to pack raw with, and whether it is the
 // base one (the sample is still being collected; raw joins it).
-func (p *packer) dict(raw []byte) (*packDict, bool) {
+func (p *Packer) dict(raw []byte) (*packDict, bool) {
 	if d := p.cur.Load(); d != nil {
 		return d, false
 	}
@@ -106,8 +99,8 @@ func (p *packer) dict(raw []byte) (*packDict, bool) {
 	return d, false
 }
 
-// adopt makes sample's dictionary the packer's, unless it has another.
-func (p *packer) adopt(sample []byte) bool {
+// Adopt makes sample's dictionary the Packer's, unless it has another.
+func (p *Packer) Adopt(sample []byte) bool {
 	sample = sample[:min(len(sample), maxSample)]
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -119,8 +112,8 @@ func (p *packer) adopt(sample []byte) bool {
 	return true
 }
 
-// sample is the packer's sample (nil: it is still collecting it).
-func (p *packer) sample() []byte {
+// Sample is the Packer's sample (nil: it is still collecting it).
+func (p *Packer) Sample() []byte {
 	if d := p.cur.Load(); d != nil {
 		return d.sample
 	}
@@ -146,7 +139,7 @@ const (
 	packBase   = 2 // a flag: packed with the base dictionary
 )
 
-// digestField is what comes before the digits a packer lifts out.
+// digestField is what comes before the digits a Packer lifts out.
 var digestField = []byte(`"call_digest":"sha256:`)
 
 // liftDigest returns the offset of raw's call digest digits and their
@@ -172,11 +165,11 @@ func liftDigest(raw []byte) (int, [32]byte, bool) {
 	return at, sum, true
 }
 
-// pack packs a request's stored JSON into a scratch buffer, and returns
+// Pack packs a request's stored JSON into a scratch buffer, and returns
 // the packed bytes and the buffer's release. The bytes are valid until
-// release: the mirror keeps a copy (keep) only of a value it stores, so a
+// release: the mirror keeps a copy (Keep) only of a value it stores, so a
 // value packed twice (by the watcher and by the writer) is kept once.
-func (p *packer) pack(raw []byte) ([]byte, func()) {
+func (p *Packer) Pack(raw []byte) ([]byte, func()) {
 	d, base := p.dict(raw)
 	var flag byte
 	if base {
@@ -206,9 +199,9 @@ func (p *packer) pack(raw []byte) ([]byte, func()) {
 	return out[:len(out)+len(z)], func() { packScratch.Put(buf) }
 }
 
-// keep copies z into the arena (a large one into its own slice), in a
+// Keep copies z into the arena (a large one into its own slice), in a
 // slice of its own size (its capacity too: it is never appended to).
-func (p *packer) keep(z []byte) []byte {
+func (p *Packer) Keep(z []byte) []byte {
 	p.amu.Lock()
 	defer p.amu.Unlock()
 	p.kept += uint64(len(z))
@@ -223,18 +216,18 @@ func (p *packer) keep(z []byte) []byte {
 	return p.arena[at:len(p.arena):len(p.arena)]
 }
 
-// unpack returns the stored JSON packed in z.
-func (p *packer) unpack(z []byte) ([]byte, error) { return p.unpackInto(nil, z) }
+// Unpack returns the stored JSON packed in z.
+func (p *Packer) Unpack(z []byte) ([]byte, error) { return p.UnpackInto(nil, z) }
 
-// unpackInto is unpack into dst's room when it has enough.
-func (p *packer) unpackInto(dst, z []byte) ([]byte, error) {
+// UnpackInto is Unpack into dst's room when it has enough.
+func (p *Packer) UnpackInto(dst, z []byte) ([]byte, error) {
 	if len(z) == 0 {
 		return nil, errUnpack
 	}
 	d := baseDict()
 	if z[0]&packBase == 0 {
 		if d = p.cur.Load(); d == nil {
-			return nil, errors.New("views: a value packed with a sample this packer does not have")
+			return nil, errors.New("pack: a value packed with a sample this Packer does not have")
 		}
 	}
 	switch z[0] &^ packBase {
@@ -269,8 +262,11 @@ func (p *packer) unpackInto(dst, z []byte) ([]byte, error) {
 	return nil, errUnpack
 }
 
-// unpackScratch holds the buffers the mirror unpacks into to read a
-// packed value's index keys.
-var unpackScratch = sync.Pool{New: func() any { return new([]byte) }}
+var errUnpack = errors.New("pack: a packed value that is not one")
 
-var errUnpack = errors.New("views: a packed value that is not one")
+// Kept is how many packed bytes Keep has kept, in all.
+func (p *Packer) Kept() uint64 {
+	p.amu.Lock()
+	defer p.amu.Unlock()
+	return p.kept
+}

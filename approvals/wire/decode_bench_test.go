@@ -1,4 +1,4 @@
-package approvals_test
+package wire_test
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/approvals/wire"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 )
@@ -36,7 +37,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.SetBytes(int64(len(raw)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := approvals.Decode(raw, c.v()); err != nil {
+				if _, err := wire.Decode(raw, c.v()); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -50,7 +51,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			v := c.v()
 			for b.Loop() {
-				if err := approvals.ExactNames(canon, v); err != nil {
+				if err := wire.ExactNames(canon, v); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,0 +1,34 @@
+package views
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/views/pack"
+)
+
+// A packed terminal request is decoded through a pooled buffer: it costs
+// the allocations of decoding its stored JSON and nothing more (a page of
+// 50 terminal requests once allocated a buffer per record).
+func TestDecodePackedAllocatesNoBuffer(t *testing.T) {
+	raw := benchTerminal(t)
+	var p pack.Packer
+	z, release := p.Pack(raw)
+	kept := p.Keep(z)
+	release()
+	var want events.Request
+	if err := json.Unmarshal(raw, &want); err != nil {
+		t.Fatal(err)
+	}
+	var got events.Request
+	if err := decodePacked(&p, kept, &got); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("decoded %+v (%v), want %+v", got, err, want)
+	}
+	decode := testing.AllocsPerRun(100, func() { var r events.Request; _ = json.Unmarshal(raw, &r) })
+	packed := testing.AllocsPerRun(100, func() { var r events.Request; _ = decodePacked(&p, kept, &r) })
+	if packed > decode {
+		t.Errorf("decoding a packed request: %.0f allocations, decoding its JSON: %.0f", packed, decode)
+	}
+}
