@@ -69,8 +69,8 @@ var errNotRecord = errors.New("people: a stored record is no JSON object")
 
 // decode reads p's members of the stored record data: one pass over its
 // top-level members, decoding only p's, where json.Unmarshal of the
-// whole record checked and skipped the rest (a person request's two
-// changes: 20.4 to 9.3 µs of CPU, BenchmarkPeopleMsgs). data is a record
+// whole record checked and skipped the rest (BenchmarkPeopleMsgs; the
+// figures are in docs/operators/performance.md). data is a record
 // as kvstate wrote it; data that is no object, or ends before its
 // close, is refused.
 func (p *peopleRecord) decode(data []byte) error { return eachMember(data, p.member) }
