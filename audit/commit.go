@@ -148,9 +148,9 @@ const maxPack = 256 << 10
 // server's cost of a batch grows with its bytes (it copies each message
 // into a staging store, then into the stream's block cache, and writes
 // it twice), and a tenant's entries, lines of the same few shapes,
-// shrink about ten-fold, for about a microsecond an entry (the log of a
-// 20,000-request fill: 5.6 MB of disk, not 26.7; the tree hashes, not
-// compressed, are much of what is left).
+// shrink about ten-fold for little CPU (figures in
+// docs/operators/performance.md; the tree hashes, not compressed, are
+// much of what is left).
 type packer struct {
 	ttl, subject string
 	msgs         *[]*nats.Msg

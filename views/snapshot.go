@@ -266,9 +266,8 @@ func (s *Snapshots[T]) Resume(ctx context.Context) uint64 {
 // snapshotPart is the size of the parts a snapshot is written in. A
 // part is held, and copied on its way into the server, while it is
 // written: the part's size is what a save adds to the live heap, and so
-// to the process's peak (a save at stop, on a million requests, added
-// about 100 MB to the live heap with parts of 32 MiB). Smaller parts mean
-// more objects to read at start.
+// to the process's peak (figures in docs/operators/performance.md).
+// Smaller parts mean more objects to read at start.
 //
 // A var only so that tests can write smaller parts.
 var snapshotPart = 8 << 20

@@ -42,8 +42,9 @@ const maxSample = 8 << 10
 // A Packer packs with a dictionary of requestDictText and a sample of the
 // deployment's own records: the first maxSample bytes of the records it
 // packs, several records, which bring this deployment's tenant, agents,
-// tools, grants and argument shapes (a record packs to about 120 bytes
-// with such a sample, to about 190 with one odd record). Until it has
+// tools, grants and argument shapes, so that a record packs far smaller
+// than with the base dictionary alone (figures in
+// docs/operators/performance.md). Until it has
 // them it packs with requestDictText alone (the base dictionary), and each
 // packed value says which of the two it needs. The sample is fixed from
 // then on. A snapshot carries it, and a process that loads it adopts it.
