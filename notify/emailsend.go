@@ -224,6 +224,10 @@ func (f *mailFeed) record(ctx context.Context, id events.RequestID) (rec mailRec
 // store writes rec over revision rev (0: a new record). A failure is
 // logged: the message may then be sent again, with the same Message-ID.
 func (f *mailFeed) store(ctx context.Context, id events.RequestID, rec mailRecord, rev uint64) {
+	// What was sent is recorded even when a stop ends ctx between the
+	// send and here: else the next start would owe, and send, it again.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
+	defer cancel()
 	b, _ := json.Marshal(rec)
 	key := recordKey(f.mail.Tenant, id)
 	var err error
@@ -232,10 +236,13 @@ func (f *mailFeed) store(ctx context.Context, id events.RequestID, rec mailRecor
 	} else {
 		_, err = f.m.kv.Update(ctx, key, b, rev)
 	}
-	if err != nil && ctx.Err() == nil {
+	if err != nil {
 		f.log.Warn("email record not stored", "request", id, "err", err)
 	}
 }
+
+// storeTimeout bounds recording what was sent, past the worker's end.
+const storeTimeout = 5 * time.Second
 
 // mailMarkerTTL is how long the marker of a removed record stays.
 const mailMarkerTTL = time.Hour
