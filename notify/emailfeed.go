@@ -65,7 +65,7 @@ func (f *mailFeed) run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() { defer wg.Done(); f.remind(ctx) }()
-	saved := f.saver(ctx, tr, &wg)
+	saved := saver(ctx, &wg, func(ctx context.Context) { f.save(ctx, tr) })
 	err = f.read(ctx, start, tr, saved, &wg)
 	cancel()
 	wg.Wait()
@@ -207,29 +207,6 @@ func (f *mailFeed) mutex(id events.RequestID) *sync.Mutex {
 		f.locks[id] = l
 	}
 	return l
-}
-
-// saver stores the progress after changes, one write at a time.
-func (f *mailFeed) saver(ctx context.Context, tr *tracker, wg *sync.WaitGroup) func() {
-	dirty := make(chan struct{}, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-dirty:
-				f.save(ctx, tr)
-			}
-		}
-	}()
-	return func() {
-		select {
-		case dirty <- struct{}{}:
-		default:
-		}
-	}
 }
 
 func (f *mailFeed) save(ctx context.Context, tr *tracker) {

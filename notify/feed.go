@@ -47,7 +47,7 @@ func (f *feed) run(ctx context.Context) error {
 		return err
 	}
 	var wg sync.WaitGroup
-	saved := f.saver(ctx, tr, &wg)
+	saved := saver(ctx, &wg, func(ctx context.Context) { f.save(ctx, tr) })
 	err = f.read(ctx, start, tr, saved, &wg)
 	cancel()
 	wg.Wait()
@@ -242,30 +242,6 @@ func (f *feed) oldest() (time.Time, bool) {
 		}
 	}
 	return first, !first.IsZero()
-}
-
-// saver stores the progress after changes, one write at a time; the
-// returned func signals a change.
-func (f *feed) saver(ctx context.Context, tr *tracker, wg *sync.WaitGroup) func() {
-	dirty := make(chan struct{}, 1)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-dirty:
-				f.save(ctx, tr)
-			}
-		}
-	}()
-	return func() {
-		select {
-		case dirty <- struct{}{}:
-		default:
-		}
-	}
 }
 
 func (f *feed) save(ctx context.Context, tr *tracker) {

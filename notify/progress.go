@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -86,4 +87,29 @@ func (t *tracker) snapshot() []byte {
 	slices.Sort(p.Done)
 	b, _ := json.Marshal(p)
 	return b
+}
+
+// saver runs save after changes, one at a time, until ctx ends; the
+// returned func signals a change (signals while a save runs coalesce
+// into one more save). Webhook and email feeds store their progress so.
+func saver(ctx context.Context, wg *sync.WaitGroup, save func(context.Context)) func() {
+	dirty := make(chan struct{}, 1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-dirty:
+				save(ctx)
+			}
+		}
+	}()
+	return func() {
+		select {
+		case dirty <- struct{}{}:
+		default:
+		}
+	}
 }
