@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -181,74 +182,19 @@ func jsonString(v []byte) string {
 // needs costs a scan of the record where decoding it cost two. obj is
 // valid JSON (canonicalData's).
 func member(obj []byte, key string) []byte {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
-		return nil
-	}
-	for i++; ; i++ {
-		if i = skipSpace(obj, i); i >= len(obj) || obj[i] != '"' {
-			return nil // the end, or no JSON
-		}
-		end := skipString(obj, i)
-		k := obj[i+1 : max(i+1, end-1)]
-		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
-			return nil
-		}
-		i = skipSpace(obj, i+1)
-		end = skipValue(obj, i)
+	var v []byte
+	_ = jcs.EachMember(obj, func(k, value []byte) error {
 		if string(k) == key {
-			return obj[i:end]
+			v = value
+			return errFound
 		}
-		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ',' {
-			return nil
-		}
-	}
+		return nil
+	})
+	return v
 }
 
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the end of the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			if i = skipString(b, i); depth == 0 {
-				return i
-			}
-			i--
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth <= 0 {
-				return i + 1 + depth // a scalar ends at its parent's close
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return len(b)
-}
+// errFound ends member's scan at the member it looks for.
+var errFound = errors.New("audit: found")
 
 // tenantOfKey splits a bucket key <tenant>.<rest> out of a KV subject.
 func tenantOfKey(subject, bucket string) (events.TenantID, string, bool) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/jcs"
 	"github.com/nats-io/nats.go"
 )
 
@@ -73,41 +74,12 @@ var errNotRecord = errors.New("people: a stored record is no JSON object")
 // figures are in docs/operators/performance.md). data is a record
 // as kvstate wrote it; data that is no object, or ends before its
 // close, is refused.
-func (p *peopleRecord) decode(data []byte) error { return eachMember(data, p.member) }
-
-// eachMember calls fn with each top-level member of the JSON object obj,
-// its key as written (no escapes are expected in keys) and its value,
-// until fn returns an error. obj that is no object, or ends before its
-// close, is refused.
-func eachMember(obj []byte, fn func(key, v []byte) error) error {
-	i := skipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+func (p *peopleRecord) decode(data []byte) error {
+	err := jcs.EachMember(data, p.member)
+	if errors.Is(err, jcs.ErrNotObject) {
 		return errNotRecord
 	}
-	if i = skipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return nil
-	}
-	for ; ; i = skipSpace(obj, i+1) {
-		if i >= len(obj) || obj[i] != '"' {
-			return errNotRecord
-		}
-		end := skipString(obj, i)
-		key := obj[i+1 : max(i+1, end-1)]
-		if i = skipSpace(obj, end); i >= len(obj) || obj[i] != ':' {
-			return errNotRecord
-		}
-		i = skipSpace(obj, i+1)
-		end = skipValue(obj, i)
-		if err := fn(key, obj[i:end]); err != nil {
-			return err
-		}
-		if i = skipSpace(obj, end); i < len(obj) && obj[i] == '}' {
-			return nil
-		}
-		if i >= len(obj) || obj[i] != ',' {
-			return errNotRecord
-		}
-	}
+	return err
 }
 
 // decodeRef decodes the reference {"kind", "id"} v into r (nil: null).
@@ -117,7 +89,7 @@ func decodeRef(v []byte, r **events.Ref) error {
 		return nil
 	}
 	ref := &events.Ref{}
-	err := eachMember(v, func(key, v []byte) error {
+	err := jcs.EachMember(v, func(key, v []byte) error {
 		switch string(key) {
 		case "kind":
 			return decodeString(v, &ref.Kind)
@@ -161,7 +133,7 @@ func (p *peopleRecord) member(key, v []byte) error {
 		p.Decision = &struct {
 			By events.Ref `json:"by"`
 		}{}
-		return eachMember(v, func(key, v []byte) error {
+		return jcs.EachMember(v, func(key, v []byte) error {
 			if string(key) != "by" {
 				return nil
 			}
@@ -184,51 +156,6 @@ func decodeString(v []byte, s *string) error {
 		return nil
 	}
 	return json.Unmarshal(v, s)
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipString returns the end of the string that starts at b[i].
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); i++ {
-		switch b[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the end of the value that starts at b[i].
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			if i = skipString(b, i); depth == 0 {
-				return i
-			}
-			i--
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth--; depth <= 0 {
-				return i + 1 + depth // a scalar ends at its parent's close
-			}
-		case ',', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-		}
-	}
-	return len(b)
 }
 
 // request is the record with only p's fields set.
