@@ -251,8 +251,8 @@ func (g *grown) apply(treeSeq uint64) {
 func (b *batch) send(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
 	nc, id := b.w.cfg.JS.Conn(), nuid.Next()
 	for i, m := range msgs {
-		m.Header.Set("Nats-Batch-Id", id)
-		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		m.Header.Set(hdrBatchID, id)
+		m.Header.Set(hdrBatchSeq, strconv.Itoa(i+1))
 		if i == len(msgs)-1 {
 			break
 		}
@@ -261,7 +261,7 @@ func (b *batch) send(ctx context.Context, msgs []*nats.Msg) (uint64, error) {
 		}
 	}
 	last := msgs[len(msgs)-1]
-	last.Header.Set("Nats-Batch-Commit", "1")
+	last.Header.Set(hdrBatchCommit, "1")
 	ctx, cancel := context.WithTimeout(ctx, defaultWait)
 	defer cancel()
 	reply, err := nc.RequestMsgWithContext(ctx, last)

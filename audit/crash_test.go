@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -98,4 +99,59 @@ func TestWriterKilledMidBatch(t *testing.T) {
 		t.Fatalf("%d entries after the restart (%d before it); want the %d grants written", chain.Len(), before, written)
 	}
 	t.Logf("killed at %d entries of %d grants; %d after the restart", before, written, chain.Len())
+}
+
+// A batch the machine's crash left half-applied, its staged copy gone
+// (the stream ends with entries and tree messages, not their cursor):
+// once DropPartialBatch has removed it, the writer stores those grants
+// again, each once, in a chain that verifies.
+func TestPartialBatchIsDropped(t *testing.T) {
+	b := testutil.NewJetStream(t)
+	w := newWorld(t, b)
+	ctx := context.Background()
+	stop := w.runWriter(t, "writer")
+	for i := range 20 {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 20 }, "first batches stored")
+	for i := 20; i < 40; i++ {
+		w.grant(t, "acme", i)
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 40 }, "last batch stored")
+	stop()
+
+	// The crash: the last batch's cursor, its last message, never landed.
+	st, err := b.JS.Stream(ctx, Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := st.GetLastMsgForSubject(ctx, ">")
+	if err != nil || cur.Subject != events.AuditCursorSubject {
+		t.Fatalf("last message %v, %v; want the cursor", cur, err)
+	}
+	if err := st.DeleteMsg(ctx, cur.Sequence); err != nil {
+		t.Fatal(err)
+	}
+	n, err := DropPartialBatch(ctx, b.JS)
+	if err != nil || n < 2 {
+		t.Fatalf("dropped %d, %v; want the batch's entries and tree message", n, err)
+	}
+	if again, err := DropPartialBatch(ctx, b.JS); err != nil || again != 0 {
+		t.Fatalf("dropped %d more, %v; want none", again, err)
+	}
+
+	// One grant more: once the log holds it, it holds all before it.
+	w.runWriter(t, "writer-after")
+	w.grant(t, "acme", 40)
+	want := map[string]bool{}
+	for i := range 41 {
+		want[fmt.Sprintf("grt_A%020d", i)] = true
+	}
+	testutil.Eventually(t, 20*time.Second, func() bool {
+		return bytes.Contains(w.export(t, "acme"), []byte(fmt.Sprintf("grt_A%020d", 40)))
+	}, "the log caught up")
+	log := w.export(t, "acme")
+	if chain := checkOnce(t, log, want); chain.Len() != 41 {
+		t.Fatalf("%d entries; want 41", chain.Len())
+	}
 }

@@ -39,7 +39,11 @@
 //   - none is skipped: each source is read in order from the cursor on,
 //     and a cursor moves only past messages whose entries are stored in
 //     the same atomic write. A writer killed mid-batch stored nothing of
-//     it: the next one starts from the last stored cursor.
+//     it: the next one starts from the last stored cursor. A server
+//     stopped by a machine's crash while it applied a batch, its staged
+//     copy lost, leaves the stream ending with part of the batch:
+//     DropPartialBatch, at the next start, removes that part before the
+//     log is read, and the writer stores the batch again.
 //
 // Entries take seq and prev from the tenant's log as stored (the tree
 // messages carry the last hash), so the chain is continuous whatever

@@ -186,12 +186,19 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err != nil {
 		return err
 	}
-	// The group-committed buckets' batches are staged in memory (before
-	// the first batch is sent): it saves the server five syncs a batch.
-	if root, err := b.StageBatchesInMemory(store.ShardedStreams()...); err != nil {
+	// The group-committed buckets' and the audit log's batches are staged
+	// in memory (before the first batch is sent): it saves the server five
+	// syncs a batch. A batch of the log that a machine's crash cut short
+	// is dropped before anything reads the log: the writer sends it again.
+	if root, err := b.StageBatchesInMemory(append(store.ShardedStreams(), audit.Stream)...); err != nil {
 		o.Logger.Warn("atomic batches: some are staged on disk", "err", err)
 	} else if root != "" {
 		o.Logger.Debug("atomic batches: staged in memory", "under", root)
+	}
+	if n, err := audit.DropPartialBatch(ctx, b.JS); err != nil {
+		return err
+	} else if n > 0 {
+		o.Logger.Warn("audit: dropped the messages of a batch a crash cut short; the writer stores it again", "messages", n)
 	}
 	// The mirrors' watchers get a connection of their own.
 	watchJS, err := b.Connect("watchers")

@@ -28,10 +28,14 @@ import (
 // writes, each with its own compare-and-set, and none is acknowledged
 // before the stream has synced all of them; a batch cut short by a crash
 // is a set of unacknowledged writes, some of which landed, as a single
-// write can land and lose its acknowledgement.
+// write can land and lose its acknowledgement. The audit log's batches
+// must land whole, and need no staged copy either: a batch cut short is
+// recognisable (the stream ends with messages of a batch and not its
+// commit), and audit.DropPartialBatch removes it at the next start,
+// before the log is read; its writer sends the batch again.
 //
 // So on the embedded server, where the machine has a tmpfs, the batches
-// directory of each stream countersign group-commits to is a link to a
+// directory of each stream countersign names is a link to a
 // directory of its own in memory (mode 0700, a fresh name per start,
 // locked while the process runs). Where the process dies and the machine
 // lives, the staged batches are still there for its next start, which
