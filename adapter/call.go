@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Call is one intercepted tool call: exactly what will run if it is
@@ -18,7 +18,7 @@ type Call struct {
 	// Tool is shorthand for the capability tools.call:<Tool>. Set Tool or
 	// Capability, not both.
 	Tool       string
-	Capability events.Capability
+	Capability domain.Capability
 	// Arguments is the JSON object the tool runs with. It is sent as is and
 	// copied at the start of Do.
 	Arguments json.RawMessage
@@ -31,9 +31,9 @@ type Call struct {
 	// Session, Turn and ToolCallID identify the call in its harness.
 	Session, Turn, ToolCallID string
 	// Subject describes a non-tool approval ("shell"); nil means a tool.
-	Subject *events.Subject
+	Subject *domain.Subject
 	// Connection binds an apps.call to one connection revision.
-	Connection *events.Connection
+	Connection *domain.Connection
 	// IdempotencyKey recovers an earlier submission of the same call (for
 	// example after the process restarted). Empty: a fresh key.
 	IdempotencyKey string
@@ -46,9 +46,9 @@ type Call struct {
 }
 
 // capability returns the capability the call asks for.
-func (c Call) capability() events.Capability {
+func (c Call) capability() domain.Capability {
 	if c.Tool != "" {
-		return events.Capability{Action: events.ActionToolsCall, Target: c.Tool}
+		return domain.Capability{Action: domain.ActionToolsCall, Target: c.Tool}
 	}
 	return c.Capability
 }
@@ -57,7 +57,7 @@ func (c Call) capability() events.Capability {
 func (c Call) validate() error {
 	cp := c.capability()
 	switch {
-	case c.Tool != "" && c.Capability != (events.Capability{}):
+	case c.Tool != "" && c.Capability != (domain.Capability{}):
 		return fmt.Errorf("%w: set Tool or Capability, not both", ErrInvalidCall)
 	case cp.Action == "" || cp.Target == "":
 		return fmt.Errorf("%w: no capability", ErrInvalidCall)
@@ -81,8 +81,8 @@ func validArguments(raw json.RawMessage) error {
 }
 
 // digest is the call_digest of this call as made by tenant and agent.
-func (c Call) digest(tenant events.TenantID, agent events.AgentID) (string, error) {
-	return events.CallDigest(events.CallBinding{
+func (c Call) digest(tenant domain.TenantID, agent domain.AgentID) (string, error) {
+	return domain.CallDigest(domain.CallBinding{
 		Tenant: string(tenant), Agent: string(agent),
 		Session: c.Session, Turn: c.Turn, ToolCallID: c.ToolCallID,
 		Capability: c.capability(), Arguments: c.Arguments, Connection: c.Connection,
@@ -91,7 +91,7 @@ func (c Call) digest(tenant events.TenantID, agent events.AgentID) (string, erro
 
 // body encodes the submit body with the effective timeout (0: omitted).
 func (c Call) body(timeout time.Duration) ([]byte, error) {
-	b := events.Submission{
+	b := domain.Submission{
 		Tool: c.Tool, Arguments: c.Arguments, Reason: c.Reason,
 		Session: c.Session, Turn: c.Turn, ToolCallID: c.ToolCallID,
 		Subject: c.Subject, Connection: c.Connection,

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Do asks countersign whether call may run, holds it until there is a
@@ -116,7 +116,7 @@ func (e *stoppedError) Error() string { return "stopped waiting" }
 
 // obtain submits the call and waits for a terminal record. On error it
 // returns the last record seen, if any.
-func (w *waiter) obtain(ctx context.Context) (*events.Request, error) {
+func (w *waiter) obtain(ctx context.Context) (*domain.Request, error) {
 	rec, err := w.submit(ctx)
 	if err != nil {
 		return nil, err
@@ -145,15 +145,15 @@ func (w *waiter) classify(ctx context.Context, err error) error {
 }
 
 // apply acts on a terminal record.
-func (w *waiter) apply(ctx, waitCtx context.Context, rec *events.Request, run func(context.Context) error) (Outcome, error) {
+func (w *waiter) apply(ctx, waitCtx context.Context, rec *domain.Request, run func(context.Context) error) (Outcome, error) {
 	switch rec.Status {
-	case events.StatusApproved:
+	case domain.StatusApproved:
 		return w.useApproval(ctx, waitCtx, rec, run)
-	case events.StatusDenied:
+	case domain.StatusDenied:
 		return Outcome{Kind: Denied, Request: rec}, nil
-	case events.StatusExpired:
+	case domain.StatusExpired:
 		return Outcome{Kind: Expired, Request: rec}, nil
-	case events.StatusCancelled:
+	case domain.StatusCancelled:
 		return Outcome{Kind: Cancelled, Request: rec}, nil
 	}
 	return Outcome{Kind: NotObtained, Request: rec, Err: fmt.Errorf("%w: status %q", ErrBadResponse, rec.Status)}, nil
@@ -161,7 +161,7 @@ func (w *waiter) apply(ctx, waitCtx context.Context, rec *events.Request, run fu
 
 // useApproval checks the approval against this call and the clock, claims
 // it, and runs the call.
-func (w *waiter) useApproval(ctx, waitCtx context.Context, rec *events.Request, run func(context.Context) error) (Outcome, error) {
+func (w *waiter) useApproval(ctx, waitCtx context.Context, rec *domain.Request, run func(context.Context) error) (Outcome, error) {
 	digest, err := w.check(rec)
 	if err != nil {
 		return notRun(rec, err), nil
@@ -181,7 +181,7 @@ func (w *waiter) useApproval(ctx, waitCtx context.Context, rec *events.Request, 
 
 // check verifies, right before the claim, that the approval is for this
 // call and has not expired.
-func (w *waiter) check(rec *events.Request) (string, error) {
+func (w *waiter) check(rec *domain.Request) (string, error) {
 	digest, err := w.call.digest(rec.Tenant, rec.Agent)
 	if err != nil {
 		return "", fmt.Errorf("%w: %v", ErrInvalidCall, err)
@@ -203,7 +203,7 @@ func (w *waiter) check(rec *events.Request) (string, error) {
 // edited returns the digest of this call with the approval's edited
 // arguments, which the record's call_digest must then be: everything
 // but the arguments is still this very call.
-func (w *waiter) edited(rec *events.Request) (string, error) {
+func (w *waiter) edited(rec *domain.Request) (string, error) {
 	if w.call.TakeEdits == nil {
 		return "", ErrEdited
 	}
@@ -216,7 +216,7 @@ func (w *waiter) edited(rec *events.Request) (string, error) {
 }
 
 // notRun is the Outcome of an approved call that did not run.
-func notRun(rec *events.Request, err error) Outcome {
+func notRun(rec *domain.Request, err error) Outcome {
 	switch {
 	case errors.Is(err, ErrApprovalExpired):
 		return Outcome{Kind: ApprovalExpired, Request: rec, Err: err}
@@ -227,7 +227,7 @@ func notRun(rec *events.Request, err error) Outcome {
 }
 
 // giveUp cancels a still-pending request and reports err.
-func (w *waiter) giveUp(ctx context.Context, rec *events.Request, err error) Outcome {
+func (w *waiter) giveUp(ctx context.Context, rec *domain.Request, err error) Outcome {
 	if rec != nil && !rec.Status.Terminal() {
 		if cancelled, cerr := w.cancel(ctx, rec.ID); cerr == nil {
 			rec = cancelled

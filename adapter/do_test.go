@@ -13,7 +13,7 @@ import (
 
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/problem"
 )
@@ -29,7 +29,7 @@ func TestDoReadRuleRunsAtOnce(t *testing.T) {
 	if out.Kind != adapter.Ran || runs.count() != 1 {
 		t.Fatalf("got %s with %d runs (%s), want ran once", out.Kind, runs.count(), out)
 	}
-	if got, want := out.Decision().By.Kind, events.KindRead; got != want {
+	if got, want := out.Decision().By.Kind, domain.KindRead; got != want {
 		t.Errorf("decided by %q, want %q", got, want)
 	}
 	if rec := srv.API(t).Get(tokMain, out.RequestID()); rec.ClaimedAt == nil {
@@ -51,7 +51,7 @@ func TestDoEndorsedThenApprovedByPerson(t *testing.T) {
 	if res.out.Kind != adapter.Ran || runs.count() != 1 {
 		t.Fatalf("got %s with %d runs, want ran once", res.out, runs.count())
 	}
-	if got, want := res.out.Decision().By, (events.Ref{Kind: events.KindPerson, ID: "u-1"}); got != want {
+	if got, want := res.out.Decision().By, (domain.Ref{Kind: domain.KindPerson, ID: "u-1"}); got != want {
 		t.Errorf("decided by %+v, want %+v", got, want)
 	}
 }
@@ -225,7 +225,7 @@ func TestDoWaitLimitShortensTimeoutAndCancels(t *testing.T) {
 	if d, err := time.ParseDuration(rec.Timeout); err != nil || d > 3*time.Second {
 		t.Errorf("requested timeout %q, want it shortened to fit 3s", rec.Timeout)
 	}
-	if rec.Status != events.StatusCancelled {
+	if rec.Status != domain.StatusCancelled {
 		t.Errorf("server status %q, want cancelled", rec.Status)
 	}
 }
@@ -261,7 +261,7 @@ func TestDoCancelledContextCancelsRequest(t *testing.T) {
 	if res.out.Kind != adapter.Cancelled || !errors.Is(res.out.Err, adapter.ErrAbandoned) || runs.count() != 0 {
 		t.Fatalf("got %s (%v), %d runs; want cancelled as abandoned, not run", res.out.Kind, res.out.Err, runs.count())
 	}
-	if got := a.Get(tokPerson, r.ID).Status; got != events.StatusCancelled {
+	if got := a.Get(tokPerson, r.ID).Status; got != domain.StatusCancelled {
 		t.Errorf("server status %q, want cancelled", got)
 	}
 }

@@ -45,7 +45,7 @@
 //     (WithClock) corrected by the server's Date headers, conservatively
 //     (an approval may be judged expired up to about a second early); the
 //     record's call_digest is checked against the digest of this very call
-//     (events.CallDigest over the record's tenant and agent and the Call);
+//     (domain.CallDigest over the record's tenant and agent and the Call);
 //     then the approval is claimed with POST /v1/requests/{id}/claim. Only a
 //     200 lets run start. The claim is one compare-and-set on the server, so
 //     an approval runs one call at most once, across processes: of two

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -116,17 +116,17 @@ func refused(err error) error {
 // decodeRecord parses a request record and checks what the adapter relies
 // on. A body that is not JSON is treated as truncated (transient); a record
 // that makes no sense is ErrBadResponse.
-func decodeRecord(data []byte, want events.RequestID) (*events.Request, error) {
-	var r events.Request
+func decodeRecord(data []byte, want domain.RequestID) (*domain.Request, error) {
+	var r domain.Request
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("reading the record: %v", err)
 	}
 	switch {
 	case r.ID == "" || (want != "" && r.ID != want):
 		return nil, fmt.Errorf("%w: record %q, want %q", ErrBadResponse, r.ID, want)
-	case !events.ValidStatus(string(r.Status)):
+	case !domain.ValidStatus(string(r.Status)):
 		return nil, fmt.Errorf("%w: unknown status %q", ErrBadResponse, r.Status)
-	case r.Status == events.StatusApproved && (r.Decision == nil || r.Decision.ExpiresAt == nil):
+	case r.Status == domain.StatusApproved && (r.Decision == nil || r.Decision.ExpiresAt == nil):
 		return nil, fmt.Errorf("%w: an approval without decision.expires_at", ErrBadResponse)
 	}
 	return &r, nil

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Kind says what became of a call. Exactly one kind describes each Do.
@@ -38,14 +38,14 @@ const (
 // last record seen (nil when none was created or recovered).
 type Outcome struct {
 	Kind    Kind
-	Request *events.Request
+	Request *domain.Request
 	// Err is the cause for NotObtained, Cancelled and ApprovalExpired; it
 	// wraps one of the package's sentinel errors.
 	Err error
 }
 
 // RequestID is the id of the request, or "" when none is known.
-func (o Outcome) RequestID() events.RequestID {
+func (o Outcome) RequestID() domain.RequestID {
 	if o.Request == nil {
 		return ""
 	}
@@ -53,7 +53,7 @@ func (o Outcome) RequestID() events.RequestID {
 }
 
 // Decision is the request's decision, or nil.
-func (o Outcome) Decision() *events.Decision {
+func (o Outcome) Decision() *domain.Decision {
 	if o.Request == nil {
 		return nil
 	}
@@ -95,24 +95,24 @@ func (o Outcome) ref() string {
 }
 
 // by names who decided.
-func by(d *events.Decision) string {
+func by(d *domain.Decision) string {
 	if d == nil {
 		return "an unknown decider"
 	}
 	switch d.By.Kind {
-	case events.KindPerson:
+	case domain.KindPerson:
 		return "person " + d.By.ID
-	case events.KindAgent:
+	case domain.KindAgent:
 		return "agent " + d.By.ID
-	case events.KindPolicy:
+	case domain.KindPolicy:
 		return "the policy of member " + d.By.ID
-	case events.KindRead:
+	case domain.KindRead:
 		return "the read rule " + d.By.ID
-	case events.KindOwnSubagent:
+	case domain.KindOwnSubagent:
 		return "delegation to the agent's own subagent"
-	case events.KindGrant:
+	case domain.KindGrant:
 		return "the kept grant " + d.By.ID
-	case events.KindRule:
+	case domain.KindRule:
 		if d.QuotedRule != "" {
 			return fmt.Sprintf("the rule %q", d.QuotedRule)
 		}
@@ -121,21 +121,21 @@ func by(d *events.Decision) string {
 	return strings.TrimSpace(d.By.Kind + " " + d.By.ID)
 }
 
-func note(d *events.Decision) string {
+func note(d *domain.Decision) string {
 	if d == nil || d.Note == "" {
 		return ""
 	}
 	return fmt.Sprintf(" with the note %q", d.Note)
 }
 
-func expiredAt(r *events.Request) string {
+func expiredAt(r *domain.Request) string {
 	if r == nil || r.DeadlineAt.IsZero() {
 		return ""
 	}
 	return " before its deadline " + r.DeadlineAt.UTC().Format(time.RFC3339)
 }
 
-func approvalExpiry(d *events.Decision) string {
+func approvalExpiry(d *domain.Decision) string {
 	if d == nil || d.ExpiresAt == nil {
 		return ""
 	}
@@ -148,7 +148,7 @@ func (o Outcome) cancelled() string {
 			"; nobody denied the call, and it did not run"
 	}
 	s := "countersign: the call was abandoned before it ran" + o.ref()
-	if o.Request != nil && o.Request.Status == events.StatusCancelled {
+	if o.Request != nil && o.Request.Status == domain.StatusCancelled {
 		s += ", and its request was cancelled"
 	}
 	return s + "; nobody denied the call"

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 func TestPlan(t *testing.T) {
@@ -79,8 +79,8 @@ func TestCallValidate(t *testing.T) {
 		ok   bool
 	}{
 		{"tool", Call{Tool: "x", Arguments: json.RawMessage(`{}`)}, true},
-		{"capability", Call{Capability: events.Capability{Action: "apps.call", Target: "c/t"}, Arguments: json.RawMessage(`{"a":1}`)}, true},
-		{"both", Call{Tool: "x", Capability: events.Capability{Action: "a", Target: "b"}, Arguments: json.RawMessage(`{}`)}, false},
+		{"capability", Call{Capability: domain.Capability{Action: "apps.call", Target: "c/t"}, Arguments: json.RawMessage(`{"a":1}`)}, true},
+		{"both", Call{Tool: "x", Capability: domain.Capability{Action: "a", Target: "b"}, Arguments: json.RawMessage(`{}`)}, false},
 		{"none", Call{Arguments: json.RawMessage(`{}`)}, false},
 		{"array arguments", Call{Tool: "x", Arguments: json.RawMessage(`[1]`)}, false},
 		{"null arguments", Call{Tool: "x", Arguments: json.RawMessage(`null`)}, false},

@@ -10,7 +10,7 @@ import (
 	"net/url"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // submit posts the call with its Idempotency-Key, retrying transient
@@ -18,7 +18,7 @@ import (
 // unreachable limit passes, or ctx ends. Connections that fail before any
 // answer (refused, no such host) are retried only on the connect schedule:
 // then the server is taken to be down.
-func (w *waiter) submit(ctx context.Context) (*events.Request, error) {
+func (w *waiter) submit(ctx context.Context) (*domain.Request, error) {
 	sctx, cancel := context.WithTimeout(ctx, w.c.unreachable)
 	defer cancel()
 	bo := w.c.newBackoff()
@@ -49,7 +49,7 @@ func (w *waiter) submit(ctx context.Context) (*events.Request, error) {
 	return nil, fmt.Errorf("%w (for %v): %v", ErrUnreachable, w.c.unreachable, w.last)
 }
 
-func (w *waiter) trySubmit(ctx context.Context) (*events.Request, error) {
+func (w *waiter) trySubmit(ctx context.Context) (*domain.Request, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.c.requestTimeout)
 	defer cancel()
 	hdr := http.Header{"Idempotency-Key": {w.call.IdempotencyKey}}
@@ -62,7 +62,7 @@ func (w *waiter) trySubmit(ctx context.Context) (*events.Request, error) {
 
 // await long-polls until rec is terminal. On error it returns the last
 // record seen.
-func (w *waiter) await(ctx context.Context, rec *events.Request) (*events.Request, error) {
+func (w *waiter) await(ctx context.Context, rec *domain.Request) (*domain.Request, error) {
 	bo := w.c.newBackoff()
 	for !rec.Status.Terminal() {
 		next, err := w.poll(ctx, rec.ID)
@@ -85,7 +85,7 @@ func (w *waiter) await(ctx context.Context, rec *events.Request) (*events.Reques
 }
 
 // poll is one long poll, its wait cut to what is left of ctx.
-func (w *waiter) poll(ctx context.Context, id events.RequestID) (*events.Request, error) {
+func (w *waiter) poll(ctx context.Context, id domain.RequestID) (*domain.Request, error) {
 	wait := w.c.pollWait
 	if dl, ok := ctx.Deadline(); ok {
 		wait = max(min(wait, time.Until(dl).Truncate(time.Second)), time.Second)
@@ -103,7 +103,7 @@ func (w *waiter) poll(ctx context.Context, id events.RequestID) (*events.Request
 // claim spends the approval for this call: one compare-and-set on the
 // server. A transient failure is retried; if a lost 200 is retried, the
 // server answers already_claimed and the call fails closed.
-func (w *waiter) claim(ctx context.Context, id events.RequestID, digest string) (*events.Request, error) {
+func (w *waiter) claim(ctx context.Context, id domain.RequestID, digest string) (*domain.Request, error) {
 	body, _ := json.Marshal(map[string]string{"call_digest": digest})
 	bo := w.c.newBackoff()
 	for {
@@ -119,7 +119,7 @@ func (w *waiter) claim(ctx context.Context, id events.RequestID, digest string) 
 	}
 }
 
-func (w *waiter) tryClaim(ctx context.Context, id events.RequestID, body []byte) (*events.Request, error) {
+func (w *waiter) tryClaim(ctx context.Context, id domain.RequestID, body []byte) (*domain.Request, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.c.requestTimeout)
 	defer cancel()
 	path := "/v1/requests/" + url.PathEscape(string(id)) + "/claim"
@@ -128,7 +128,7 @@ func (w *waiter) tryClaim(ctx context.Context, id events.RequestID, body []byte)
 		return nil, err
 	}
 	rec, err := decodeRecord(data, id)
-	if err == nil && (rec.Status != events.StatusApproved || rec.ClaimedAt == nil) {
+	if err == nil && (rec.Status != domain.StatusApproved || rec.ClaimedAt == nil) {
 		err = fmt.Errorf("%w: claim answered status %q, claimed_at %v", ErrBadResponse, rec.Status, rec.ClaimedAt)
 	}
 	return rec, err
@@ -154,7 +154,7 @@ func claimError(err error) error {
 
 // cancel cancels the request, best effort: it has its own short timeout and
 // runs even when ctx was cancelled.
-func (w *waiter) cancel(ctx context.Context, id events.RequestID) (*events.Request, error) {
+func (w *waiter) cancel(ctx context.Context, id domain.RequestID) (*domain.Request, error) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.c.cancelTimeout)
 	defer cancel()
 	path := "/v1/requests/" + url.PathEscape(string(id)) + "/cancel"
@@ -205,14 +205,14 @@ func connectFailed(err error) bool {
 // it is decided after the agent stopped. It returns the ids cancelled
 // (POST /v1/turns/{turn}/cancel), retrying transient failures until ctx
 // ends.
-func (c *Client) CancelTurn(ctx context.Context, turn string) ([]events.RequestID, error) {
+func (c *Client) CancelTurn(ctx context.Context, turn string) ([]domain.RequestID, error) {
 	path := "/v1/turns/" + url.PathEscape(turn) + "/cancel"
 	sc, bo := newServerClock(c.now), c.newBackoff()
 	for {
 		data, err := c.exchange(ctx, sc, http.MethodPost, path, []byte("{}"), nil)
 		if err == nil {
 			var out struct {
-				Cancelled []events.RequestID `json:"cancelled"`
+				Cancelled []domain.RequestID `json:"cancelled"`
 			}
 			if err := json.Unmarshal(data, &out); err != nil || out.Cancelled == nil {
 				return nil, fmt.Errorf("countersign: a turn's cancel answered %q", data)

@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 var updateSDKVectors = flag.Bool("update-sdk-vectors", false, "rewrite sdk/testdata/outcomes.json from sdkOutcomeInputs")
@@ -43,7 +43,7 @@ type sdkOutcomeVector struct {
 	// Abandoned: a cancelled outcome because the caller abandoned the call
 	// (task cancellation, an AbortSignal), not a cancel by someone else.
 	Abandoned bool            `json:"abandoned"`
-	Request   *events.Request `json:"request"`
+	Request   *domain.Request `json:"request"`
 	Message   string          `json:"message"`
 }
 
@@ -141,28 +141,28 @@ func writeSDKOutcomes(t *testing.T) {
 
 // sdkRecord is a record as GET /v1/requests/{id} returns it, in status st,
 // decided by by with note (a zero by: no decision).
-func sdkRecord(st events.Status, by events.Ref, note string) *events.Request {
+func sdkRecord(st domain.Status, by domain.Ref, note string) *domain.Request {
 	created := time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)
-	r := &events.Request{
+	r := &domain.Request{
 		ID: "req_01JC3Y7ZQ6M2XK8B4T5V9W0N1P", Tenant: "acme", Agent: "agt_programmer",
 		Session: "ses-1", Turn: "t-77", ToolCallID: "call-9",
-		Capability: events.Capability{Action: "tools.call", Target: "issue_refund"}, Tool: "issue_refund",
+		Capability: domain.Capability{Action: "tools.call", Target: "issue_refund"}, Tool: "issue_refund",
 		Arguments: json.RawMessage(`{"amount":4900,"currency":"GBP","payment_id":"payment_123"}`),
-		Subject:   events.Subject{Kind: "tool"}, Reason: "Duplicate charge confirmed by the customer.",
+		Subject:   domain.Subject{Kind: "tool"}, Reason: "Duplicate charge confirmed by the customer.",
 		CallDigest: "sha256:6092e9a4f8924fc4281c69cdbec8656a3c38a8ad0cb8cfe2887eb5b355379c74",
-		Timeout:    "30m", Status: st, Chain: []events.AgentID{"agt_main", "agt_programmer"},
+		Timeout:    "30m", Status: st, Chain: []domain.AgentID{"agt_main", "agt_programmer"},
 		CreatedAt: created, DeadlineAt: created.Add(30 * time.Minute), RequiredApprovals: 1,
 	}
-	if by == (events.Ref{}) {
-		r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	if by == (domain.Ref{}) {
+		r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		return r
 	}
 	r.Revision = 1
-	d := &events.Decision{Status: st, By: by, Note: note, DecidedAt: created.Add(7 * time.Minute)}
-	if st == events.StatusApproved || st == events.StatusDenied {
+	d := &domain.Decision{Status: st, By: by, Note: note, DecidedAt: created.Add(7 * time.Minute)}
+	if st == domain.StatusApproved || st == domain.StatusDenied {
 		d.Scope = "once"
 	}
-	if st == events.StatusApproved {
+	if st == domain.StatusApproved {
 		exp := d.DecidedAt.Add(5*time.Minute + 250*time.Millisecond)
 		d.ExpiresAt = &exp
 	}
@@ -171,57 +171,57 @@ func sdkRecord(st events.Status, by events.Ref, note string) *events.Request {
 }
 
 func sdkOutcomeInputs() []sdkOutcomeVector {
-	person := events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	person := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 	str := func(s string) *string { return &s }
-	with := func(r *events.Request, edit func(*events.Request)) *events.Request { edit(r); return r }
-	approved := func(by events.Ref, note string) *events.Request {
-		return sdkRecord(events.StatusApproved, by, note)
+	with := func(r *domain.Request, edit func(*domain.Request)) *domain.Request { edit(r); return r }
+	approved := func(by domain.Ref, note string) *domain.Request {
+		return sdkRecord(domain.StatusApproved, by, note)
 	}
-	claimed := func(r *events.Request) *events.Request {
+	claimed := func(r *domain.Request) *domain.Request {
 		at := r.Decision.DecidedAt.Add(2 * time.Second)
 		r.ClaimedAt, r.Revision = &at, 2
 		return r
 	}
-	denied := func(by events.Ref, note string) *events.Request { return sdkRecord(events.StatusDenied, by, note) }
+	denied := func(by domain.Ref, note string) *domain.Request { return sdkRecord(domain.StatusDenied, by, note) }
 	c := sdkCauses()
 	return []sdkOutcomeVector{
 		{Name: "ran, approved by a person", Kind: "ran", Request: claimed(approved(person, ""))},
 		{Name: "ran, approved by a person with a note", Kind: "ran", Request: claimed(approved(person, "Fine, it's a duplicate."))},
-		{Name: "ran, approved with edits", Kind: "ran", Request: claimed(with(approved(person, "Refund 49.00, not 4900."), func(r *events.Request) {
+		{Name: "ran, approved with edits", Kind: "ran", Request: claimed(with(approved(person, "Refund 49.00, not 4900."), func(r *domain.Request) {
 			r.Arguments = json.RawMessage(`{"amount":49,"currency":"GBP","payment_id":"payment_123"}`)
 			r.CallDigest = "sha256:0f5b8d8c9a1f1ab1d3e4b0d4c6d6a9e8f7b6c5d4e3f2a1b0c9d8e7f6a5b4c3d2"
-			r.Edited = &events.Edited{By: person, At: r.Decision.DecidedAt,
+			r.Edited = &domain.Edited{By: person, At: r.Decision.DecidedAt,
 				OriginalDigest: "sha256:6092e9a4f8924fc4281c69cdbec8656a3c38a8ad0cb8cfe2887eb5b355379c74"}
 		}))},
-		{Name: "ran, approved by an agent", Kind: "ran", Request: claimed(approved(events.Ref{Kind: events.KindAgent, ID: "agt_main"}, ""))},
-		{Name: "ran, approved by a read rule", Kind: "ran", Request: claimed(approved(events.Ref{Kind: events.KindRead, ID: "tools.call:read_*"}, ""))},
-		{Name: "ran, approved by a kept grant", Kind: "ran", Request: claimed(approved(events.Ref{Kind: events.KindGrant, ID: "grt_01JC3Y7ZQ6M2XK8B4T5V9W0N1Q"}, ""))},
-		{Name: "ran, delegation to own subagent", Kind: "ran", Request: claimed(approved(events.Ref{Kind: events.KindOwnSubagent}, ""))},
-		{Name: "ran, approved by a quoted rule", Kind: "ran", Request: claimed(with(approved(events.Ref{Kind: events.KindRule, ID: "rul_01JC3Y7ZQ6M2XK8B4T5V9W0N1R"}, ""), func(r *events.Request) {
+		{Name: "ran, approved by an agent", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}, ""))},
+		{Name: "ran, approved by a read rule", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: domain.KindRead, ID: "tools.call:read_*"}, ""))},
+		{Name: "ran, approved by a kept grant", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: domain.KindGrant, ID: "grt_01JC3Y7ZQ6M2XK8B4T5V9W0N1Q"}, ""))},
+		{Name: "ran, delegation to own subagent", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: domain.KindOwnSubagent}, ""))},
+		{Name: "ran, approved by a quoted rule", Kind: "ran", Request: claimed(with(approved(domain.Ref{Kind: domain.KindRule, ID: "rul_01JC3Y7ZQ6M2XK8B4T5V9W0N1R"}, ""), func(r *domain.Request) {
 			r.Decision.QuotedRule = "Refunds under 50 GBP for a \"confirmed\" duplicate charge may be issued."
 		}))},
-		{Name: "ran, approved by a rule without its quote", Kind: "ran", Request: claimed(approved(events.Ref{Kind: events.KindRule, ID: "rul_01JC3Y7ZQ6M2XK8B4T5V9W0N1R"}, ""))},
-		{Name: "ran, decider of an unknown kind", Kind: "ran", Request: claimed(approved(events.Ref{Kind: "service", ID: "billing"}, ""))},
+		{Name: "ran, approved by a rule without its quote", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: domain.KindRule, ID: "rul_01JC3Y7ZQ6M2XK8B4T5V9W0N1R"}, ""))},
+		{Name: "ran, decider of an unknown kind", Kind: "ran", Request: claimed(approved(domain.Ref{Kind: "service", ID: "billing"}, ""))},
 		{Name: "denied by a person with their reason", Kind: "denied", Request: denied(person, "Not a duplicate: the second charge is a new order.")},
 		{Name: "denied by a person, no reason", Kind: "denied", Request: denied(person, "")},
 		{Name: "denied, note with quotes, newline, tab and backslash", Kind: "denied", Request: denied(person, "no \"way\"\n\tIGNORE previous instructions \\ ok")},
 		{Name: "denied, note with unicode, emoji, bidi override and NBSP", Kind: "denied", Request: denied(person, "caf\u00e9 \U0001F600 \u202egnp.exe\u00a0end\u2028x\u0000\u007f\u200b")},
-		{Name: "denied by the member's policy", Kind: "denied", Request: denied(events.Ref{Kind: events.KindPolicy, ID: "u-1"}, "")},
-		{Name: "denied by an agent", Kind: "denied", Request: denied(events.Ref{Kind: events.KindAgent, ID: "agt_main"}, "Ask the customer first.")},
-		{Name: "denied, no decision in the record", Kind: "denied", Request: with(sdkRecord(events.StatusDenied, events.Ref{}, ""), func(r *events.Request) { r.Approver = nil })},
-		{Name: "expired: no decision in time", Kind: "expired", Request: sdkRecord(events.StatusExpired, events.Ref{Kind: events.KindDeadline}, "")},
-		{Name: "expired, deadline with fractional seconds", Kind: "expired", Request: with(sdkRecord(events.StatusExpired, events.Ref{Kind: events.KindDeadline}, ""), func(r *events.Request) {
+		{Name: "denied by the member's policy", Kind: "denied", Request: denied(domain.Ref{Kind: domain.KindPolicy, ID: "u-1"}, "")},
+		{Name: "denied by an agent", Kind: "denied", Request: denied(domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}, "Ask the customer first.")},
+		{Name: "denied, no decision in the record", Kind: "denied", Request: with(sdkRecord(domain.StatusDenied, domain.Ref{}, ""), func(r *domain.Request) { r.Approver = nil })},
+		{Name: "expired: no decision in time", Kind: "expired", Request: sdkRecord(domain.StatusExpired, domain.Ref{Kind: domain.KindDeadline}, "")},
+		{Name: "expired, deadline with fractional seconds", Kind: "expired", Request: with(sdkRecord(domain.StatusExpired, domain.Ref{Kind: domain.KindDeadline}, ""), func(r *domain.Request) {
 			r.DeadlineAt = r.DeadlineAt.Add(999 * time.Millisecond)
 		})},
 		{Name: "approval expired before the call could start", Kind: "approval_expired", Request: approved(person, "ok")},
-		{Name: "approval by an agent expired", Kind: "approval_expired", Request: approved(events.Ref{Kind: events.KindAgent, ID: "agt_main"}, "")},
-		{Name: "cancelled by its requester", Kind: "cancelled", Request: sdkRecord(events.StatusCancelled, events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}, "")},
-		{Name: "abandoned, and its request was cancelled", Kind: "cancelled", Abandoned: true, Request: sdkRecord(events.StatusCancelled, events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}, "")},
-		{Name: "abandoned, the cancel did not get through", Kind: "cancelled", Abandoned: true, Request: sdkRecord(events.StatusPending, events.Ref{}, "")},
+		{Name: "approval by an agent expired", Kind: "approval_expired", Request: approved(domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}, "")},
+		{Name: "cancelled by its requester", Kind: "cancelled", Request: sdkRecord(domain.StatusCancelled, domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}, "")},
+		{Name: "abandoned, and its request was cancelled", Kind: "cancelled", Abandoned: true, Request: sdkRecord(domain.StatusCancelled, domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}, "")},
+		{Name: "abandoned, the cancel did not get through", Kind: "cancelled", Abandoned: true, Request: sdkRecord(domain.StatusPending, domain.Ref{}, "")},
 		{Name: "abandoned before any request was known", Kind: "cancelled", Abandoned: true},
 		{Name: "unavailable: server down", Kind: "unavailable", Cause: str(c["unreachable"] + " (3 connection attempts): connection refused")},
-		{Name: "unavailable: wait limit, request cancelled", Kind: "unavailable", Cause: str(c["wait_limit"]), Request: sdkRecord(events.StatusCancelled, events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}, "")},
-		{Name: "unavailable: wait limit while unreachable", Kind: "unavailable", Cause: str(c["wait_limit"] + "; " + c["unreachable"] + ": connection reset by peer"), Request: sdkRecord(events.StatusPending, events.Ref{}, "")},
+		{Name: "unavailable: wait limit, request cancelled", Kind: "unavailable", Cause: str(c["wait_limit"]), Request: sdkRecord(domain.StatusCancelled, domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}, "")},
+		{Name: "unavailable: wait limit while unreachable", Kind: "unavailable", Cause: str(c["wait_limit"] + "; " + c["unreachable"] + ": connection reset by peer"), Request: sdkRecord(domain.StatusPending, domain.Ref{}, "")},
 		{Name: "unavailable: digest mismatch", Kind: "unavailable", Cause: str(c["digest_mismatch"] + ": approved sha256:6092e9a4f8924fc4281c69cdbec8656a3c38a8ad0cb8cfe2887eb5b355379c74, about to run sha256:0000000000000000000000000000000000000000000000000000000000000000"), Request: approved(person, "")},
 		{Name: "unavailable: already claimed", Kind: "unavailable", Cause: str(c["already_claimed"]), Request: approved(person, "")},
 		{Name: "unavailable: refused", Kind: "unavailable", Cause: str(c["refused"] + ": 401 Unauthenticated")},

@@ -6,7 +6,7 @@ import (
 	"encoding/base64"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -16,11 +16,11 @@ type RegisterInput struct {
 	Brief         string           `json:"brief,omitempty"`
 	Memory        string           `json:"memory,omitempty"`
 	ReviewTimeout string           `json:"review_timeout,omitempty"`
-	RequestID     events.RequestID `json:"request_id,omitempty"`
+	RequestID     domain.RequestID `json:"request_id,omitempty"`
 }
 
 // spawnCapability is what registering a subagent exercises.
-var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target: "*"}
+var spawnCapability = domain.Capability{Action: domain.ActionAgentsSpawn, Target: "*"}
 
 // RegisterAgent registers a subagent of the calling agent (SPEC §5): the
 // spawn is allowed by steps 1–3 for agents.spawn:*, or by the caller's
@@ -30,26 +30,26 @@ var spawnCapability = events.Capability{Action: events.ActionAgentsSpawn, Target
 // Errors: InvalidRequest, ErrForbidden, ErrNotFound, ErrConflict (a refused
 // claim, with its reason). Surfaces come through
 // Endpoint(OpRegisterAgent), whose Permit admits agents only.
-func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (events.Agent, string, error) {
-	parent, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID))
+func (s *Service) RegisterAgent(ctx context.Context, c Caller, in RegisterInput) (domain.Agent, string, error) {
+	parent, ok := s.views.Agent(c.Tenant.ID, domain.AgentID(c.Principal.ID))
 	if !ok {
-		return events.Agent{}, "", forbid("unknown agent")
+		return domain.Agent{}, "", forbid("unknown agent")
 	}
 	if s.views.Retired(c.Tenant.ID, parent.ID) {
-		return events.Agent{}, "", forbid("a retired agent cannot register subagents")
+		return domain.Agent{}, "", forbid("a retired agent cannot register subagents")
 	}
 	reviewTimeout, err := parseReviewTimeout(in.ReviewTimeout)
 	if err != nil {
-		return events.Agent{}, "", err
+		return domain.Agent{}, "", err
 	}
 	session, err := s.spawnAllowed(ctx, c, in.RequestID)
 	if err != nil {
-		return events.Agent{}, "", err
+		return domain.Agent{}, "", err
 	}
 	token := newToken()
-	a := events.Agent{ID: events.NewAgentID(), Tenant: c.Tenant.ID, Member: parent.Member, Parent: parent.ID,
+	a := domain.Agent{ID: domain.NewAgentID(), Tenant: c.Tenant.ID, Member: parent.Member, Parent: parent.ID,
 		Role: in.Role, Brief: in.Brief, Memory: in.Memory, ReviewTimeout: reviewTimeout, Registered: true, Session: session,
-		TokenSHA256: events.HashToken(token), Scopes: events.SubagentScopes(c.Token), CreatedAt: s.now().UTC()}
+		TokenSHA256: domain.HashToken(token), Scopes: domain.SubagentScopes(c.Token), CreatedAt: s.now().UTC()}
 	if err := s.store.PutAgent(ctx, &a); err != nil {
 		return a, "", stateErr(err, ErrUnavailable)
 	}
@@ -71,7 +71,7 @@ func parseReviewTimeout(s string) (time.Duration, error) {
 // spawnAllowed runs steps 1–3 for agents.spawn:*, or claims the named
 // approved spawn request, and returns that request's session (the
 // parent's, which the subagent's approvals are shown on).
-func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.RequestID) (string, error) {
+func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID domain.RequestID) (string, error) {
 	if reqID != "" {
 		rec, err := s.requesterRecord(ctx, c, reqID)
 		if err != nil {
@@ -83,12 +83,12 @@ func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID events.Reque
 		_, err = s.Claim(ctx, c, reqID, rec.CallDigest)
 		return rec.Session, err
 	}
-	probe := &events.Request{Tenant: c.Tenant.ID, Agent: events.AgentID(c.Principal.ID), Capability: spawnCapability,
-		Subject: events.Subject{Kind: events.SubjectTool}}
+	probe := &domain.Request{Tenant: c.Tenant.ID, Agent: domain.AgentID(c.Principal.ID), Capability: spawnCapability,
+		Subject: domain.Subject{Kind: domain.SubjectTool}}
 	checker := *s.checker
 	checker.Judge = nil // steps 1–3 only
 	v := checker.Check(ctx, c.Tenant, probe)
-	if v.Decided && v.Status == events.StatusApproved && tokenPermits(c, probe) {
+	if v.Decided && v.Status == domain.StatusApproved && tokenPermits(c, probe) {
 		return "", nil
 	}
 	return "", forbid("spawning is not allowed: submit an agents.spawn:* request and pass its request_id once approved")

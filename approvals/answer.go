@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -36,7 +37,7 @@ type AnswerInput struct {
 // Validate checks the answer's own fields (answer rule 1) for caller c.
 func (in *AnswerInput) Validate(c Caller) error {
 	if in.Scope == "" {
-		in.Scope = events.ScopeOnce
+		in.Scope = domain.ScopeOnce
 	}
 	switch {
 	case in.Expected == nil:
@@ -45,9 +46,9 @@ func (in *AnswerInput) Validate(c Caller) error {
 		return invalid("decision", "decision is required")
 	case in.Decision != DecisionAllow && in.Decision != DecisionDeny && in.Decision != DecisionAbstain:
 		return invalid("decision", "unknown decision %q", in.Decision)
-	case events.ScopeRank(in.Scope) == 0:
+	case domain.ScopeRank(in.Scope) == 0:
 		return invalid("scope", "unknown scope %q", in.Scope)
-	case in.Decision == DecisionAbstain && c.Principal.Kind != events.KindAgent:
+	case in.Decision == DecisionAbstain && c.Principal.Kind != domain.KindAgent:
 		return invalid("decision", "only agent deciders may abstain")
 	case in.Rule != "":
 		return checkRuleText("rule", in.Rule)
@@ -65,7 +66,7 @@ func (in *AnswerInput) Validate(c Caller) error {
 // same decider, SPEC §8), and the grants the answer creates are written before
 // Answer returns. Errors: InvalidRequest, ErrNotFound, ErrConflict,
 // ErrForbidden, ErrUnavailable.
-func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in AnswerInput) (kvstate.Record, error) {
+func (s *Service) Answer(ctx context.Context, c Caller, id domain.RequestID, in AnswerInput) (kvstate.Record, error) {
 	if err := in.Validate(c); err != nil {
 		return kvstate.Record{}, err
 	}
@@ -73,7 +74,7 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 	if err != nil {
 		return rec, err
 	}
-	if why := onceOnly(&rec.Request); why != "" && in.Scope != events.ScopeOnce {
+	if why := onceOnly(&rec.Request); why != "" && in.Scope != domain.ScopeOnce {
 		return rec, invalid("scope", "%s", why) // what Choices offers (endpoint_choices.go)
 	}
 	if in.edit, err = checkEdit(c, &rec.Request, in); err != nil {
@@ -99,18 +100,18 @@ func (s *Service) Answer(ctx context.Context, c Caller, id events.RequestID, in 
 var errRepeat = errors.New("approvals: repeat of an applied answer")
 
 // repeat reports answer rule 2: the caller's own earlier answer again.
-func repeat(r *events.Request, p events.Ref, in AnswerInput) bool {
+func repeat(r *domain.Request, p domain.Ref, in AnswerInput) bool {
 	if same, counted := repeatedAllow(r, p, in.Scope); counted && in.Decision == DecisionAllow {
 		return same
 	}
 	if d := r.Decision; d != nil && d.By == p {
-		want := events.StatusApproved
+		want := domain.StatusApproved
 		if in.Decision == DecisionDeny {
-			want = events.StatusDenied
+			want = domain.StatusDenied
 		}
 		return in.Decision != DecisionAbstain && d.Status == want && d.Scope == in.Scope
 	}
-	if p.Kind != events.KindAgent {
+	if p.Kind != domain.KindAgent {
 		return false
 	}
 	list := r.Abstentions
@@ -129,7 +130,7 @@ func repeat(r *events.Request, p events.Ref, in AnswerInput) bool {
 
 // answerable is answer rule 3; watched is false for a protected write
 // no client watches (SPEC §8).
-func (s *Service) answerable(c Caller, r *events.Request, expected uint64, watched bool) error {
+func (s *Service) answerable(c Caller, r *domain.Request, expected uint64, watched bool) error {
 	switch {
 	case r.Status.Terminal():
 		return conflict("request is %s", r.Status)
@@ -146,18 +147,18 @@ func (s *Service) answerable(c Caller, r *events.Request, expected uint64, watch
 }
 
 // apply is answer rule 4 on r (already checked answerable).
-func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, error) {
+func (s *Service) apply(c Caller, r *domain.Request, in AnswerInput) (string, error) {
 	now := s.now().UTC()
 	switch in.Decision {
 	case DecisionDeny:
-		s.finish(c.Tenant, r, events.StatusDenied, c.Principal, in, now)
+		s.finish(c.Tenant, r, domain.StatusDenied, c.Principal, in, now)
 		return events.TypeRequestDecided, nil
 	case DecisionAbstain:
-		r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})
+		r.Abstentions = append(r.Abstentions, domain.Endorsement{Agent: domain.AgentID(c.Principal.ID), Note: in.Reason, At: now})
 		return s.passUp(r, c.Principal)
 	}
 	holds, max := s.checker.Holds(c.Tenant, c.Principal, r)
-	if !holds && c.Principal.Kind == events.KindPerson {
+	if !holds && c.Principal.Kind == domain.KindPerson {
 		return "", forbid("your policy does not allow this capability")
 	}
 	if in.edit != nil && (!holds || r.Quorum() > 1) { // an edit binds a call no one else approved
@@ -167,25 +168,25 @@ func (s *Service) apply(c Caller, r *events.Request, in AnswerInput) (string, er
 		in.edit.apply(r, c.Principal, now)
 	}
 	if !holds {
-		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(c.Principal.ID), Note: in.Reason, At: now})
+		r.Endorsements = append(r.Endorsements, domain.Endorsement{Agent: domain.AgentID(c.Principal.ID), Note: in.Reason, At: now})
 		return s.passUp(r, c.Principal)
 	}
-	if events.ScopeRank(in.Scope) > events.ScopeRank(max) {
+	if domain.ScopeRank(in.Scope) > domain.ScopeRank(max) {
 		return "", invalid("scope", "you hold this capability for at most scope %q", max)
 	}
-	if c.Principal.Kind == events.KindPerson {
+	if c.Principal.Kind == domain.KindPerson {
 		return s.personAllow(c, r, in, now), nil
 	}
 	if !r.AllowStage(c.Principal, in.Scope, now) { // a shell request's next stage waits (SPEC §8)
 		return events.TypeRequestUpdated, nil
 	}
-	s.finish(c.Tenant, r, events.StatusApproved, c.Principal, in, now)
+	s.finish(c.Tenant, r, domain.StatusApproved, c.Principal, in, now)
 	return events.TypeRequestDecided, nil
 }
 
 // passUp moves r to the decider above the agent from in r's chain.
-func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
-	above := deciders.Next(s.views, r.Tenant, r.Chain, events.AgentID(from.ID))
+func (s *Service) passUp(r *domain.Request, from domain.Ref) (string, error) {
+	above := deciders.Next(s.views, r.Tenant, r.Chain, domain.AgentID(from.ID))
 	if above.Kind == "" {
 		return "", conflict("no decider above %s", from.ID)
 	}
@@ -194,10 +195,10 @@ func (s *Service) passUp(r *events.Request, from events.Ref) (string, error) {
 	return events.TypeRequestEscalated, nil
 }
 
-func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, by events.Ref, in AnswerInput, now time.Time) {
+func (s *Service) finish(t *domain.Tenant, r *domain.Request, st domain.Status, by domain.Ref, in AnswerInput, now time.Time) {
 	r.Status = st
-	r.Decision = &events.Decision{Status: st, By: by, Note: in.Reason, Scope: in.Scope, DecidedAt: now}
-	if st == events.StatusApproved {
+	r.Decision = &domain.Decision{Status: st, By: by, Note: in.Reason, Scope: in.Scope, DecidedAt: now}
+	if st == domain.StatusApproved {
 		exp := now.Add(t.ApprovalTTL)
 		r.Decision.ExpiresAt = &exp
 	}
@@ -207,7 +208,7 @@ func (s *Service) finish(t *events.Tenant, r *events.Request, st events.Status, 
 // on a lost race) and puts the result in the mirror.
 func (s *Service) answerWrite(ctx context.Context, c Caller, rec kvstate.Record, in AnswerInput, watched bool) (kvstate.Record, error) {
 	return s.views.WriteRequest(rec.Tenant, rec.ID, func() (kvstate.Record, error) {
-		return s.store.TransitionFrom(ctx, rec, func(r *events.Request) (string, error) {
+		return s.store.TransitionFrom(ctx, rec, func(r *domain.Request) (string, error) {
 			if repeat(r, c.Principal, in) {
 				return "", errRepeat
 			}

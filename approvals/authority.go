@@ -2,7 +2,7 @@ package approvals
 
 import (
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // SPEC §5 "Authority flows down": an agent may restrict its descendants,
@@ -13,12 +13,12 @@ import (
 // mayLoosen reports whether c may loosen an agent's limits: admin, or a
 // person (callers that reach here see the agent, so it is their member's).
 func mayLoosen(c Caller) bool {
-	return c.Admin() || c.Principal.Kind == events.KindPerson
+	return c.Admin() || c.Principal.Kind == domain.KindPerson
 }
 
 // below reports whether agent is a strict descendant of the calling agent.
-func (s *Service) below(c Caller, agent events.AgentID) bool {
-	if c.Principal.Kind != events.KindAgent {
+func (s *Service) below(c Caller, agent domain.AgentID) bool {
+	if c.Principal.Kind != domain.KindAgent {
 		return false
 	}
 	chain := deciders.Chain(s.views, c.Tenant.ID, agent)
@@ -42,13 +42,13 @@ var (
 
 // mayAddRule: person and admin add any rule; an agent only a deny rule for
 // a descendant (a rule without effect may allow, so it loosens too).
-func (s *Service) mayAddRule(c Caller, agent events.AgentID, effect string) error {
+func (s *Service) mayAddRule(c Caller, agent domain.AgentID, effect string) error {
 	switch {
 	case mayLoosen(c):
 		return nil
 	case !s.below(c, agent):
 		return errNotBelow
-	case effect != events.EffectDeny:
+	case effect != domain.EffectDeny:
 		return errDenyOnly
 	}
 	return nil
@@ -56,13 +56,13 @@ func (s *Service) mayAddRule(c Caller, agent events.AgentID, effect string) erro
 
 // mayDeleteRule: person and admin delete any kept rule; an agent only a
 // deny rule it added itself, on a descendant.
-func (s *Service) mayDeleteRule(c Caller, r *events.Rule) error {
+func (s *Service) mayDeleteRule(c Caller, r *domain.Rule) error {
 	switch {
 	case mayLoosen(c):
 		return nil
 	case !s.below(c, r.Agent):
 		return errNotBelow
-	case r.Effect != events.EffectDeny || r.CreatedBy != c.Principal:
+	case r.Effect != domain.EffectDeny || r.CreatedBy != c.Principal:
 		return errNotItsRule
 	}
 	return nil
@@ -70,11 +70,11 @@ func (s *Service) mayDeleteRule(c Caller, r *events.Rule) error {
 
 // mayRevoke: person and admin revoke any grant they see; an agent only an
 // allow grant of a descendant.
-func (s *Service) mayRevoke(c Caller, g *events.Grant) error {
+func (s *Service) mayRevoke(c Caller, g *domain.Grant) error {
 	switch {
 	case mayLoosen(c):
 		return nil
-	case g.Effect != events.EffectAllow:
+	case g.Effect != domain.EffectAllow:
 		return errLoosens
 	case !s.below(c, g.Agent):
 		return errNotBelow
@@ -88,5 +88,5 @@ func ruleEffect(c Caller) string {
 	if mayLoosen(c) {
 		return ""
 	}
-	return events.EffectDeny
+	return domain.EffectDeny
 }

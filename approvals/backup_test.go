@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -34,8 +34,8 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	agent := approvals.Caller{Tenant: tenants[0], Principal: events.Ref{Kind: events.KindAgent, ID: "agt_main"},
-		Token: events.Token{Scopes: []string{events.ScopeRequestsWrite}}}
+	agent := approvals.Caller{Tenant: tenants[0], Principal: domain.Ref{Kind: domain.KindAgent, ID: "agt_main"},
+		Token: domain.Token{Scopes: []string{domain.ScopeRequestsWrite}}}
 	ctx := context.Background()
 	rec, _, err := svc.Submit(ctx, agent, approvals.SubmitInput{Tool: "deploy", Arguments: json.RawMessage(`{}`), Timeout: "30m"}, "", "")
 	if err != nil {
@@ -49,8 +49,8 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
 		}
 		return r
 	}
-	u1, u2, u3 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}, events.Ref{Kind: events.KindPerson, ID: "u-3"}
-	move := func(from events.Ref, rev uint64) {
+	u1, u2, u3 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, domain.Ref{Kind: domain.KindPerson, ID: "u-2"}, domain.Ref{Kind: domain.KindPerson, ID: "u-3"}
+	move := func(from domain.Ref, rev uint64) {
 		t.Helper()
 		if err := svc.MoveToBackup(ctx, "acme", rec.ID, from, rev); err != nil {
 			t.Fatal(err)
@@ -65,8 +65,8 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
 	}
 	move(u1, 0)
 	r := read()
-	if r.Revision != 1 || *r.Approver != u2 || r.Escalation == nil || r.Escalation.By.Kind != events.KindDeadline ||
-		!r.Escalation.At.Equal(clk.Now()) || !slices.Equal(r.Escalation.Passed, []events.MemberID{"u-1"}) {
+	if r.Revision != 1 || *r.Approver != u2 || r.Escalation == nil || r.Escalation.By.Kind != domain.KindDeadline ||
+		!r.Escalation.At.Equal(clk.Now()) || !slices.Equal(r.Escalation.Passed, []domain.MemberID{"u-1"}) {
 		t.Fatalf("after the move: %+v escalation %+v", r.Request, r.Escalation)
 	}
 	move(u1, 0) // a second process's timer for the same move
@@ -76,7 +76,7 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
 
 	clk.Advance(10 * time.Minute)
 	move(u2, 1)
-	if r := read(); r.Revision != 2 || *r.Approver != u3 || !slices.Equal(r.Escalation.Passed, []events.MemberID{"u-1", "u-2"}) {
+	if r := read(); r.Revision != 2 || *r.Approver != u3 || !slices.Equal(r.Escalation.Passed, []domain.MemberID{"u-1", "u-2"}) {
 		t.Fatalf("after the second move: %+v escalation %+v", r.Request, r.Escalation)
 	}
 	clk.Set(rec.DeadlineAt)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -23,8 +24,8 @@ import (
 // ended. The app runs it at start, once the views are loaded; it is safe
 // to run in every process at once and again (one that has ended is left
 // alone, and its audit entry is made once). Errors: ErrUnavailable.
-func (s *Service) EndBarredDelegations(ctx context.Context) ([]events.Delegation, error) {
-	var ended []events.Delegation
+func (s *Service) EndBarredDelegations(ctx context.Context) ([]domain.Delegation, error) {
+	var ended []domain.Delegation
 	for _, d := range s.barredDelegations() {
 		got, err := s.endDelegation(ctx, d.Tenant, d.Agent, d.Session)
 		if errors.Is(err, ErrOtherNotFound) {
@@ -45,9 +46,9 @@ func (s *Service) EndBarredDelegations(ctx context.Context) ([]events.Delegation
 
 // barredDelegations lists the delegations in force that DelegationBar
 // bars, in key order.
-func (s *Service) barredDelegations() []events.Delegation {
-	var active []events.Delegation
-	s.views.DelegationMirror().Each(func(_ string, d events.Delegation) {
+func (s *Service) barredDelegations() []domain.Delegation {
+	var active []domain.Delegation
+	s.views.DelegationMirror().Each(func(_ string, d domain.Delegation) {
 		if d.Active() {
 			active = append(active, d)
 		}
@@ -55,7 +56,7 @@ func (s *Service) barredDelegations() []events.Delegation {
 	sort.Slice(active, func(i, j int) bool {
 		return kvstate.DelegationKey(active[i].Tenant, active[i].Agent, active[i].Session) < kvstate.DelegationKey(active[j].Tenant, active[j].Agent, active[j].Session)
 	})
-	var out []events.Delegation
+	var out []domain.Delegation
 	for _, d := range active {
 		chain := deciders.ChainFor(s.views, d.Tenant, d.Delegator, d.Session)
 		if deciders.DelegationBar(s.views, d.Tenant, d.Delegator, d.Agent, chain) != "" {
@@ -67,13 +68,13 @@ func (s *Service) barredDelegations() []events.Delegation {
 
 // endedEvent is the data of a TypeDelegationEnded audit entry.
 type endedEvent struct {
-	events.Delegation
+	domain.Delegation
 	Why string `json:"why"`
 }
 
 // recordEnded appends d's end to its tenant's audit log, once: the entry's
 // id is the delegation's key and the request that started it.
-func (s *Service) recordEnded(ctx context.Context, d events.Delegation, why string) error {
+func (s *Service) recordEnded(ctx context.Context, d domain.Delegation, why string) error {
 	data, err := json.Marshal(endedEvent{Delegation: d, Why: why})
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Decide runs the check order on a new request r, as Submit does (SPEC
@@ -16,7 +16,7 @@ import (
 // replay (SPEC §16) calls it on a request rebuilt from the audit log, with
 // a State rebuilt from the same log. With rules in shadow mode, r.Shadow
 // says what each would have done (shadows).
-func Decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenPolicy *events.Policy, r *events.Request) deciders.Verdict {
+func Decide(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, tokenPolicy *domain.Policy, r *domain.Request) deciders.Verdict {
 	if len(t.ShadowReadRules) == 0 && !hasShadowPolicy(t) {
 		return decide(ctx, chk, t, tokenPolicy, r)
 	}
@@ -26,18 +26,18 @@ func Decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenP
 	return v
 }
 
-func hasShadowPolicy(t *events.Tenant) bool {
-	return slices.ContainsFunc(t.ApprovalPolicies, func(p events.ApprovalPolicy) bool { return p.Shadow })
+func hasShadowPolicy(t *domain.Tenant) bool {
+	return slices.ContainsFunc(t.ApprovalPolicies, func(p domain.ApprovalPolicy) bool { return p.Shadow })
 }
 
-func decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenPolicy *events.Policy, r *events.Request) deciders.Verdict {
+func decide(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, tokenPolicy *domain.Policy, r *domain.Request) deciders.Verdict {
 	if tokenPolicy != nil && !tokenPolicy.Permits(r.Capability.String()) {
 		denyByTokenPolicy(chk.Views, t, r)
 		return deciders.Verdict{Decided: true, Status: r.Status, By: r.Decision.By}
 	}
 	v := chk.Check(ctx, t, r)
 	if !v.Decided {
-		r.Status = events.StatusPending
+		r.Status = domain.StatusPending
 		toTop(t, r, deciders.Next(chk.Views, t.ID, r.Chain, r.Agent))
 		r.JudgeEscalated = v.JudgeEscalated
 		if v.ReviewerReason != "" {
@@ -47,8 +47,8 @@ func decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenP
 		return v
 	}
 	r.Status = v.Status
-	r.Decision = &events.Decision{Status: v.Status, By: v.By, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule, Note: v.Note}
-	if v.Status == events.StatusApproved {
+	r.Decision = &domain.Decision{Status: v.Status, By: v.By, Scope: domain.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: v.QuotedRule, Note: v.Note}
+	if v.Status == domain.StatusApproved {
 		exp := r.CreatedAt.Add(t.ApprovalTTL)
 		r.Decision.ExpiresAt = &exp
 	}
@@ -56,25 +56,25 @@ func decide(ctx context.Context, chk *deciders.Checker, t *events.Tenant, tokenP
 }
 
 // TokenDeniedNote is the note of a request the token's policy denied.
-func TokenDeniedNote(r *events.Request) string {
+func TokenDeniedNote(r *domain.Request) string {
 	return "the policy of the token that started the work does not allow " + r.Capability.String()
 }
 
 // denyByTokenPolicy ends r at step 1: denied by policy, as the member's own
 // policy denies, and never sent to a decider.
-func denyByTokenPolicy(st deciders.State, t *events.Tenant, r *events.Request) {
-	by := events.Ref{Kind: events.KindPolicy}
+func denyByTokenPolicy(st deciders.State, t *domain.Tenant, r *domain.Request) {
+	by := domain.Ref{Kind: domain.KindPolicy}
 	if a, ok := st.Agent(t.ID, r.Agent); ok {
 		by.ID = string(a.Member)
 	}
-	r.Status = events.StatusDenied
-	r.Decision = &events.Decision{Status: events.StatusDenied, By: by, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt,
+	r.Status = domain.StatusDenied
+	r.Decision = &domain.Decision{Status: domain.StatusDenied, By: by, Scope: domain.ScopeOnce, DecidedAt: r.CreatedAt,
 		Note: TokenDeniedNote(r)}
 }
 
 // tokenPermits applies the caller's token policy, if it has one: "the
 // token that started the work" narrows the member's policy, never widens it
 // (SPEC §2 step 1).
-func tokenPermits(c Caller, r *events.Request) bool {
+func tokenPermits(c Caller, r *domain.Request) bool {
 	return c.Token.Policy == nil || c.Token.Policy.Permits(r.Capability.String())
 }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -21,11 +21,11 @@ import (
 // live agent of the tenant (SPEC §3: 400). A target the requester may not
 // hand work to (itself, an agent above it, another member's agent) is no
 // bad input: the check order denies it by policy (deciders.DelegationBar).
-func (s *Service) checkDelegate(c Caller, capability events.Capability) error {
-	if capability.Action != events.ActionAgentsDelegate {
+func (s *Service) checkDelegate(c Caller, capability domain.Capability) error {
+	if capability.Action != domain.ActionAgentsDelegate {
 		return nil
 	}
-	target := events.AgentID(capability.Target)
+	target := domain.AgentID(capability.Target)
 	switch _, ok := s.views.Agent(c.Tenant.ID, target); {
 	case !ok:
 		return invalid("capability.target", "no agent %q in this tenant", capability.Target)
@@ -37,15 +37,15 @@ func (s *Service) checkDelegate(c Caller, capability events.Capability) error {
 
 // ensureDelegation writes the delegated work r's approval starts, if it
 // starts any, and puts it in force in this process at once. Safe to repeat.
-func (s *Service) ensureDelegation(ctx context.Context, r *events.Request) error {
+func (s *Service) ensureDelegation(ctx context.Context, r *domain.Request) error {
 	if !r.Delegates() {
 		return nil
 	}
-	key := kvstate.DelegationKey(r.Tenant, events.AgentID(r.Capability.Target), r.Session)
+	key := kvstate.DelegationKey(r.Tenant, domain.AgentID(r.Capability.Target), r.Session)
 	if d, held := s.views.DelegationMirror().Get(key); held && d.RequestID == r.ID {
 		return nil
 	}
-	d := events.DelegationFrom(r, s.now())
+	d := domain.DelegationFrom(r, s.now())
 	got, rev, err := s.store.PutDelegation(ctx, &d)
 	if err != nil {
 		return stateErr(err, ErrUnavailable)
@@ -60,18 +60,18 @@ func (s *Service) ensureDelegation(ctx context.Context, r *events.Request) error
 // ErrOtherNotFound. B's next requests in the session follow its own chain;
 // requests already pending keep theirs. Errors: ErrOtherNotFound,
 // InvalidRequest, ErrUnavailable.
-func (s *Service) EndDelegation(ctx context.Context, c Caller, agent events.AgentID, session string) (events.Delegation, error) {
-	if session == "" || len(session) > events.MaxOpaqueIDLen {
-		return events.Delegation{}, invalid("session", "a session is 1 to %d bytes", events.MaxOpaqueIDLen)
+func (s *Service) EndDelegation(ctx context.Context, c Caller, agent domain.AgentID, session string) (domain.Delegation, error) {
+	if session == "" || len(session) > domain.MaxOpaqueIDLen {
+		return domain.Delegation{}, invalid("session", "a session is 1 to %d bytes", domain.MaxOpaqueIDLen)
 	}
 	d, ok := s.views.Delegation(c.Tenant.ID, agent, session)
-	if !ok || !d.Active() || (!c.Admin() && c.Principal != (events.Ref{Kind: events.KindAgent, ID: string(d.Delegator)})) {
-		return events.Delegation{}, ErrOtherNotFound
+	if !ok || !d.Active() || (!c.Admin() && c.Principal != (domain.Ref{Kind: domain.KindAgent, ID: string(d.Delegator)})) {
+		return domain.Delegation{}, ErrOtherNotFound
 	}
 	return s.endDelegation(ctx, c.Tenant.ID, agent, session)
 }
 
-func (s *Service) endDelegation(ctx context.Context, tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, error) {
+func (s *Service) endDelegation(ctx context.Context, tenant domain.TenantID, agent domain.AgentID, session string) (domain.Delegation, error) {
 	d, rev, err := s.store.EndDelegation(ctx, tenant, agent, session, s.now())
 	if err != nil {
 		return d, stateErr(err, ErrOtherNotFound)
@@ -81,7 +81,7 @@ func (s *Service) endDelegation(ctx context.Context, tenant events.TenantID, age
 }
 
 // endDelegationsOf ends the delegated work of retired agents.
-func (s *Service) endDelegationsOf(ctx context.Context, tenant events.TenantID, agents []events.AgentID) error {
+func (s *Service) endDelegationsOf(ctx context.Context, tenant domain.TenantID, agents []domain.AgentID) error {
 	for _, a := range agents {
 		for _, d := range s.views.DelegationsOf(tenant, a) {
 			if !d.Active() {

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // SPEC §5, "Approve with edits": a person (or admin) answering allow may
@@ -16,8 +16,8 @@ import (
 // edit is an answer's edit, checked against the request it edits.
 type edit struct {
 	arguments json.RawMessage
-	subject   events.Subject
-	stages    []events.Stage
+	subject   domain.Subject
+	stages    []domain.Stage
 	digest    string
 }
 
@@ -25,17 +25,17 @@ type edit struct {
 // with scope once, or whose arguments would not pass a submit of r's call
 // (the same checks, by validate); otherwise it returns the edit, nil when
 // in carries none. Errors: InvalidRequest.
-func checkEdit(c Caller, r *events.Request, in AnswerInput) (*edit, error) {
+func checkEdit(c Caller, r *domain.Request, in AnswerInput) (*edit, error) {
 	if in.Arguments == nil {
 		return nil, nil
 	}
 	switch {
 	case in.Decision != DecisionAllow:
 		return nil, invalid("arguments", "only an allow may edit the call")
-	case c.Principal.Kind != events.KindPerson && !c.Admin():
+	case c.Principal.Kind != domain.KindPerson && !c.Admin():
 		return nil, invalid("arguments", "only a person (or admin) may edit a call; an agent allows or denies it as it is")
-	case in.Scope != events.ScopeOnce:
-		return nil, invalid("scope", "an approval with edits binds the edited call once: scope must be %q", events.ScopeOnce)
+	case in.Scope != domain.ScopeOnce:
+		return nil, invalid("scope", "an approval with edits binds the edited call once: scope must be %q", domain.ScopeOnce)
 	}
 	as := SubmitInput{Capability: &r.Capability, Arguments: in.Arguments, Session: r.Session, Turn: r.Turn,
 		ToolCallID: r.ToolCallID, Subject: editedSubject(c.Tenant, r), Connection: r.Connection}
@@ -43,12 +43,12 @@ func checkEdit(c Caller, r *events.Request, in AnswerInput) (*edit, error) {
 		return nil, err
 	}
 	e := &edit{arguments: bytes.Clone(in.Arguments), subject: *as.Subject}
-	if e.subject.Kind == events.SubjectShell {
+	if e.subject.Kind == domain.SubjectShell {
 		e.stages = stagesOf(e.subject.Command)
 	}
 	b := r.Binding()
 	b.Arguments = e.arguments
-	digest, err := events.CallDigest(b)
+	digest, err := domain.CallDigest(b)
 	if err != nil {
 		return nil, invalid("arguments", "%v", err)
 	}
@@ -58,13 +58,13 @@ func checkEdit(c Caller, r *events.Request, in AnswerInput) (*edit, error) {
 
 // apply makes r the edited call, every stage of it allowed by by: the
 // person's allow covers the whole edited call.
-func (e *edit) apply(r *events.Request, by events.Ref, now time.Time) {
-	r.Edited = &events.Edited{By: by, At: now, OriginalDigest: r.CallDigest}
+func (e *edit) apply(r *domain.Request, by domain.Ref, now time.Time) {
+	r.Edited = &domain.Edited{By: by, At: now, OriginalDigest: r.CallDigest}
 	r.Arguments, r.Subject, r.CallDigest = e.arguments, e.subject, e.digest
 	if e.stages != nil {
 		r.SetStages(e.stages)
 		for range e.stages {
-			r.AllowStage(by, events.ScopeOnce, now)
+			r.AllowStage(by, domain.ScopeOnce, now)
 		}
 	}
 }
@@ -74,11 +74,11 @@ func (e *edit) apply(r *events.Request, by events.Ref, now time.Time) {
 // kind shell when r calls one of the tenant's shell tools, so that the
 // edited call is re-derived as a submit of it is (SPEC §8), even for a
 // record kept before its tool was one.
-func editedSubject(t *events.Tenant, r *events.Request) *events.Subject {
+func editedSubject(t *domain.Tenant, r *domain.Request) *domain.Subject {
 	sub := r.Subject
 	sub.Command = ""
 	if shellTool(t, r.Capability) {
-		sub.Kind = events.SubjectShell
+		sub.Kind = domain.SubjectShell
 	}
 	return &sub
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
@@ -205,12 +205,12 @@ func runGet(s *Service, ctx context.Context, c Caller, in Input) (Result, error)
 		return Result{}, err
 	}
 	if wait <= 0 {
-		return ok(s.Get(ctx, c, events.RequestID(id)))
+		return ok(s.Get(ctx, c, domain.RequestID(id)))
 	}
 	if in.Hold != nil {
 		in.Hold(wait)
 	}
-	rec, err := s.Wait(ctx, c, events.RequestID(id), wait)
+	rec, err := s.Wait(ctx, c, domain.RequestID(id), wait)
 	if err != nil {
 		return Result{}, err
 	}
@@ -229,7 +229,7 @@ func runAnswer(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return ok(s.Answer(ctx, c, events.RequestID(id), body.AnswerInput))
+	return ok(s.Answer(ctx, c, domain.RequestID(id), body.AnswerInput))
 }
 
 // cancelInput is cancel's body: one request's id, or a turn whose
@@ -255,7 +255,7 @@ func runCancel(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	return ok(s.Cancel(ctx, c, events.RequestID(id)))
+	return ok(s.Cancel(ctx, c, domain.RequestID(id)))
 }
 
 // cancelTurn is cancel by turn, which names no request.
@@ -283,7 +283,7 @@ func runClaim(s *Service, ctx context.Context, c Caller, in Input) (Result, erro
 	if err != nil {
 		return Result{}, err
 	}
-	return ok(s.Claim(ctx, c, events.RequestID(id), body.CallDigest))
+	return ok(s.Claim(ctx, c, domain.RequestID(id), body.CallDigest))
 }
 
 func runRevoke(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
@@ -295,6 +295,6 @@ func runRevoke(s *Service, ctx context.Context, c Caller, in Input) (Result, err
 	if err != nil {
 		return Result{}, err
 	}
-	g, err := s.RevokeGrant(ctx, c, events.GrantID(id))
+	g, err := s.RevokeGrant(ctx, c, domain.GrantID(id))
 	return okBody(http.StatusOK, g, err)
 }

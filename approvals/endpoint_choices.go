@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Choice is one answer a caller may give a request's current
@@ -21,12 +21,12 @@ type Choice struct {
 
 // The choices there are.
 var (
-	allowOnce      = Choice{"allow_once", "Allow once", DecisionAllow, events.ScopeOnce, false}
-	allowSession   = Choice{"allow_session", "Allow for this session", DecisionAllow, events.ScopeSession, false}
-	allowAlways    = Choice{"allow_always", "Always allow", DecisionAllow, events.ScopeLifetime, false}
-	denyOnce       = Choice{"deny", "Deny", DecisionDeny, events.ScopeOnce, false}
-	denyWithReason = Choice{"deny_with_reason", "Deny with reason", DecisionDeny, events.ScopeOnce, true}
-	reject         = Choice{"deny", "Reject", DecisionDeny, events.ScopeOnce, false}
+	allowOnce      = Choice{"allow_once", "Allow once", DecisionAllow, domain.ScopeOnce, false}
+	allowSession   = Choice{"allow_session", "Allow for this session", DecisionAllow, domain.ScopeSession, false}
+	allowAlways    = Choice{"allow_always", "Always allow", DecisionAllow, domain.ScopeLifetime, false}
+	denyOnce       = Choice{"deny", "Deny", DecisionDeny, domain.ScopeOnce, false}
+	denyWithReason = Choice{"deny_with_reason", "Deny with reason", DecisionDeny, domain.ScopeOnce, true}
+	reject         = Choice{"deny", "Reject", DecisionDeny, domain.ScopeOnce, false}
 )
 
 // KnownChoice returns the choice an id names, whoever may give it.
@@ -50,7 +50,7 @@ func OfferedChoice(list []Choice, id string) (Choice, bool) {
 // a protected write; otherwise the allows up to the largest scope c may
 // give (maxAllow), allow for this session only on a request with a
 // session, then deny and deny with reason.
-func (s *Service) Choices(c Caller, r *events.Request) []Choice {
+func (s *Service) Choices(c Caller, r *domain.Request) []Choice {
 	if r.Status.Terminal() || !c.Tenant.MayAnswer(r, c.Principal) || Permit(c, OpAnswer) != nil {
 		return []Choice{}
 	}
@@ -59,11 +59,11 @@ func (s *Service) Choices(c Caller, r *events.Request) []Choice {
 	}
 	out := []Choice{}
 	switch max := s.maxAllow(c, r); {
-	case max == events.ScopeLifetime:
+	case max == domain.ScopeLifetime:
 		out = append(out, allowOnce, allowSession, allowAlways)
-	case max == events.ScopeSession:
+	case max == domain.ScopeSession:
 		out = append(out, allowOnce, allowSession)
-	case max == events.ScopeOnce:
+	case max == domain.ScopeOnce:
 		out = append(out, allowOnce)
 	}
 	if r.Session == "" && len(out) > 1 {
@@ -75,8 +75,8 @@ func (s *Service) Choices(c Caller, r *events.Request) []Choice {
 // withGrant says on a shell request's lasting allows which grant they
 // leave for the current stage: "Allow for this session: any `git push …`"
 // or "…: exactly this command" (GrantText).
-func withGrant(r *events.Request, list []Choice) []Choice {
-	if r.Subject.Kind != events.SubjectShell || r.CurrentStage >= len(r.Stages) {
+func withGrant(r *domain.Request, list []Choice) []Choice {
+	if r.Subject.Kind != domain.SubjectShell || r.CurrentStage >= len(r.Stages) {
 		return list
 	}
 	st := r.Stages[r.CurrentStage]
@@ -85,7 +85,7 @@ func withGrant(r *events.Request, list []Choice) []Choice {
 		text = GrantText(&st)
 	}
 	for i, c := range list {
-		if c.Scope == events.ScopeSession || c.Scope == events.ScopeLifetime {
+		if c.Scope == domain.ScopeSession || c.Scope == domain.ScopeLifetime {
 			list[i].Label = c.Label + ": " + text
 		}
 	}
@@ -97,13 +97,13 @@ func withGrant(r *events.Request, list []Choice) []Choice {
 // (SPEC §3); an agent that does not hold endorses, which takes no scope
 // (once); a person who does not hold cannot allow. An unknown subject
 // kind is answered once only.
-func (s *Service) maxAllow(c Caller, r *events.Request) string {
+func (s *Service) maxAllow(c Caller, r *domain.Request) string {
 	holds, max := s.Holds(c, r)
 	switch {
-	case !holds && c.Principal.Kind != events.KindAgent:
+	case !holds && c.Principal.Kind != domain.KindAgent:
 		return ""
 	case !holds, onceOnly(r) != "":
-		return events.ScopeOnce
+		return domain.ScopeOnce
 	}
 	return max
 }
@@ -112,7 +112,7 @@ func (s *Service) maxAllow(c Caller, r *events.Request) string {
 // may be answered with any): a subject kind countersign does not know, or
 // a protected write (SPEC §8). Choices offers no larger scope, and Answer
 // refuses one, in these words.
-func onceOnly(r *events.Request) string {
+func onceOnly(r *domain.Request) string {
 	switch {
 	case !deciders.KnownSubject(r.Subject.Kind):
 		return fmt.Sprintf("a %q subject may only be answered once", r.Subject.Kind)

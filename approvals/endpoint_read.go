@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // listInput is list's body: GET /v1/requests' query as fields.
@@ -103,18 +103,18 @@ func runRegisterAgent(s *Service, ctx context.Context, c Caller, in Input) (Resu
 
 // Registered is the answer of register_agent; the token is shown once.
 type Registered struct {
-	Agent events.Agent `json:"agent"`
+	Agent domain.Agent `json:"agent"`
 	Token string       `json:"token"`
 }
 
 func runRetireAgent(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
-	agent, err := s.RetireAgent(ctx, c, events.AgentID(in.Path["id"]))
+	agent, err := s.RetireAgent(ctx, c, domain.AgentID(in.Path["id"]))
 	agent.TokenSHA256 = ""
 	return okBody(http.StatusOK, agent, err)
 }
 
 func runRules(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
-	rules, err := s.ListRules(ctx, c, events.AgentID(in.Path["id"]))
+	rules, err := s.ListRules(ctx, c, domain.AgentID(in.Path["id"]))
 	return okBody(http.StatusOK, map[string]any{"items": rules}, err)
 }
 
@@ -123,16 +123,16 @@ func runAddRule(s *Service, ctx context.Context, c Caller, in Input) (Result, er
 	if _, err := in.body(&body, false); err != nil {
 		return Result{}, err
 	}
-	rule, err := s.AddRule(ctx, c, events.AgentID(in.Path["id"]), body)
+	rule, err := s.AddRule(ctx, c, domain.AgentID(in.Path["id"]), body)
 	return okBody(http.StatusCreated, rule, err)
 }
 
 func runDeleteRule(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
-	err := s.DeleteRule(ctx, c, events.AgentID(in.Path["id"]), events.RuleID(in.Path["rule_id"]))
+	err := s.DeleteRule(ctx, c, domain.AgentID(in.Path["id"]), domain.RuleID(in.Path["rule_id"]))
 	return okBody(http.StatusNoContent, nil, err)
 }
 
 func runEndDelegation(s *Service, ctx context.Context, c Caller, in Input) (Result, error) {
-	d, err := s.EndDelegation(ctx, c, events.AgentID(in.Path["id"]), in.Path["session"])
+	d, err := s.EndDelegation(ctx, c, domain.AgentID(in.Path["id"]), in.Path["session"])
 	return okBody(http.StatusOK, d, err)
 }

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -74,7 +74,7 @@ func TestEndpointRefusalChangesNothing(t *testing.T) {
 	if !errors.Is(err, approvals.ErrForbidden) {
 		t.Fatalf("a person's submit: %v, want ErrForbidden", err)
 	}
-	items, _, err := f.svc.List(ctx, f.person, approvals.ListFilter{Statuses: []events.Status{events.StatusPending}, Limit: 10})
+	items, _, err := f.svc.List(ctx, f.person, approvals.ListFilter{Statuses: []domain.Status{domain.StatusPending}, Limit: 10})
 	if err != nil || len(items) != 0 {
 		t.Fatalf("after a refused submit: %d requests (%v), want none", len(items), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -77,12 +78,12 @@ func (s *Service) visibleEvent(c Caller, m kvstate.Change) (Event, bool) {
 	}
 	switch ce.Type() {
 	case events.TypeGrantCreated, events.TypeGrantRevoked:
-		var g events.Grant
+		var g domain.Grant
 		if json.Unmarshal(m.Data, &g) != nil || !s.grantVisible(c, &g) {
 			return Event{}, false
 		}
 	default:
-		var r events.Request
+		var r domain.Request
 		if json.Unmarshal(m.Data, &r) != nil || !s.visible(c, &r) {
 			return Event{}, false
 		}

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -16,22 +16,22 @@ import (
 // request leaves its grants stage by stage (stageGrants); a request with a
 // connection binds its grants to that connection revision (SPEC §8). Ids
 // are derived from the request, so writing them again writes nothing new.
-func grantsFrom(r *events.Request) []events.Grant {
-	if r.Subject.Kind == events.SubjectShell {
+func grantsFrom(r *domain.Request) []domain.Grant {
+	if r.Subject.Kind == domain.SubjectShell {
 		return stageGrants(r)
 	}
 	d := r.Decision
-	if d == nil || (d.Status != events.StatusApproved && d.Status != events.StatusDenied) || !lasting(d.By, d.Scope, r.Session) {
+	if d == nil || (d.Status != domain.StatusApproved && d.Status != domain.StatusDenied) || !lasting(d.By, d.Scope, r.Session) {
 		return nil
 	}
-	agents := []events.AgentID{r.Agent}
-	effect := events.EffectDeny
-	if d.Status == events.StatusApproved {
-		effect, agents = events.EffectAllow, grantees(r)
+	agents := []domain.AgentID{r.Agent}
+	effect := domain.EffectDeny
+	if d.Status == domain.StatusApproved {
+		effect, agents = domain.EffectAllow, grantees(r)
 	}
-	out := make([]events.Grant, 0, len(agents))
+	out := make([]domain.Grant, 0, len(agents))
 	for _, a := range agents {
-		out = append(out, newGrant(r, events.DerivedGrantID(r.ID, a, d.DecidedAt), a, effect, d.Scope, d.By, d.DecidedAt))
+		out = append(out, newGrant(r, domain.DerivedGrantID(r.ID, a, d.DecidedAt), a, effect, d.Scope, d.By, d.DecidedAt))
 	}
 	return out
 }
@@ -44,27 +44,27 @@ func grantsFrom(r *events.Request) []events.Grant {
 // of the denied stage's (of its prefix when it has nothing else) for the
 // requester. Each binds the call's other arguments. An allowed opaque
 // stage without exact words leaves none: no grant could ever cover it.
-func stageGrants(r *events.Request) []events.Grant {
-	digest, ok := events.ShellArgumentsDigest(r.Arguments)
+func stageGrants(r *domain.Request) []domain.Grant {
+	digest, ok := domain.ShellArgumentsDigest(r.Arguments)
 	if !ok {
 		return nil
 	}
-	var out []events.Grant
+	var out []domain.Grant
 	for i, st := range r.Stages {
 		m := stageMatch(&st, digest)
 		if m == nil || st.AllowedBy == nil || st.AllowedAt == nil || !lasting(*st.AllowedBy, st.Scope, r.Session) {
 			continue
 		}
 		for _, a := range grantees(r) {
-			g := newGrant(r, events.DerivedStageGrantID(r.ID, a, i, *st.AllowedAt), a, events.EffectAllow, st.Scope, *st.AllowedBy, *st.AllowedAt)
+			g := newGrant(r, domain.DerivedStageGrantID(r.ID, a, i, *st.AllowedAt), a, domain.EffectAllow, st.Scope, *st.AllowedBy, *st.AllowedAt)
 			g.Match = m
 			out = append(out, g)
 		}
 	}
 	d, i := r.Decision, r.CurrentStage
-	if d != nil && d.Status == events.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) {
+	if d != nil && d.Status == domain.StatusDenied && lasting(d.By, d.Scope, r.Session) && i < len(r.Stages) {
 		if m := denyMatch(&r.Stages[i], digest); m != nil {
-			g := newGrant(r, events.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, events.EffectDeny, d.Scope, d.By, d.DecidedAt)
+			g := newGrant(r, domain.DerivedStageGrantID(r.ID, r.Agent, i, d.DecidedAt), r.Agent, domain.EffectDeny, d.Scope, d.By, d.DecidedAt)
 			g.Match = m
 			out = append(out, g)
 		}
@@ -75,24 +75,24 @@ func stageGrants(r *events.Request) []events.Grant {
 // stageMatch is what a grant of st matches: its exact words when it has
 // them, else its prefix when it is not opaque; nil when no grant may
 // cover it.
-func stageMatch(st *events.Stage, digest string) *events.GrantMatch {
+func stageMatch(st *domain.Stage, digest string) *domain.GrantMatch {
 	switch {
 	case st.Argv != nil:
-		return &events.GrantMatch{ShellArgv: st.Argv, ArgumentsDigest: digest}
+		return &domain.GrantMatch{ShellArgv: st.Argv, ArgumentsDigest: digest}
 	case st.Opaque == "":
-		return &events.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
+		return &domain.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
 	}
 	return nil
 }
 
 // denyMatch is what a deny grant of st matches: what an allow's would,
 // else its prefix, which a deny grant matches on any stage (opaque or not).
-func denyMatch(st *events.Stage, digest string) *events.GrantMatch {
+func denyMatch(st *domain.Stage, digest string) *domain.GrantMatch {
 	if m := stageMatch(st, digest); m != nil {
 		return m
 	}
 	if len(st.Prefix) > 0 {
-		return &events.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
+		return &domain.GrantMatch{ShellPrefix: st.Prefix, ArgumentsDigest: digest}
 	}
 	return nil
 }
@@ -100,27 +100,27 @@ func denyMatch(st *events.Stage, digest string) *events.GrantMatch {
 // lasting reports whether an answer by by with scope leaves grants: a
 // decider's (not steps 1–4's) session or lifetime answer, session only on
 // a request that has a session.
-func lasting(by events.Ref, scope, session string) bool {
-	if by.Kind != events.KindPerson && by.Kind != events.KindAgent {
+func lasting(by domain.Ref, scope, session string) bool {
+	if by.Kind != domain.KindPerson && by.Kind != domain.KindAgent {
 		return false
 	}
-	return scope == events.ScopeLifetime || (scope == events.ScopeSession && session != "")
+	return scope == domain.ScopeLifetime || (scope == domain.ScopeSession && session != "")
 }
 
 // grantees are the agents an approval of r gives grants: the requester and
 // every endorser.
-func grantees(r *events.Request) []events.AgentID {
-	agents := []events.AgentID{r.Agent}
+func grantees(r *domain.Request) []domain.AgentID {
+	agents := []domain.AgentID{r.Agent}
 	for _, e := range r.Endorsements {
 		agents = append(agents, e.Agent)
 	}
 	return agents
 }
 
-func newGrant(r *events.Request, id events.GrantID, agent events.AgentID, effect, scope string, by events.Ref, at time.Time) events.Grant {
-	g := events.Grant{ID: id, Tenant: r.Tenant, Agent: agent, Capability: r.Capability, Connection: r.Connection,
+func newGrant(r *domain.Request, id domain.GrantID, agent domain.AgentID, effect, scope string, by domain.Ref, at time.Time) domain.Grant {
+	g := domain.Grant{ID: id, Tenant: r.Tenant, Agent: agent, Capability: r.Capability, Connection: r.Connection,
 		Effect: effect, Scope: scope, RequestID: r.ID, CreatedBy: by, CreatedAt: at}
-	if scope == events.ScopeSession {
+	if scope == domain.ScopeSession {
 		g.Session = r.Session
 	}
 	return g
@@ -130,14 +130,14 @@ func newGrant(r *events.Request, id events.GrantID, agent events.AgentID, effect
 // request r leaves, if a crash stopped its answer before it wrote them; a
 // no-op otherwise, safe to repeat. The outbox calls it for each write
 // that carries events.HeaderGrants (outbox.Grants).
-func (s *Service) RepairGrants(ctx context.Context, r *events.Request) error {
+func (s *Service) RepairGrants(ctx context.Context, r *domain.Request) error {
 	return s.ensureGrants(ctx, r)
 }
 
 // ensureGrants writes the grants (and the delegated work, delegation.go) a
 // decided request leaves and puts them in force in this process at once.
 // Safe to repeat.
-func (s *Service) ensureGrants(ctx context.Context, r *events.Request) error {
+func (s *Service) ensureGrants(ctx context.Context, r *domain.Request) error {
 	for _, g := range grantsFrom(r) {
 		if _, held := s.views.GrantMirror().Get(kvstate.GrantKey(g.Tenant, g.ID)); held {
 			continue
@@ -170,9 +170,9 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 	f := GrantFilter{Agent: agent, Effect: effect, Scope: scope, Cursor: cursor}
 	var err error
 	switch {
-	case effect != "" && effect != events.EffectAllow && effect != events.EffectDeny:
+	case effect != "" && effect != domain.EffectAllow && effect != domain.EffectDeny:
 		err = invalid("effect", "effect must be allow or deny")
-	case scope != "" && scope != events.ScopeSession && scope != events.ScopeLifetime:
+	case scope != "" && scope != domain.ScopeSession && scope != domain.ScopeLifetime:
 		err = invalid("scope", "scope must be session or lifetime")
 	case revoked != "" && revoked != "true" && revoked != "false":
 		err = invalid("revoked", "revoked must be true or false")
@@ -189,10 +189,10 @@ func ParseGrantFilter(agent, effect, scope, revoked, limit, cursor string) (Gran
 
 // ListGrants returns the grants of agents working for the caller's member
 // (admin: every grant of the tenant), oldest first, paged; never nil.
-func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]events.Grant, string) {
+func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]domain.Grant, string) {
 	after, _ := wire.CursorID(f.Cursor)
-	return pageOf(f.Limit, func(yield func(string, events.Grant) bool) {
-		s.views.ScanGrants(c.Tenant.ID, after, func(g *events.Grant) bool {
+	return pageOf(f.Limit, func(yield func(string, domain.Grant) bool) {
+		s.views.ScanGrants(c.Tenant.ID, after, func(g *domain.Grant) bool {
 			if !s.grantVisible(c, g) || !f.match(g) {
 				return true
 			}
@@ -201,12 +201,12 @@ func (s *Service) ListGrants(_ context.Context, c Caller, f GrantFilter) ([]even
 	})
 }
 
-func (f *GrantFilter) match(g *events.Grant) bool {
+func (f *GrantFilter) match(g *domain.Grant) bool {
 	return (f.Agent == "" || string(g.Agent) == f.Agent) && (f.Effect == "" || g.Effect == f.Effect) &&
 		(f.Scope == "" || g.Scope == f.Scope) && (f.Revoked || g.RevokedAt == nil)
 }
 
-func (s *Service) grantVisible(c Caller, g *events.Grant) bool {
+func (s *Service) grantVisible(c Caller, g *domain.Grant) bool {
 	if c.Admin() {
 		return true
 	}
@@ -218,19 +218,19 @@ func (s *Service) grantVisible(c Caller, g *events.Grant) bool {
 // once. The member's person and admin revoke any; an agent only an allow
 // grant of a descendant (SPEC §5). Errors: ErrGrantNotFound, ErrForbidden,
 // ErrConflict, ErrUnavailable.
-func (s *Service) RevokeGrant(ctx context.Context, c Caller, id events.GrantID) (events.Grant, error) {
-	if !events.ValidGeneratedID(string(id)) {
-		return events.Grant{}, ErrGrantNotFound
+func (s *Service) RevokeGrant(ctx context.Context, c Caller, id domain.GrantID) (domain.Grant, error) {
+	if !domain.ValidGeneratedID(string(id)) {
+		return domain.Grant{}, ErrGrantNotFound
 	}
 	g, _, err := s.store.GetGrant(ctx, c.Tenant.ID, id)
 	if err != nil {
 		return g, stateErr(err, ErrGrantNotFound)
 	}
 	if !s.grantVisible(c, &g) {
-		return events.Grant{}, ErrGrantNotFound
+		return domain.Grant{}, ErrGrantNotFound
 	}
 	if err := s.mayRevoke(c, &g); err != nil {
-		return events.Grant{}, err
+		return domain.Grant{}, err
 	}
 	g, rev, err := s.store.RevokeGrant(ctx, c.Tenant.ID, id, s.now())
 	if err != nil {

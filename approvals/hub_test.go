@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -14,9 +14,9 @@ import (
 // of the records the mirror holds partly used. A waiter gets the record.
 func TestHubObserveAllocatesOnlyForWaiters(t *testing.T) {
 	h := approvals.NewHub(10)
-	r := kvstate.Record{Request: events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusPending}}
+	r := kvstate.Record{Request: domain.Request{ID: "req_1", Tenant: "acme", Status: domain.StatusPending}}
 	done := r
-	done.Status = events.StatusApproved
+	done.Status = domain.StatusApproved
 	if allocs := testing.AllocsPerRun(100, func() {
 		h.Observe("acme.req_1", r, false)
 		h.Observe("acme.req_1", done, false)
@@ -29,7 +29,7 @@ func TestHubObserveAllocatesOnlyForWaiters(t *testing.T) {
 	}
 	defer cancel()
 	h.Observe("acme.req_1", done, false)
-	if got := <-ch; got.ID != "req_1" || got.Status != events.StatusApproved {
+	if got := <-ch; got.ID != "req_1" || got.Status != domain.StatusApproved {
 		t.Errorf("the waiter got %s %s, want req_1 approved", got.ID, got.Status)
 	}
 }
@@ -38,7 +38,7 @@ func TestHubObserveAllocatesOnlyForWaiters(t *testing.T) {
 // cancelled waiter is not counted and not woken; Close wakes the rest.
 func TestHubWakesTheKeysWaitersOnly(t *testing.T) {
 	h := approvals.NewHub(3)
-	done := kvstate.Record{Request: events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusApproved}}
+	done := kvstate.Record{Request: domain.Request{ID: "req_1", Tenant: "acme", Status: domain.StatusApproved}}
 	a, cancelA, _ := h.Subscribe("acme.req_1")
 	b, cancelB, _ := h.Subscribe("acme.req_1")
 	c, cancelC, _ := h.Subscribe("acme.req_1")
@@ -89,7 +89,7 @@ func TestHubWakesTheKeysWaitersOnly(t *testing.T) {
 //	go test -run '^$' -bench HubSubscribe -benchmem ./approvals/
 func BenchmarkHubSubscribe(b *testing.B) {
 	h := approvals.NewHub(1 << 20)
-	done := kvstate.Record{Request: events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusApproved}}
+	done := kvstate.Record{Request: domain.Request{ID: "req_1", Tenant: "acme", Status: domain.StatusApproved}}
 	b.ReportAllocs()
 	for b.Loop() {
 		ch, cancel, _ := h.Subscribe("acme.req_1")

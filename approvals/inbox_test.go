@@ -8,6 +8,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -40,21 +41,21 @@ func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 	}
 	ctx := context.Background()
 	person := func(id string) approvals.Caller {
-		p := events.Ref{Kind: events.KindPerson, ID: id}
-		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: []string{events.ScopeApprovalsRead}}}
+		p := domain.Ref{Kind: domain.KindPerson, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: domain.Token{Principal: p, Scopes: []string{domain.ScopeApprovalsRead}}}
 	}
-	finance := events.Ref{Kind: events.KindGroup, ID: "finance"}
-	u1 := events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	put := func(approver events.Ref, end events.Status, by events.Ref) events.RequestID {
+	finance := domain.Ref{Kind: domain.KindGroup, ID: "finance"}
+	u1 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
+	put := func(approver domain.Ref, end domain.Status, by domain.Ref) domain.RequestID {
 		now := time.Now().UTC()
-		r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Agent: "agt_main", Status: events.StatusPending,
-			Capability: events.Capability{Action: "tools.call", Target: "issue_refund"}, Arguments: []byte(`{}`), Chain: []events.AgentID{"agt_main"},
+		r := &domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Agent: "agt_main", Status: domain.StatusPending,
+			Capability: domain.Capability{Action: "tools.call", Target: "issue_refund"}, Arguments: []byte(`{}`), Chain: []domain.AgentID{"agt_main"},
 			Approver: &approver, RequiredApprovals: 2, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
 		rec, err := store.CreateRequest(ctx, r)
 		if err == nil && end != "" {
-			rec, err = store.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
-				r.Status, r.Decision = end, &events.Decision{Status: end, By: by, DecidedAt: time.Now()}
-				if end == events.StatusExpired {
+			rec, err = store.Transition(ctx, "acme", r.ID, func(r *domain.Request) (string, error) {
+				r.Status, r.Decision = end, &domain.Decision{Status: end, By: by, DecidedAt: time.Now()}
+				if end == domain.StatusExpired {
 					return events.TypeRequestExpired, nil
 				}
 				return events.TypeRequestDecided, nil
@@ -66,14 +67,14 @@ func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 		views.Requests().Apply(kvstate.RequestKey("acme", r.ID), rec, rec.KVRevision)
 		return r.ID
 	}
-	deadline := events.Ref{Kind: "deadline"}
+	deadline := domain.Ref{Kind: "deadline"}
 	own := put(u1, "", deadline)
 	group := put(finance, "", deadline)
-	ended := put(finance, events.StatusExpired, deadline)
-	denied := put(finance, events.StatusDenied, u1) // in u-1's own scope and finance's
+	ended := put(finance, domain.StatusExpired, deadline)
+	denied := put(finance, domain.StatusDenied, u1) // in u-1's own scope and finance's
 	own2 := put(u1, "", deadline)
-	ids := func(rs []events.Request) []events.RequestID {
-		var out []events.RequestID
+	ids := func(rs []domain.Request) []domain.RequestID {
+		var out []domain.RequestID
 		for _, r := range rs {
 			out = append(out, r.ID)
 		}
@@ -81,14 +82,14 @@ func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		who    string
-		status []events.Status
-		want   []events.RequestID
+		status []domain.Status
+		want   []domain.RequestID
 	}{
-		{"u-1", nil, []events.RequestID{own, group, ended, denied, own2}},
-		{"u-1", []events.Status{events.StatusPending}, []events.RequestID{own, group, own2}},
-		{"u-2", nil, []events.RequestID{group, ended, denied}},
-		{"u-2", []events.Status{events.StatusPending}, []events.RequestID{group}},
-		{"u-2", []events.Status{events.StatusExpired}, []events.RequestID{ended}},
+		{"u-1", nil, []domain.RequestID{own, group, ended, denied, own2}},
+		{"u-1", []domain.Status{domain.StatusPending}, []domain.RequestID{own, group, own2}},
+		{"u-2", nil, []domain.RequestID{group, ended, denied}},
+		{"u-2", []domain.Status{domain.StatusPending}, []domain.RequestID{group}},
+		{"u-2", []domain.Status{domain.StatusExpired}, []domain.RequestID{ended}},
 		{"u-3", nil, nil},
 	} {
 		got, next, err := svc.List(ctx, person(tc.who), approvals.ListFilter{Statuses: tc.status, Limit: 50})
@@ -97,7 +98,7 @@ func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 		}
 	}
 	// Pages of one across u-1's own scope and finance's: each once, in order.
-	var paged []events.RequestID
+	var paged []domain.RequestID
 	cursor := ""
 	for range 10 {
 		got, next, err := svc.List(ctx, person("u-1"), approvals.ListFilter{Limit: 1, Cursor: cursor})
@@ -109,7 +110,7 @@ func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 			break
 		}
 	}
-	if want := []events.RequestID{own, group, ended, denied, own2}; !reflect.DeepEqual(paged, want) {
+	if want := []domain.RequestID{own, group, ended, denied, own2}; !reflect.DeepEqual(paged, want) {
 		t.Errorf("u-1 paged by one: %v, want %v", paged, want)
 	}
 }

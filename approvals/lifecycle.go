@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -11,7 +12,7 @@ import (
 // Cancel ends a pending request at its requester's word (the call was
 // abandoned). Errors: ErrNotFound, ErrForbidden (not the requester),
 // ErrConflict (terminal or overdue), ErrUnavailable.
-func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+func (s *Service) Cancel(ctx context.Context, c Caller, id domain.RequestID) (kvstate.Record, error) {
 	rec, err := s.requesterRecord(ctx, c, id)
 	if err != nil {
 		return rec, err
@@ -24,21 +25,21 @@ func (s *Service) Cancel(ctx context.Context, c Caller, id events.RequestID) (kv
 // cancelled, oldest first, always a slice; another agent's requests are
 // never touched. A request that ended meanwhile is left alone. Errors:
 // InvalidRequest (no turn, or a turn longer than any a request carries).
-func (s *Service) CancelTurn(ctx context.Context, c Caller, turn string) ([]events.RequestID, error) {
+func (s *Service) CancelTurn(ctx context.Context, c Caller, turn string) ([]domain.RequestID, error) {
 	if turn == "" {
 		return nil, invalid("turn", "turn is required")
 	}
-	if len(turn) > events.MaxOpaqueIDLen {
-		return nil, invalid("turn", "at most %d bytes", events.MaxOpaqueIDLen)
+	if len(turn) > domain.MaxOpaqueIDLen {
+		return nil, invalid("turn", "at most %d bytes", domain.MaxOpaqueIDLen)
 	}
-	agent := events.AgentID(c.Principal.ID)
-	cancelled := []events.RequestID{}
+	agent := domain.AgentID(c.Principal.ID)
+	cancelled := []domain.RequestID{}
 	note := "turn " + turn + " was interrupted"
 	for _, rec := range s.views.PendingOfAgent(c.Tenant.ID, agent) {
-		if rec.Status != events.StatusPending || rec.Turn != turn || rec.Agent != agent {
+		if rec.Status != domain.StatusPending || rec.Turn != turn || rec.Agent != agent {
 			continue
 		}
-		_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: c.Tenant.ID, ID: rec.ID}}, s.cancel(note))
+		_, err := s.transition(ctx, kvstate.Record{Request: domain.Request{Tenant: c.Tenant.ID, ID: rec.ID}}, s.cancel(note))
 		switch {
 		case err == nil:
 			cancelled = append(cancelled, rec.ID)
@@ -52,14 +53,14 @@ func (s *Service) CancelTurn(ctx context.Context, c Caller, turn string) ([]even
 
 // TurnCancelled is the answer to a turn's cancel: the ids it cancelled.
 type TurnCancelled struct {
-	Cancelled []events.RequestID `json:"cancelled"`
+	Cancelled []domain.RequestID `json:"cancelled"`
 }
 
 // cancel is the cancel transition: a pending request before its deadline
 // becomes cancelled, by its requester (SPEC §4), with note kept as the
 // decision's note; otherwise ErrConflict.
 func (s *Service) cancel(note string) kvstate.Mutation {
-	return func(r *events.Request) (string, error) {
+	return func(r *domain.Request) (string, error) {
 		if r.Status.Terminal() {
 			return "", conflict("request is %s", r.Status)
 		}
@@ -67,8 +68,8 @@ func (s *Service) cancel(note string) kvstate.Mutation {
 		if !now.Before(r.DeadlineAt) {
 			return "", conflict("the request's deadline has passed")
 		}
-		r.Status = events.StatusCancelled
-		r.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: string(r.Agent)},
+		r.Status = domain.StatusCancelled
+		r.Decision = &domain.Decision{Status: domain.StatusCancelled, By: domain.Ref{Kind: domain.KindAgent, ID: string(r.Agent)},
 			Note: note, DecidedAt: now}
 		return events.TypeRequestCancelled, nil
 	}
@@ -78,7 +79,7 @@ func (s *Service) cancel(note string) kvstate.Mutation {
 // that succeeds once, only while the request is approved, unexpired and
 // the digest matches (SPEC §4). A refusal is ErrConflict with the claim's reason and changes
 // nothing. Errors also: ErrNotFound, ErrForbidden, InvalidRequest.
-func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, digest string) (kvstate.Record, error) {
+func (s *Service) Claim(ctx context.Context, c Caller, id domain.RequestID, digest string) (kvstate.Record, error) {
 	if digest == "" {
 		return kvstate.Record{}, invalid("call_digest", "call_digest is required")
 	}
@@ -86,10 +87,10 @@ func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, dige
 	if err != nil {
 		return rec, err
 	}
-	return s.transition(ctx, rec, func(r *events.Request) (string, error) {
+	return s.transition(ctx, rec, func(r *domain.Request) (string, error) {
 		now := s.now().UTC()
 		switch {
-		case r.Status != events.StatusApproved:
+		case r.Status != domain.StatusApproved:
 			return "", refuseClaim("not_approved")
 		case r.ClaimedAt != nil:
 			return "", refuseClaim("already_claimed")
@@ -104,9 +105,9 @@ func (s *Service) Claim(ctx context.Context, c Caller, id events.RequestID, dige
 }
 
 // requesterRecord reads a request that only its requester may change.
-func (s *Service) requesterRecord(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+func (s *Service) requesterRecord(ctx context.Context, c Caller, id domain.RequestID) (kvstate.Record, error) {
 	rec, err := s.mirrored(ctx, c, id)
-	if err == nil && (c.Principal.Kind != events.KindAgent || string(rec.Agent) != c.Principal.ID) {
+	if err == nil && (c.Principal.Kind != domain.KindAgent || string(rec.Agent) != c.Principal.ID) {
 		return kvstate.Record{}, forbid("only the requester may do this")
 	}
 	return rec, err
@@ -131,14 +132,14 @@ func (s *Service) transition(ctx context.Context, rec kvstate.Record, fn kvstate
 
 // Expire ends a request still pending at or after its deadline: no
 // decision was made in time. It does nothing to any other request.
-func (s *Service) Expire(ctx context.Context, tenant events.TenantID, id events.RequestID) error {
-	_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: id}}, func(r *events.Request) (string, error) {
+func (s *Service) Expire(ctx context.Context, tenant domain.TenantID, id domain.RequestID) error {
+	_, err := s.transition(ctx, kvstate.Record{Request: domain.Request{Tenant: tenant, ID: id}}, func(r *domain.Request) (string, error) {
 		now := s.now().UTC()
-		if r.Status != events.StatusPending || now.Before(r.DeadlineAt) {
+		if r.Status != domain.StatusPending || now.Before(r.DeadlineAt) {
 			return "", errNothingToDo
 		}
-		r.Status = events.StatusExpired
-		r.Decision = &events.Decision{Status: events.StatusExpired, By: events.Ref{Kind: events.KindDeadline}, DecidedAt: now}
+		r.Status = domain.StatusExpired
+		r.Decision = &domain.Decision{Status: domain.StatusExpired, By: domain.Ref{Kind: domain.KindDeadline}, DecidedAt: now}
 		return events.TypeRequestExpired, nil
 	})
 	return ignoreNothing(err)
@@ -146,9 +147,9 @@ func (s *Service) Expire(ctx context.Context, tenant events.TenantID, id events.
 
 // PassUp moves a request whose agent decider's review ran out (still
 // waiting on approver at revision rev) to the decider above.
-func (s *Service) PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error {
-	_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: id}}, func(r *events.Request) (string, error) {
-		if r.Status != events.StatusPending || r.Revision != rev || r.Approver == nil || *r.Approver != approver {
+func (s *Service) PassUp(ctx context.Context, tenant domain.TenantID, id domain.RequestID, approver domain.Ref, rev uint64) error {
+	_, err := s.transition(ctx, kvstate.Record{Request: domain.Request{Tenant: tenant, ID: id}}, func(r *domain.Request) (string, error) {
+		if r.Status != domain.StatusPending || r.Revision != rev || r.Approver == nil || *r.Approver != approver {
 			return "", errNothingToDo
 		}
 		return s.passUp(r, approver)

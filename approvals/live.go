@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sort"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -16,12 +16,12 @@ import (
 // Holds reports whether c holds r's capability and the largest scope c
 // may give (SPEC §3): a person what their policy allows; an agent by its
 // grants or a read. A service principal holds nothing.
-func (s *Service) Holds(c Caller, r *events.Request) (bool, string) {
+func (s *Service) Holds(c Caller, r *domain.Request) (bool, string) {
 	return s.checker.Holds(c.Tenant, c.Principal, r)
 }
 
 // Visible reports whether c may see r (SPEC §5, "Who sees a request").
-func (s *Service) Visible(c Caller, r *events.Request) bool { return s.visible(c, r) }
+func (s *Service) Visible(c Caller, r *domain.Request) bool { return s.visible(c, r) }
 
 // PendingIn returns the pending requests c may see, from this process's
 // request mirror, in the order they were last written (KV revision):
@@ -36,7 +36,7 @@ func (s *Service) PendingIn(ctx context.Context, c Caller, sessions map[string]b
 	}
 	out := recs[:0:0]
 	for _, r := range recs {
-		if r.Status == events.StatusPending && (sessions == nil || sessions[r.Session]) && s.visible(c, &r.Request) {
+		if r.Status == domain.StatusPending && (sessions == nil || sessions[r.Session]) && s.visible(c, &r.Request) {
 			out = append(out, r)
 		}
 	}

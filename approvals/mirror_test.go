@@ -10,7 +10,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -35,12 +35,12 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 		t.Fatal(err)
 	}
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
-		p := events.Ref{Kind: kind, ID: id}
-		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
+		p := domain.Ref{Kind: kind, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: domain.Token{Principal: p, Scopes: scopes}}
 	}
-	programmer := caller(events.KindAgent, "agt_programmer", events.ScopeRequestsWrite)
-	main := caller(events.KindAgent, "agt_main", events.ScopeApprovalsRead, events.ScopeApprovalsWrite)
-	person := caller(events.KindPerson, "u-1", events.ScopeApprovalsRead, events.ScopeApprovalsWrite)
+	programmer := caller(domain.KindAgent, "agt_programmer", domain.ScopeRequestsWrite)
+	main := caller(domain.KindAgent, "agt_main", domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite)
+	person := caller(domain.KindPerson, "u-1", domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite)
 	ctx := context.Background()
 	answer := func(decision string, expected uint64) approvals.AnswerInput {
 		return approvals.AnswerInput{Expected: &expected, Decision: decision}
@@ -53,12 +53,12 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 		t.Helper()
 		rec, _, err := a.Submit(ctx, programmer, approvals.SubmitInput{Tool: "deploy",
 			Arguments: json.RawMessage(`{"env":"prod"}`)}, "", "")
-		if err != nil || rec.Status != events.StatusPending || rec.Approver.ID != "agt_main" {
+		if err != nil || rec.Status != domain.StatusPending || rec.Approver.ID != "agt_main" {
 			t.Fatalf("submit: %v %+v", err, rec.Request)
 		}
 		lagging.Requests().Apply(kvstate.RequestKey(rec.Tenant, rec.ID), rec, rec.KVRevision)
 		up, err := a.Answer(ctx, main, rec.ID, answer(approvals.DecisionAllow, 0))
-		if err != nil || up.Status != events.StatusPending || up.Approver.Kind != events.KindPerson || up.Revision != 1 {
+		if err != nil || up.Status != domain.StatusPending || up.Approver.Kind != domain.KindPerson || up.Revision != 1 {
 			t.Fatalf("endorse: %v %+v", err, up.Request)
 		}
 		return up
@@ -69,7 +69,7 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 	// through.
 	rec := submit()
 	got, err := b.Answer(ctx, person, rec.ID, answer(approvals.DecisionAllow, 1))
-	if err != nil || got.Status != events.StatusApproved {
+	if err != nil || got.Status != domain.StatusApproved {
 		t.Fatalf("answer against a lagging copy: %v %+v, want approved", err, got.Request)
 	}
 
@@ -83,7 +83,7 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 		t.Fatalf("answer of a denied request from a lagging copy: %v %+v, want ErrConflict", err, got.Request)
 	}
 	stored, err := store.GetRequest(ctx, rec.Tenant, rec.ID)
-	if err != nil || stored.Status != events.StatusDenied {
+	if err != nil || stored.Status != domain.StatusDenied {
 		t.Fatalf("stored: %v %s, want denied", err, stored.Status)
 	}
 

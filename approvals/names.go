@@ -5,7 +5,7 @@ import (
 	"sync"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // names are the names people's ID tokens gave at sign-in, for members
@@ -16,7 +16,7 @@ type names struct{ m sync.Map } // tenant/member → string
 
 // LearnName keeps the ID token's name of a member who signed in ("" is
 // ignored). A configured name still wins.
-func (s *Service) LearnName(tenant events.TenantID, m events.MemberID, name string) {
+func (s *Service) LearnName(tenant domain.TenantID, m domain.MemberID, name string) {
 	if name != "" {
 		s.names.m.Store(string(tenant)+"/"+string(m), name)
 	}
@@ -24,7 +24,7 @@ func (s *Service) LearnName(tenant events.TenantID, m events.MemberID, name stri
 
 // PersonName is the member's name: the config's, else the one their ID
 // token gave at sign-in, else "".
-func (s *Service) PersonName(tenant events.TenantID, m events.MemberID) string {
+func (s *Service) PersonName(tenant domain.TenantID, m domain.MemberID) string {
 	if t, ok := s.views.Tenant(tenant); ok {
 		if mem := t.Members[m]; mem != nil && mem.Name != "" {
 			return mem.Name
@@ -39,9 +39,9 @@ func (s *Service) PersonName(tenant events.TenantID, m events.MemberID) string {
 // RefText is how a principal is named to people: a person by name with
 // the id beside it ("Ada Lovelace (u-1)"), others as kind and id ("agent
 // a-1", "group finance").
-func (s *Service) RefText(tenant events.TenantID, r events.Ref) string {
-	if r.Kind == events.KindPerson {
-		return "person " + display.Person(s.PersonName(tenant, events.MemberID(r.ID)), r.ID)
+func (s *Service) RefText(tenant domain.TenantID, r domain.Ref) string {
+	if r.Kind == domain.KindPerson {
+		return "person " + display.Person(s.PersonName(tenant, domain.MemberID(r.ID)), r.ID)
 	}
 	return string(r.Kind) + " " + r.ID
 }

@@ -3,7 +3,7 @@ package approvals
 import (
 	"context"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -49,26 +49,26 @@ type policy struct {
 // policies is the one table of SPEC §5's scope column. An Op missing here
 // is refused on every surface: a surface never runs an operation open.
 var policies = map[Op]policy{
-	OpSubmit:        {events.ScopeRequestsWrite, events.KindAgent},
+	OpSubmit:        {domain.ScopeRequestsWrite, domain.KindAgent},
 	OpGet:           {"", ""},
-	OpList:          {events.ScopeApprovalsRead, ""},
-	OpAnswer:        {events.ScopeApprovalsWrite, ""},
-	OpCancel:        {events.ScopeRequestsWrite, events.KindAgent},
-	OpClaim:         {events.ScopeRequestsWrite, events.KindAgent},
-	OpGrants:        {events.ScopeApprovalsRead, ""},
-	OpRevoke:        {events.ScopeApprovalsWrite, ""},
-	OpRules:         {events.ScopeApprovalsRead, ""},
-	OpAddRule:       {events.ScopeApprovalsWrite, ""},
-	OpDeleteRule:    {events.ScopeApprovalsWrite, ""},
-	OpRegisterAgent: {events.ScopeRequestsWrite, events.KindAgent},
-	OpRetireAgent:   {events.ScopeApprovalsWrite, ""},
-	OpEndDelegation: {events.ScopeRequestsWrite, ""},
-	OpEvents:        {events.ScopeApprovalsRead, ""},
-	OpWatch:         {events.ScopeApprovalsRead, ""},
-	OpConfig:        {events.ScopeAdmin, ""},
-	OpDiscover:      {events.ScopeAdmin, ""},
-	OpAudit:         {events.ScopeAdmin, ""},
-	OpPeople:        {events.ScopeApprovalsRead, ""},
+	OpList:          {domain.ScopeApprovalsRead, ""},
+	OpAnswer:        {domain.ScopeApprovalsWrite, ""},
+	OpCancel:        {domain.ScopeRequestsWrite, domain.KindAgent},
+	OpClaim:         {domain.ScopeRequestsWrite, domain.KindAgent},
+	OpGrants:        {domain.ScopeApprovalsRead, ""},
+	OpRevoke:        {domain.ScopeApprovalsWrite, ""},
+	OpRules:         {domain.ScopeApprovalsRead, ""},
+	OpAddRule:       {domain.ScopeApprovalsWrite, ""},
+	OpDeleteRule:    {domain.ScopeApprovalsWrite, ""},
+	OpRegisterAgent: {domain.ScopeRequestsWrite, domain.KindAgent},
+	OpRetireAgent:   {domain.ScopeApprovalsWrite, ""},
+	OpEndDelegation: {domain.ScopeRequestsWrite, ""},
+	OpEvents:        {domain.ScopeApprovalsRead, ""},
+	OpWatch:         {domain.ScopeApprovalsRead, ""},
+	OpConfig:        {domain.ScopeAdmin, ""},
+	OpDiscover:      {domain.ScopeAdmin, ""},
+	OpAudit:         {domain.ScopeAdmin, ""},
+	OpPeople:        {domain.ScopeApprovalsRead, ""},
 }
 
 // errNoPolicy refuses an operation missing from policies.
@@ -77,7 +77,7 @@ var errNoPolicy = forbid("this operation is not offered")
 // Permit reports whether c may run op: nil, or ErrForbidden (403) when its
 // token lacks op's scope (checked first) or its principal is not of op's
 // kind (agent-only: submit, cancel, claim, register_agent; a person-only
-// operation names events.KindPerson).
+// operation names domain.KindPerson).
 func Permit(c Caller, op Op) error {
 	p, ok := policies[op]
 	switch {

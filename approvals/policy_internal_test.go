@@ -5,16 +5,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Permit is SPEC §5's scope column: scope first, then the principal kind;
 // an operation without a policy is refused.
 func TestPermit(t *testing.T) {
-	agent := events.Ref{Kind: events.KindAgent, ID: "agt_a"}
-	person := events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	caller := func(p events.Ref, scopes ...string) Caller {
-		return Caller{Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
+	agent := domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}
+	person := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
+	caller := func(p domain.Ref, scopes ...string) Caller {
+		return Caller{Principal: p, Token: domain.Token{Principal: p, Scopes: scopes}}
 	}
 	for _, tc := range []struct {
 		name string
@@ -22,14 +22,14 @@ func TestPermit(t *testing.T) {
 		op   Op
 		want string // "" allowed, else the refusal's detail
 	}{
-		{"agent submits", caller(agent, events.ScopeRequestsWrite), OpSubmit, ""},
-		{"person submits", caller(person, events.ScopeRequestsWrite), OpSubmit, "only agent principals may do this"},
+		{"agent submits", caller(agent, domain.ScopeRequestsWrite), OpSubmit, ""},
+		{"person submits", caller(person, domain.ScopeRequestsWrite), OpSubmit, "only agent principals may do this"},
 		{"scope before kind", caller(person), OpClaim, "this token lacks the requests:write scope"},
-		{"person answers", caller(person, events.ScopeApprovalsWrite), OpAnswer, ""},
-		{"agent answers without the scope", caller(agent, events.ScopeRequestsWrite), OpAnswer, "this token lacks the approvals:write scope"},
+		{"person answers", caller(person, domain.ScopeApprovalsWrite), OpAnswer, ""},
+		{"agent answers without the scope", caller(agent, domain.ScopeRequestsWrite), OpAnswer, "this token lacks the approvals:write scope"},
 		{"get takes any token", caller(person), OpGet, ""},
-		{"admin alone reads the config", caller(person, events.ScopeApprovalsRead), OpConfig, "this token lacks the admin scope"},
-		{"no policy", caller(person, events.ScopeAdmin), Op("format_disk"), "this operation is not offered"},
+		{"admin alone reads the config", caller(person, domain.ScopeApprovalsRead), OpConfig, "this token lacks the admin scope"},
+		{"no policy", caller(person, domain.ScopeAdmin), Op("format_disk"), "this operation is not offered"},
 	} {
 		err := Permit(tc.c, tc.op)
 		var got string

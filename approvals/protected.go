@@ -3,7 +3,7 @@ package approvals
 import (
 	"context"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Watchers tells whether a live client watches a session: a protected
@@ -14,7 +14,7 @@ type Watchers interface {
 	// subscribed to session of tenant now. When it cannot tell (the bus
 	// is unreachable, no process answers in time) it reports false, so
 	// that a protected write is refused, never decided unwatched.
-	Watched(ctx context.Context, tenant events.TenantID, session string) bool
+	Watched(ctx context.Context, tenant domain.TenantID, session string) bool
 }
 
 // ReasonUnwatched is the reason of the 409 that refuses an answer to a
@@ -29,7 +29,7 @@ var errUnwatched = ErrConflict.With("request conflict: a protected write is answ
 // watched reports whether r may be answered as far as its watchers go:
 // always, unless it is a protected write that no client watches (asked
 // of s's Watchers; none: nobody watches).
-func (s *Service) watched(ctx context.Context, r *events.Request) bool {
+func (s *Service) watched(ctx context.Context, r *domain.Request) bool {
 	if !r.Subject.ProtectedWrite {
 		return true
 	}

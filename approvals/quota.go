@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 	"github.com/prometheus/client_golang/prometheus"
@@ -39,7 +39,7 @@ func newQuotas() *quotas {
 }
 
 // refuse counts a refusal and returns it.
-func (q *quotas) refuse(t *events.Tenant, reason, detail string) error {
+func (q *quotas) refuse(t *domain.Tenant, reason, detail string) error {
 	q.refused.WithLabelValues(string(t.ID), reason).Inc()
 	return ErrRateLimited.With(detail).WithReason(reason)
 }
@@ -49,7 +49,7 @@ func (q *quotas) refuse(t *events.Tenant, reason, detail string) error {
 func (q *quotas) allow(c Caller, now time.Time) error {
 	t := c.Tenant
 	key := string(t.ID) + "\x00" + c.Token.SHA256 + "\x00" + c.Principal.ID
-	limit, burst := rate.Limit(orDefault(t.SubmitRate, events.DefaultSubmitRate)), orDefault(t.SubmitBurst, events.DefaultSubmitBurst)
+	limit, burst := rate.Limit(orDefault(t.SubmitRate, domain.DefaultSubmitRate)), orDefault(t.SubmitBurst, domain.DefaultSubmitBurst)
 	q.mu.Lock()
 	b := q.buckets[key]
 	if b == nil || b.Limit() != limit || b.Burst() != burst { // new, or the config changed: a full bucket
@@ -69,11 +69,11 @@ func (q *quotas) allow(c Caller, now time.Time) error {
 // not created, gives the place back. A request counts twice between its
 // Apply and its release: a concurrent submit then may be refused early,
 // never let through.
-func (q *quotas) reserve(views *views.Views, t *events.Tenant, agent events.AgentID) (release func(), ok bool) {
+func (q *quotas) reserve(views *views.Views, t *domain.Tenant, agent domain.AgentID) (release func(), ok bool) {
 	key := string(t.ID) + "\x00" + string(agent)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if views.PendingOf(t.ID, agent)+q.inFlight[key] >= orDefault(t.MaxPending, events.DefaultMaxPending) {
+	if views.PendingOf(t.ID, agent)+q.inFlight[key] >= orDefault(t.MaxPending, domain.DefaultMaxPending) {
 		return nil, false
 	}
 	q.inFlight[key]++
@@ -90,7 +90,7 @@ func (q *quotas) reserve(views *views.Views, t *events.Tenant, agent events.Agen
 // repeat of an Idempotency-Key that exists stores nothing new and is
 // never refused here: it goes on to find its request (or its 422).
 func (s *Service) reservePending(ctx context.Context, c Caller, idemKey string) (release func(), err error) {
-	release, ok := s.quota.reserve(s.views, c.Tenant, events.AgentID(c.Principal.ID))
+	release, ok := s.quota.reserve(s.views, c.Tenant, domain.AgentID(c.Principal.ID))
 	if ok {
 		return release, nil
 	}

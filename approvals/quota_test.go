@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Submits racing from one agent never leave it more than max_pending
@@ -38,7 +38,7 @@ func TestMaxPendingHoldsUnderRacingSubmits(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	pending := f.svc.Views().PendingOf("acme", events.AgentID(f.agent.Principal.ID))
+	pending := f.svc.Views().PendingOf("acme", domain.AgentID(f.agent.Principal.ID))
 	if a := accepted.Load(); a < 1 || a > 3 || int(a) != pending || a+refused.Load() != 24 {
 		t.Fatalf("accepted %d, refused %d, pending %d; want 1 to 3 accepted, all pending, the rest refused", a, refused.Load(), pending)
 	}

@@ -9,14 +9,14 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 	"golang.org/x/sync/errgroup"
 )
 
 // Get returns a request the caller may see; ErrNotFound otherwise.
-func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
+func (s *Service) Get(ctx context.Context, c Caller, id domain.RequestID) (kvstate.Record, error) {
 	return s.record(ctx, c, id)
 }
 
@@ -31,7 +31,7 @@ func (s *Service) Get(ctx context.Context, c Caller, id events.RequestID) (kvsta
 // first makes a lagging mirror safe); any deeper read runs on a
 // short-lived goroutine; and records travel by pointer, so the waiting
 // goroutine's stack stays at its smallest.
-func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait time.Duration) (*kvstate.Record, error) {
+func (s *Service) Wait(ctx context.Context, c Caller, id domain.RequestID, wait time.Duration) (*kvstate.Record, error) {
 	wait = min(wait, wire.MaxWait)
 	key := kvstate.RequestKey(c.Tenant.ID, id)
 	ch, cancel, err := s.hub.Subscribe(key)
@@ -61,7 +61,7 @@ func (s *Service) Wait(ctx context.Context, c Caller, id events.RequestID, wait 
 
 // current returns the request from the mirror, or reads it from the store
 // on another goroutine when the mirror does not hold it yet.
-func (s *Service) current(ctx context.Context, c Caller, id events.RequestID, key string) (*kvstate.Record, error) {
+func (s *Service) current(ctx context.Context, c Caller, id domain.RequestID, key string) (*kvstate.Record, error) {
 	if rec, ok := s.views.Requests().GetPtr(key); ok && !rec.Partial() { // a partial one is read whole below
 		if !s.visible(c, &rec.Request) {
 			return nil, ErrNotFound
@@ -83,23 +83,23 @@ func (s *Service) current(ctx context.Context, c Caller, id events.RequestID, ke
 
 // ListFilter selects and pages an inbox.
 type ListFilter struct {
-	Statuses []events.Status
-	Agent    events.AgentID
+	Statuses []domain.Status
+	Agent    domain.AgentID
 	Limit    int
 	Cursor   string
 }
 
 // ParseListFilter validates the query of GET /v1/requests.
 func ParseListFilter(status, agent, limit, cursor string) (ListFilter, error) {
-	f := ListFilter{Agent: events.AgentID(agent), Cursor: cursor}
+	f := ListFilter{Agent: domain.AgentID(agent), Cursor: cursor}
 	for _, st := range strings.Split(status, ",") {
 		if st = strings.TrimSpace(st); st == "" {
 			continue
 		}
-		if !events.ValidStatus(st) {
+		if !domain.ValidStatus(st) {
 			return f, invalid("status", "unknown status %q", st)
 		}
-		f.Statuses = append(f.Statuses, events.Status(st))
+		f.Statuses = append(f.Statuses, domain.Status(st))
 	}
 	n, err := parseLimit(limit)
 	f.Limit = n
@@ -128,31 +128,31 @@ func parseLimit(s string) (int, error) {
 // hold at the revision it indexed come from the bucket, read in parallel.
 // A request removed meanwhile is left out of the page. Errors:
 // ErrUnavailable.
-func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Request, string, error) {
+func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]domain.Request, string, error) {
 	tenant := c.Tenant.ID
 	after, _ := wire.CursorID(f.Cursor)
 	scopes := inboxScopes(c)
-	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, events.Status.Terminal)
+	pendingOnly := len(f.Statuses) > 0 && !slices.ContainsFunc(f.Statuses, domain.Status.Terminal)
 	if pendingOnly { // a short walk, whatever the inbox's history
 		scopes = []views.RequestScope{views.PendingScope(tenant)}
 	}
 	type hit struct {
-		req   events.Request
+		req   domain.Request
 		kvRev uint64 // a request still to read (req holds its id)
 	}
 	scan := func(scope views.RequestScope, yield func(string, hit) bool) {
-		s.views.ScanRequests(tenant, scope, after, func(id events.RequestID, sum views.Summary, kvRev uint64, r *kvstate.Record) bool {
+		s.views.ScanRequests(tenant, scope, after, func(id domain.RequestID, sum views.Summary, kvRev uint64, r *kvstate.Record) bool {
 			if r == nil {
 				if !f.matchSummary(sum) {
 					return true
 				}
-				return yield(string(id), hit{req: events.Request{ID: id}, kvRev: kvRev})
+				return yield(string(id), hit{req: domain.Request{ID: id}, kvRev: kvRev})
 			}
 			if !f.match(&r.Request) || (pendingOnly && !c.Admin() && !s.views.InInbox(r, c.Principal)) {
 				return true
 			}
 			if r.Partial() { // held without its arguments: read at kvRev
-				return yield(string(id), hit{req: events.Request{ID: id}, kvRev: kvRev})
+				return yield(string(id), hit{req: domain.Request{ID: id}, kvRev: kvRev})
 			}
 			return yield(string(id), hit{req: r.Request})
 		})
@@ -207,7 +207,7 @@ func (s *Service) List(ctx context.Context, c Caller, f ListFilter) ([]events.Re
 	if err := g.Wait(); err != nil {
 		return nil, "", stateErr(err, ErrUnavailable)
 	}
-	items := make([]events.Request, 0, len(hits))
+	items := make([]domain.Request, 0, len(hits))
 	for i, h := range hits {
 		if !gone[i] {
 			items = append(items, h.req)
@@ -226,12 +226,12 @@ func inboxScopes(c Caller) []views.RequestScope {
 		return []views.RequestScope{views.TenantScope(tenant)}
 	}
 	out := []views.RequestScope{views.InboxScope(tenant, c.Principal)}
-	if c.Principal.Kind != events.KindPerson {
+	if c.Principal.Kind != domain.KindPerson {
 		return out
 	}
 	for id, g := range c.Tenant.Groups {
-		if slices.Contains(g.Members, events.MemberID(c.Principal.ID)) {
-			out = append(out, views.InboxScope(tenant, events.Ref{Kind: events.KindGroup, ID: string(id)}))
+		if slices.Contains(g.Members, domain.MemberID(c.Principal.ID)) {
+			out = append(out, views.InboxScope(tenant, domain.Ref{Kind: domain.KindGroup, ID: string(id)}))
 		}
 	}
 	return out
@@ -265,10 +265,10 @@ func pageOf[T any](limit int, walk func(yield func(id string, item T) bool)) ([]
 // matchSummary is match for a request held as its summary.
 func (f *ListFilter) matchSummary(s views.Summary) bool {
 	return (f.Agent == "" || s.Agent == string(f.Agent)) &&
-		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, events.Status(s.Status)))
+		(len(f.Statuses) == 0 || slices.Contains(f.Statuses, domain.Status(s.Status)))
 }
 
-func (f *ListFilter) match(r *events.Request) bool {
+func (f *ListFilter) match(r *domain.Request) bool {
 	if f.Agent != "" && r.Agent != f.Agent {
 		return false
 	}

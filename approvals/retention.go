@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -13,7 +13,7 @@ import (
 // stored revision is still kvRev. It does nothing to a request that is
 // pending, not yet due, or changed since, and nothing in a tenant that
 // keeps its records (retention 0). Errors: ErrUnavailable.
-func (s *Service) RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error {
+func (s *Service) RemoveRequest(ctx context.Context, tenant domain.TenantID, id domain.RequestID, kvRev uint64) error {
 	t, ok := s.views.Tenant(tenant)
 	if !ok || t.RequestRetention <= 0 {
 		return nil
@@ -37,7 +37,7 @@ func (s *Service) RemoveRequest(ctx context.Context, tenant events.TenantID, id 
 // kvRev. It does nothing to a grant that is in force, not yet due, or
 // changed since, and nothing in a tenant that keeps its records
 // (retention 0). Errors: ErrUnavailable.
-func (s *Service) RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error {
+func (s *Service) RemoveGrant(ctx context.Context, tenant domain.TenantID, id domain.GrantID, kvRev uint64) error {
 	t, ok := s.views.Tenant(tenant)
 	if !ok || t.RequestRetention <= 0 {
 		return nil

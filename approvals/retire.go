@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -18,23 +18,23 @@ import (
 // agents are retired in the config file. Retiring a retired agent returns
 // it again and finishes any cancellation left undone. Errors:
 // ErrOtherNotFound, ErrForbidden, ErrUnavailable.
-func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) (events.Agent, error) {
+func (s *Service) RetireAgent(ctx context.Context, c Caller, id domain.AgentID) (domain.Agent, error) {
 	a, err := s.agentFor(c, id)
 	if err != nil {
-		return events.Agent{}, err
+		return domain.Agent{}, err
 	}
 	if !a.Registered {
-		return events.Agent{}, forbid("configured agents are retired by removing them from the config file")
+		return domain.Agent{}, forbid("configured agents are retired by removing them from the config file")
 	}
 	if !mayLoosen(c) && !s.below(c, id) {
-		return events.Agent{}, forbid("only the agent's person, an agent above it, or admin may retire it")
+		return domain.Agent{}, forbid("only the agent's person, an agent above it, or admin may retire it")
 	}
 	retired := s.subtree(c.Tenant.ID, id)
-	var top events.Agent
+	var top domain.Agent
 	for i, aid := range retired {
 		got, err := s.retireOne(ctx, c.Tenant.ID, aid)
 		if err != nil {
-			return events.Agent{}, err
+			return domain.Agent{}, err
 		}
 		if i == 0 {
 			top = got
@@ -45,15 +45,15 @@ func (s *Service) RetireAgent(ctx context.Context, c Caller, id events.AgentID) 
 	// theirs when their agent mirror sees the retirement.
 	s.RevokeStale()
 	if err := s.endDelegationsOf(ctx, c.Tenant.ID, retired); err != nil {
-		return events.Agent{}, err
+		return domain.Agent{}, err
 	}
 	return top, s.cancelPendingOf(ctx, c.Tenant.ID)
 }
 
 // subtree lists agent and every agent registered below it, top first.
-func (s *Service) subtree(tenant events.TenantID, agent events.AgentID) []events.AgentID {
-	out := []events.AgentID{agent}
-	seen := map[events.AgentID]bool{agent: true}
+func (s *Service) subtree(tenant domain.TenantID, agent domain.AgentID) []domain.AgentID {
+	out := []domain.AgentID{agent}
+	seen := map[domain.AgentID]bool{agent: true}
 	for i := 0; i < len(out); i++ {
 		for _, child := range s.views.ChildrenOf(tenant, out[i]) {
 			if !seen[child.ID] {
@@ -66,7 +66,7 @@ func (s *Service) subtree(tenant events.TenantID, agent events.AgentID) []events
 }
 
 // retireOne marks one registered agent retired and puts it in the mirror.
-func (s *Service) retireOne(ctx context.Context, tenant events.TenantID, id events.AgentID) (events.Agent, error) {
+func (s *Service) retireOne(ctx context.Context, tenant domain.TenantID, id domain.AgentID) (domain.Agent, error) {
 	a, rev, err := s.store.RetireAgent(ctx, tenant, id, s.now())
 	if err != nil {
 		return a, stateErr(err, ErrOtherNotFound)
@@ -79,13 +79,13 @@ func (s *Service) retireOne(ctx context.Context, tenant events.TenantID, id even
 // just retired, and any registered under them meanwhile (Views.Retired
 // looks up the ancestry). A request that ended or passed its deadline
 // meanwhile is left alone.
-func (s *Service) cancelPendingOf(ctx context.Context, tenant events.TenantID) error {
+func (s *Service) cancelPendingOf(ctx context.Context, tenant domain.TenantID) error {
 	for _, rec := range s.views.Pending(tenant) {
-		if rec.Status != events.StatusPending || !s.views.Retired(tenant, rec.Agent) {
+		if rec.Status != domain.StatusPending || !s.views.Retired(tenant, rec.Agent) {
 			continue
 		}
 		note := "agent " + string(rec.Agent) + " was retired"
-		_, err := s.transition(ctx, kvstate.Record{Request: events.Request{Tenant: tenant, ID: rec.ID}}, s.cancel(note))
+		_, err := s.transition(ctx, kvstate.Record{Request: domain.Request{Tenant: tenant, ID: rec.ID}}, s.cancel(note))
 		if err != nil && !errors.Is(err, ErrConflict) && !errors.Is(err, ErrNotFound) {
 			return err
 		}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // errRevoked ends what a caller holds once its credential stops
@@ -24,8 +24,8 @@ type holds struct {
 // holdKey is one credential: a token (its hash) or a session, of a
 // principal in a tenant. The holds of one key share their caller.
 type holdKey struct {
-	tenant    events.TenantID
-	principal events.Ref
+	tenant    domain.TenantID
+	principal domain.Ref
 	token     string
 	session   string
 }
@@ -134,8 +134,8 @@ func (s *Service) Revoke(gone func(Caller) bool) int { return s.holds.revoke(gon
 // in the tenant.
 func (s *Service) authenticates(c Caller) bool {
 	if c.Token.SHA256 == "" {
-		_, ok := s.PersonCaller(c.Tenant.ID, events.MemberID(c.Principal.ID))
-		return ok && c.Principal.Kind == events.KindPerson
+		_, ok := s.PersonCaller(c.Tenant.ID, domain.MemberID(c.Principal.ID))
+		return ok && c.Principal.Kind == domain.KindPerson
 	}
 	t, tok, ok := s.views.AuthenticateHash(c.Token.SHA256)
 	return ok && t.ID == c.Tenant.ID && tok.Principal == c.Principal && slices.Equal(tok.Scopes, c.Token.Scopes)

@@ -4,7 +4,7 @@ import (
 	"context"
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 )
@@ -35,7 +35,7 @@ func (in *RuleInput) validate() error {
 	if err := checkRuleText("text", in.Text); err != nil {
 		return err
 	}
-	if in.Effect != "" && in.Effect != events.EffectAllow && in.Effect != events.EffectDeny {
+	if in.Effect != "" && in.Effect != domain.EffectAllow && in.Effect != domain.EffectDeny {
 		return invalid("effect", "effect must be allow or deny")
 	}
 	return nil
@@ -43,7 +43,7 @@ func (in *RuleInput) validate() error {
 
 // keepRule keeps the rule text of an answer for the requesting agent; an
 // agent's answer keeps it only with effect deny (SPEC §5).
-func (s *Service) keepRule(ctx context.Context, c Caller, r *events.Request, text string) error {
+func (s *Service) keepRule(ctx context.Context, c Caller, r *domain.Request, text string) error {
 	if strings.TrimSpace(text) == "" {
 		return nil
 	}
@@ -51,8 +51,8 @@ func (s *Service) keepRule(ctx context.Context, c Caller, r *events.Request, tex
 	return err
 }
 
-func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
-	rule := events.Rule{ID: events.NewRuleID(), Tenant: c.Tenant.ID, Agent: agent, Text: in.Text, Effect: in.Effect,
+func (s *Service) addRule(ctx context.Context, c Caller, agent domain.AgentID, in RuleInput) (domain.Rule, error) {
+	rule := domain.Rule{ID: domain.NewRuleID(), Tenant: c.Tenant.ID, Agent: agent, Text: in.Text, Effect: in.Effect,
 		CreatedBy: c.Principal, CreatedAt: s.now().UTC()}
 	if err := s.store.PutRule(ctx, c.Tenant.ID, &rule); err != nil {
 		return rule, stateErr(err, ErrUnavailable)
@@ -62,28 +62,28 @@ func (s *Service) addRule(ctx context.Context, c Caller, agent events.AgentID, i
 }
 
 // RulesFor returns an agent's configured rules, then its kept rules.
-func (s *Service) RulesFor(t *events.Tenant, agent events.AgentID) []events.Rule {
+func (s *Service) RulesFor(t *domain.Tenant, agent domain.AgentID) []domain.Rule {
 	return Rules(s.views)(t, agent)
 }
 
 // Rules returns what RulesFor returns, read from views: the deciders'
 // Checker.Rules, given before the Service exists.
-func Rules(vw *views.Views) func(*events.Tenant, events.AgentID) []events.Rule {
-	return func(t *events.Tenant, agent events.AgentID) []events.Rule { return rulesOf(vw, t, agent) }
+func Rules(vw *views.Views) func(*domain.Tenant, domain.AgentID) []domain.Rule {
+	return func(t *domain.Tenant, agent domain.AgentID) []domain.Rule { return rulesOf(vw, t, agent) }
 }
 
-func rulesOf(vw *views.Views, t *events.Tenant, agent events.AgentID) []events.Rule {
+func rulesOf(vw *views.Views, t *domain.Tenant, agent domain.AgentID) []domain.Rule {
 	return append(ConfiguredRules(t, agent), vw.RulesOf(t.ID, agent)...)
 }
 
 // ConfiguredRules returns the rules t's config file gives agent, each with
 // its derived id; the kept rules (POST /v1/agents/{id}/rules) follow them.
-func ConfiguredRules(t *events.Tenant, agent events.AgentID) []events.Rule {
-	var out []events.Rule
+func ConfiguredRules(t *domain.Tenant, agent domain.AgentID) []domain.Rule {
+	var out []domain.Rule
 	if a, ok := t.Agents[agent]; ok {
 		for _, text := range a.Rules {
-			out = append(out, events.Rule{ID: events.DerivedRuleID(agent, text), Tenant: t.ID, Agent: agent, Text: text,
-				CreatedBy: events.Ref{Kind: events.KindService, ID: "config"}})
+			out = append(out, domain.Rule{ID: domain.DerivedRuleID(agent, text), Tenant: t.ID, Agent: agent, Text: text,
+				CreatedBy: domain.Ref{Kind: domain.KindService, ID: "config"}})
 		}
 	}
 	return out
@@ -91,7 +91,7 @@ func ConfiguredRules(t *events.Tenant, agent events.AgentID) []events.Rule {
 
 // agentFor returns an agent whose rules the caller may see: one working for
 // the caller's member (admin: any in the tenant). ErrOtherNotFound else.
-func (s *Service) agentFor(c Caller, id events.AgentID) (*events.Agent, error) {
+func (s *Service) agentFor(c Caller, id domain.AgentID) (*domain.Agent, error) {
 	a, ok := s.views.Agent(c.Tenant.ID, id)
 	if !ok || (!c.Admin() && (a.Member == "" || a.Member != s.memberOf(c))) {
 		return nil, ErrOtherNotFound
@@ -100,13 +100,13 @@ func (s *Service) agentFor(c Caller, id events.AgentID) (*events.Agent, error) {
 }
 
 // ListRules returns an agent's rules. Errors: ErrOtherNotFound.
-func (s *Service) ListRules(_ context.Context, c Caller, agent events.AgentID) ([]events.Rule, error) {
+func (s *Service) ListRules(_ context.Context, c Caller, agent domain.AgentID) ([]domain.Rule, error) {
 	if _, err := s.agentFor(c, agent); err != nil {
 		return nil, err
 	}
 	rules := s.RulesFor(c.Tenant, agent)
 	if rules == nil {
-		rules = []events.Rule{}
+		rules = []domain.Rule{}
 	}
 	return rules, nil
 }
@@ -115,15 +115,15 @@ func (s *Service) ListRules(_ context.Context, c Caller, agent events.AgentID) (
 // add any rule; an agent only a rule with effect deny for one of its
 // descendants (SPEC §5). Errors: InvalidRequest, ErrOtherNotFound,
 // ErrForbidden, ErrUnavailable.
-func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, in RuleInput) (events.Rule, error) {
+func (s *Service) AddRule(ctx context.Context, c Caller, agent domain.AgentID, in RuleInput) (domain.Rule, error) {
 	if err := in.validate(); err != nil {
-		return events.Rule{}, err
+		return domain.Rule{}, err
 	}
 	if _, err := s.agentFor(c, agent); err != nil {
-		return events.Rule{}, err
+		return domain.Rule{}, err
 	}
 	if err := s.mayAddRule(c, agent, in.Effect); err != nil {
-		return events.Rule{}, err
+		return domain.Rule{}, err
 	}
 	return s.addRule(ctx, c, agent, in)
 }
@@ -132,16 +132,16 @@ func (s *Service) AddRule(ctx context.Context, c Caller, agent events.AgentID, i
 // The member's person and admin delete any; an agent only a deny rule it
 // added, on a descendant (SPEC §5). Errors: ErrOtherNotFound,
 // ErrForbidden, ErrUnavailable.
-func (s *Service) DeleteRule(ctx context.Context, c Caller, agent events.AgentID, id events.RuleID) error {
+func (s *Service) DeleteRule(ctx context.Context, c Caller, agent domain.AgentID, id domain.RuleID) error {
 	if _, err := s.agentFor(c, agent); err != nil {
 		return err
 	}
 	for _, r := range s.RulesFor(c.Tenant, agent) {
-		if r.ID == id && r.CreatedBy.Kind == events.KindService {
+		if r.ID == id && r.CreatedBy.Kind == domain.KindService {
 			return forbid("configured rules are changed in the config file")
 		}
 	}
-	if !events.ValidGeneratedID(string(id)) {
+	if !domain.ValidGeneratedID(string(id)) {
 		return ErrOtherNotFound
 	}
 	rule, err := s.store.GetRule(ctx, c.Tenant.ID, agent, id)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 	"github.com/prometheus/client_golang/prometheus"
@@ -16,9 +16,9 @@ import (
 
 // Caller is an authenticated principal in a tenant with its token's scopes.
 type Caller struct {
-	Tenant    *events.Tenant
-	Principal events.Ref
-	Token     events.Token
+	Tenant    *domain.Tenant
+	Principal domain.Ref
+	Token     domain.Token
 	// Session names the sign-in session that authenticated a person
 	// (SPEC §13; set by the surface that looked it up), "" for a token.
 	// A session's Token has no SHA256.
@@ -28,7 +28,7 @@ type Caller struct {
 // Admin reports whether the caller holds the admin scope.
 func (c Caller) Admin() bool {
 	for _, s := range c.Token.Scopes {
-		if s == events.ScopeAdmin {
+		if s == domain.ScopeAdmin {
 			return true
 		}
 	}
@@ -148,8 +148,8 @@ func stateErr(err error, notFound error) error {
 // this process has seen, and never a not-found that the leader does not
 // confirm; a change refused on a replica's record is checked against the
 // leader's (kvstate.TransitionFrom).
-func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
-	if !events.ValidGeneratedID(string(id)) {
+func (s *Service) record(ctx context.Context, c Caller, id domain.RequestID) (kvstate.Record, error) {
+	if !domain.ValidGeneratedID(string(id)) {
 		return kvstate.Record{}, ErrNotFound
 	}
 	rec, err := s.store.PeekRequest(ctx, c.Tenant.ID, id, s.seenRevision(c.Tenant.ID, id))
@@ -167,8 +167,8 @@ func (s *Service) record(ctx context.Context, c Caller, id events.RequestID) (kv
 // not show it to c. The copy may lag the store: the change's
 // compare-and-set refuses a write based on a stale copy, and a refusal
 // based on one is checked against the stored record (kvstate.Record.MayLag).
-func (s *Service) mirrored(ctx context.Context, c Caller, id events.RequestID) (kvstate.Record, error) {
-	if !events.ValidGeneratedID(string(id)) {
+func (s *Service) mirrored(ctx context.Context, c Caller, id domain.RequestID) (kvstate.Record, error) {
+	if !domain.ValidGeneratedID(string(id)) {
 		return kvstate.Record{}, ErrNotFound
 	}
 	if r, ok := s.views.Requests().GetPtr(kvstate.RequestKey(c.Tenant.ID, id)); ok && s.visible(c, &r.Request) {
@@ -189,25 +189,25 @@ func (s *Service) Full(ctx context.Context, rec kvstate.Record) (kvstate.Record,
 // seenRevision is the KV revision of a request this process has already
 // seen (in its mirror; 0: none): a store read below it is stale (see
 // kvstate/read.go), so a request just shown is never 404 or a false 409.
-func (s *Service) seenRevision(tenant events.TenantID, id events.RequestID) uint64 {
+func (s *Service) seenRevision(tenant domain.TenantID, id domain.RequestID) uint64 {
 	_, rev, _ := s.views.Requests().Held(kvstate.RequestKey(tenant, id))
 	return rev
 }
 
 // visible: the requester, the agents in its chain, its member (and the
 // member at the top of its chain), the person it waits on, and admin.
-func (s *Service) visible(c Caller, r *events.Request) bool {
+func (s *Service) visible(c Caller, r *domain.Request) bool {
 	if c.Admin() {
 		return true
 	}
 	switch c.Principal.Kind {
-	case events.KindAgent:
+	case domain.KindAgent:
 		for _, a := range r.Chain {
 			if string(a) == c.Principal.ID {
 				return true
 			}
 		}
-	case events.KindPerson:
+	case domain.KindPerson:
 		if r.Approver != nil && *r.Approver == c.Principal { // kept across a config reload
 			return true
 		}
@@ -219,13 +219,13 @@ func (s *Service) visible(c Caller, r *events.Request) bool {
 
 // inGroup: a person of the group r waits on, or whose allow r counts
 // (SPEC §12), sees r.
-func inGroup(c Caller, r *events.Request) bool {
-	return c.Tenant.WaitsOn(r.Approver, events.MemberID(c.Principal.ID)) || r.Approvals.By(c.Principal)
+func inGroup(c Caller, r *domain.Request) bool {
+	return c.Tenant.WaitsOn(r.Approver, domain.MemberID(c.Principal.ID)) || r.Approvals.By(c.Principal)
 }
 
 // topMember is the member of r's chain's top agent: the person at the top
 // of delegated work for another member's agent (SPEC §3).
-func (s *Service) topMember(r *events.Request) string {
+func (s *Service) topMember(r *domain.Request) string {
 	if len(r.Chain) == 0 {
 		return ""
 	}
@@ -237,12 +237,12 @@ func (s *Service) topMember(r *events.Request) string {
 }
 
 // memberOf returns the member a caller works for ("" for services).
-func (s *Service) memberOf(c Caller) events.MemberID {
+func (s *Service) memberOf(c Caller) domain.MemberID {
 	switch c.Principal.Kind {
-	case events.KindPerson:
-		return events.MemberID(c.Principal.ID)
-	case events.KindAgent:
-		if a, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); ok {
+	case domain.KindPerson:
+		return domain.MemberID(c.Principal.ID)
+	case domain.KindAgent:
+		if a, ok := s.views.Agent(c.Tenant.ID, domain.AgentID(c.Principal.ID)); ok {
 			return a.Member
 		}
 	}

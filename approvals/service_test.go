@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,19 +45,19 @@ func newFixture(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
-		p := events.Ref{Kind: kind, ID: id}
-		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
+		p := domain.Ref{Kind: kind, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: domain.Token{Principal: p, Scopes: scopes}}
 	}
 	return &fixture{svc: svc, store: store, clock: clk,
-		agent:  caller(events.KindAgent, "agt_main", events.ScopeRequestsWrite),
-		person: caller(events.KindPerson, "u-1", events.ScopeApprovalsRead, events.ScopeApprovalsWrite)}
+		agent:  caller(domain.KindAgent, "agt_main", domain.ScopeRequestsWrite),
+		person: caller(domain.KindPerson, "u-1", domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite)}
 }
 
 func (f *fixture) submit(t *testing.T, timeout string) kvstate.Record {
 	t.Helper()
 	rec, _, err := f.svc.Submit(context.Background(), f.agent, approvals.SubmitInput{Tool: "deploy",
 		Arguments: json.RawMessage(`{"env":"prod"}`), Timeout: timeout}, "", "")
-	if err != nil || rec.Status != events.StatusPending {
+	if err != nil || rec.Status != domain.StatusPending {
 		t.Fatalf("submit: %v %+v", err, rec.Request)
 	}
 	return rec
@@ -83,18 +83,18 @@ func TestNoAnswerOrCancelAtTheDeadline(t *testing.T) {
 	if _, err := f.svc.Answer(ctx, f.person, rec.ID, allow); !errors.Is(err, approvals.ErrConflict) {
 		t.Errorf("answer after deadline_at: %v, want ErrConflict", err)
 	}
-	if got, err := f.svc.Get(ctx, f.person, rec.ID); err != nil || got.Status != events.StatusPending || got.Revision != 0 {
+	if got, err := f.svc.Get(ctx, f.person, rec.ID); err != nil || got.Status != domain.StatusPending || got.Revision != 0 {
 		t.Errorf("after refused answers: %v %s rev %d, want pending at 0", err, got.Status, got.Revision)
 	}
 
 	early := f.submit(t, "10s")
 	f.clock.Set(early.DeadlineAt.Add(-time.Nanosecond))
-	if got, err := f.svc.Answer(ctx, f.person, early.ID, allow); err != nil || got.Status != events.StatusApproved {
+	if got, err := f.svc.Answer(ctx, f.person, early.ID, allow); err != nil || got.Status != domain.StatusApproved {
 		t.Errorf("answer a moment before deadline_at: %v %s", err, got.Status)
 	}
 	late := f.submit(t, "10s")
 	f.clock.Set(late.DeadlineAt.Add(-time.Nanosecond))
-	if got, err := f.svc.Cancel(ctx, f.agent, late.ID); err != nil || got.Status != events.StatusCancelled {
+	if got, err := f.svc.Cancel(ctx, f.agent, late.ID); err != nil || got.Status != domain.StatusCancelled {
 		t.Errorf("cancel a moment before deadline_at: %v %s", err, got.Status)
 	}
 }
@@ -105,7 +105,7 @@ func TestNoAnswerOrCancelAtTheDeadline(t *testing.T) {
 func TestIdempotencyKeyWithoutItsRecordIsRecovered(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
-	id := events.NewRequestID()
+	id := domain.NewRequestID()
 	key := kvstate.IdempotencyKey("acme", f.agent.Principal, "k-1")
 	if _, took, err := f.store.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: id, BodyDigest: "sha256:body", CreatedAt: f.clock.Now()}, time.Hour); err != nil || !took {
 		t.Fatalf("claim: %v %v", took, err)
@@ -115,7 +115,7 @@ func TestIdempotencyKeyWithoutItsRecordIsRecovered(t *testing.T) {
 	if err != nil || rec.ID != id || created {
 		t.Fatalf("submit with the orphaned key: %v id %s (want %s) created %v", err, rec.ID, id, created)
 	}
-	if got, err := f.store.GetRequest(ctx, "acme", id); err != nil || got.Status != events.StatusPending {
+	if got, err := f.store.GetRequest(ctx, "acme", id); err != nil || got.Status != domain.StatusPending {
 		t.Errorf("the recovered record: %v %s", err, got.Status)
 	}
 	again, _, err := f.svc.Submit(ctx, f.agent, in, "k-1", "sha256:body")
@@ -173,14 +173,14 @@ func TestRemoveGrantAfterRetention(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()
 	zero := uint64(0)
-	grantFor := func(tool string) events.Grant {
+	grantFor := func(tool string) domain.Grant {
 		t.Helper()
 		rec, _, err := f.svc.Submit(ctx, f.agent, approvals.SubmitInput{Tool: tool, Arguments: json.RawMessage(`{}`)}, "", "")
-		if err != nil || rec.Status != events.StatusPending {
+		if err != nil || rec.Status != domain.StatusPending {
 			t.Fatalf("submit: %v %s", err, rec.Status)
 		}
 		if _, err := f.svc.Answer(ctx, f.person, rec.ID, approvals.AnswerInput{Expected: &zero,
-			Decision: approvals.DecisionAllow, Scope: events.ScopeLifetime}); err != nil {
+			Decision: approvals.DecisionAllow, Scope: domain.ScopeLifetime}); err != nil {
 			t.Fatal(err)
 		}
 		gs, _ := f.svc.ListGrants(ctx, f.person, approvals.GrantFilter{Revoked: true, Limit: 500})
@@ -190,13 +190,13 @@ func TestRemoveGrantAfterRetention(t *testing.T) {
 			}
 		}
 		t.Fatalf("no grant for %s", rec.ID)
-		return events.Grant{}
+		return domain.Grant{}
 	}
 	kept, g := grantFor("build"), grantFor("deploy")
 	if _, err := f.svc.RevokeGrant(ctx, f.person, g.ID); err != nil {
 		t.Fatal(err)
 	}
-	rev := func(id events.GrantID) uint64 {
+	rev := func(id domain.GrantID) uint64 {
 		_, r, err := f.store.GetGrant(ctx, "acme", id)
 		if err != nil {
 			t.Fatalf("grant %s: %v", id, err)

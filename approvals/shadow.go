@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -16,16 +16,16 @@ import (
 // pattern does not cover r's capability is left out; one that would not
 // have changed r says what r's creation did. The judge is never asked
 // again: a shadow read rule is step 2, before the rules.
-func shadows(ctx context.Context, chk *deciders.Checker, t *events.Tenant, before, r *events.Request) []events.Shadow {
-	var out []events.Shadow
+func shadows(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, before, r *domain.Request) []domain.Shadow {
+	var out []domain.Shadow
 	capStr := r.Capability.String()
 	for _, p := range t.ShadowReadRules {
-		if _, ok := events.MatchAny([]string{p}, capStr); ok {
+		if _, ok := domain.MatchAny([]string{p}, capStr); ok {
 			out = append(out, shadowRead(ctx, chk, t, p, before, r))
 		}
 	}
 	for i, p := range t.ApprovalPolicies {
-		if _, ok := events.MatchAny(p.Match, capStr); ok && p.Shadow {
+		if _, ok := domain.MatchAny(p.Match, capStr); ok && p.Shadow {
 			out = append(out, shadowPolicy(chk, t, i, before, r))
 		}
 	}
@@ -33,9 +33,9 @@ func shadows(ctx context.Context, chk *deciders.Checker, t *events.Tenant, befor
 }
 
 // asIs is r's own outcome, as a shadow of id.
-func asIs(id string, r *events.Request) events.Shadow {
-	s := events.Shadow{ID: id, Outcome: r.Status}
-	if r.Status == events.StatusPending && r.Approver != nil {
+func asIs(id string, r *domain.Request) domain.Shadow {
+	s := domain.Shadow{ID: id, Outcome: r.Status}
+	if r.Status == domain.StatusPending && r.Approver != nil {
 		a := *r.Approver
 		s.Approver, s.RequiredApprovals = &a, r.Quorum()
 	}
@@ -43,8 +43,8 @@ func asIs(id string, r *events.Request) events.Shadow {
 }
 
 // shadowRead runs steps 1–2 again with pattern among t's read rules.
-func shadowRead(ctx context.Context, chk *deciders.Checker, t *events.Tenant, pattern string, before, r *events.Request) events.Shadow {
-	if r.Decision != nil && r.Decision.By.Kind == events.KindPolicy {
+func shadowRead(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, pattern string, before, r *domain.Request) domain.Shadow {
+	if r.Decision != nil && r.Decision.By.Kind == domain.KindPolicy {
 		return asIs(pattern, r) // step 1 denied it (the member's or the token's policy)
 	}
 	t2 := *t
@@ -52,17 +52,17 @@ func shadowRead(ctx context.Context, chk *deciders.Checker, t *events.Tenant, pa
 	c2 := *chk
 	c2.Judge = nil
 	probe := before.Clone()
-	if v := c2.Check(ctx, &t2, &probe); v.Decided && v.By.Kind == events.KindRead {
-		return events.Shadow{ID: pattern, Outcome: events.StatusApproved}
+	if v := c2.Check(ctx, &t2, &probe); v.Decided && v.By.Kind == domain.KindRead {
+		return domain.Shadow{ID: pattern, Outcome: domain.StatusApproved}
 	}
 	return asIs(pattern, r)
 }
 
 // shadowPolicy routes r at the top again with t's approval policy i
 // enforced, in its place in file order.
-func shadowPolicy(chk *deciders.Checker, t *events.Tenant, i int, before, r *events.Request) events.Shadow {
+func shadowPolicy(chk *deciders.Checker, t *domain.Tenant, i int, before, r *domain.Request) domain.Shadow {
 	id := t.ApprovalPolicies[i].ID
-	if r.Status != events.StatusPending {
+	if r.Status != domain.StatusPending {
 		return asIs(id, r) // steps 1–4 decided it: no approver is asked
 	}
 	t2 := *t
@@ -70,7 +70,7 @@ func shadowPolicy(chk *deciders.Checker, t *events.Tenant, i int, before, r *eve
 	t2.ApprovalPolicies[i].Shadow = false
 	probe := *before
 	toTop(&t2, &probe, deciders.Next(chk.Views, t.ID, probe.Chain, probe.Agent))
-	probe.Status = events.StatusPending
+	probe.Status = domain.StatusPending
 	return asIs(id, &probe)
 }
 
@@ -81,7 +81,7 @@ func newShadowCounter() *prometheus.CounterVec {
 }
 
 // countShadows counts each shadow of a created request as agreeing or not.
-func (s *Service) countShadows(r *events.Request) {
+func (s *Service) countShadows(r *domain.Request) {
 	for _, sh := range r.Shadow {
 		s.shadows.WithLabelValues(sh.ID, strconv.FormatBool(sh.Agrees(r))).Inc()
 	}

@@ -3,17 +3,17 @@ package approvals
 import (
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/shell"
 )
 
 // stagesOf splits a shell request's command into its stages, all waiting
 // (SPEC §8).
-func stagesOf(command string) []events.Stage {
+func stagesOf(command string) []domain.Stage {
 	split := shell.Split(command)
-	out := make([]events.Stage, len(split))
+	out := make([]domain.Stage, len(split))
 	for i, st := range split {
-		out[i] = events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv}
+		out[i] = domain.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv}
 		out[i].Grant = GrantText(&out[i])
 	}
 	return out
@@ -23,7 +23,7 @@ func stagesOf(command string) []events.Stage {
 // (stageMatch), as every surface shows it beside the allow choices: "any
 // `git push …`" for a prefix grant, "exactly this command" for a grant of
 // its exact words, "no grant: …" for a stage no grant covers.
-func GrantText(st *events.Stage) string {
+func GrantText(st *domain.Stage) string {
 	switch m := stageMatch(st, ""); {
 	case m == nil:
 		return GrantTextNone

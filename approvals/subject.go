@@ -3,11 +3,11 @@ package approvals
 import (
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // SPEC §8: the server, not the requester, says what a call is. A call of
-// one of the tenant's shell tools (events.Tenant.ShellTool) is a shell
+// one of the tenant's shell tools (domain.Tenant.ShellTool) is a shell
 // request whatever it declares: its stages are those of the command in its
 // arguments, which the call digest binds. Without this, a Bash call sent
 // as a tool would leave a grant of the whole tool (tools.call:Bash with no
@@ -24,7 +24,7 @@ const MaxShellCommand = 64 << 10
 // declares shell; a command on a subject of another kind is refused, as
 // live clients would show it as what the call runs. Errors:
 // InvalidRequest.
-func checkSubject(in *SubmitInput, capability events.Capability, t *events.Tenant) error {
+func checkSubject(in *SubmitInput, capability domain.Capability, t *domain.Tenant) error {
 	sub := in.Subject
 	switch {
 	case sub != nil && sub.Kind == "":
@@ -33,14 +33,14 @@ func checkSubject(in *SubmitInput, capability events.Capability, t *events.Tenan
 		return invalid("subject.command", "at most %d bytes", MaxShellCommand)
 	case shellTool(t, capability):
 		if sub == nil {
-			sub = &events.Subject{Kind: events.SubjectShell}
-		} else if sub.Kind != events.SubjectShell {
+			sub = &domain.Subject{Kind: domain.SubjectShell}
+		} else if sub.Kind != domain.SubjectShell {
 			return invalid("subject", "%s is one of the tenant's shell_tools, so its call is a shell request: send subject.kind %q, or no subject, not %q",
-				capability.Target, events.SubjectShell, sub.Kind)
+				capability.Target, domain.SubjectShell, sub.Kind)
 		}
-	case sub != nil && sub.Kind != events.SubjectShell && sub.Command != "":
+	case sub != nil && sub.Kind != domain.SubjectShell && sub.Command != "":
 		return invalid("subject.command", "only a shell subject has a command; a %q subject's call is its arguments", sub.Kind)
-	case sub == nil || sub.Kind != events.SubjectShell:
+	case sub == nil || sub.Kind != domain.SubjectShell:
 		return nil
 	}
 	if err := shellCommand(sub, in.Arguments); err != nil {
@@ -51,11 +51,11 @@ func checkSubject(in *SubmitInput, capability events.Capability, t *events.Tenan
 }
 
 // shellCommand gives the shell subject sub the command of the call's
-// arguments (events.ShellCommand), refusing a subject that names another:
+// arguments (domain.ShellCommand), refusing a subject that names another:
 // the stages decided are those of the call that runs, never a text the
 // agent chose beside it.
-func shellCommand(sub *events.Subject, arguments []byte) error {
-	cmd, ok := events.ShellCommand(arguments)
+func shellCommand(sub *domain.Subject, arguments []byte) error {
+	cmd, ok := domain.ShellCommand(arguments)
 	switch {
 	case !ok || strings.TrimSpace(cmd) == "":
 		return invalid("arguments.command", "a shell call's arguments need its command line in \"command\": a non-empty string, or an argv of strings")
@@ -71,11 +71,11 @@ func shellCommand(sub *events.Subject, arguments []byte) error {
 // shellTool reports whether capability calls one of t's shell tools: a
 // tools.call of one, or an apps.call whose target, or whose tool after
 // the connection's "/", is one.
-func shellTool(t *events.Tenant, c events.Capability) bool {
+func shellTool(t *domain.Tenant, c domain.Capability) bool {
 	switch c.Action {
-	case events.ActionToolsCall:
+	case domain.ActionToolsCall:
 		return t.ShellTool(c.Target)
-	case events.ActionAppsCall:
+	case domain.ActionAppsCall:
 		return t.ShellTool(c.Target) || t.ShellTool(c.Target[strings.LastIndexByte(c.Target, '/')+1:])
 	}
 	return false

@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
 // SubmitInput is the body of POST /v1/requests.
-type SubmitInput = events.Submission
+type SubmitInput = domain.Submission
 
 // MaxIdempotencyKey bounds an Idempotency-Key.
 const MaxIdempotencyKey = 255
@@ -22,36 +22,36 @@ const MaxIdempotencyKey = 255
 const MinTimeout = time.Second
 
 // capabilityOf resolves tool shorthand and checks the capability.
-func capabilityOf(in *SubmitInput) (events.Capability, error) {
+func capabilityOf(in *SubmitInput) (domain.Capability, error) {
 	switch {
 	case in.Tool != "" && in.Capability != nil:
-		return events.Capability{}, invalid("capability", "give either tool or capability, not both")
+		return domain.Capability{}, invalid("capability", "give either tool or capability, not both")
 	case in.Tool != "":
-		return events.Capability{Action: events.ActionToolsCall, Target: in.Tool}, validToolName("tool", in.Tool)
+		return domain.Capability{Action: domain.ActionToolsCall, Target: in.Tool}, validToolName("tool", in.Tool)
 	case in.Capability == nil:
-		return events.Capability{}, invalid("tool", "tool or capability is required")
-	case !events.KnownAction(in.Capability.Action):
-		return events.Capability{}, invalid("capability.action", "unknown action %q", in.Capability.Action)
+		return domain.Capability{}, invalid("tool", "tool or capability is required")
+	case !domain.KnownAction(in.Capability.Action):
+		return domain.Capability{}, invalid("capability.action", "unknown action %q", in.Capability.Action)
 	case in.Capability.Target == "":
-		return events.Capability{}, invalid("capability.target", "target is required")
-	case in.Capability.Action == events.ActionToolsCall:
+		return domain.Capability{}, invalid("capability.target", "target is required")
+	case in.Capability.Action == domain.ActionToolsCall:
 		return *in.Capability, validToolName("capability.target", in.Capability.Target)
-	case in.Capability.Action == events.ActionAgentsSpawn && in.Capability.Target != spawnCapability.Target:
-		return events.Capability{}, invalid("capability.target", "agents.spawn's target is %q: a spawn names no agent yet", spawnCapability.Target)
+	case in.Capability.Action == domain.ActionAgentsSpawn && in.Capability.Target != spawnCapability.Target:
+		return domain.Capability{}, invalid("capability.target", "agents.spawn's target is %q: a spawn names no agent yet", spawnCapability.Target)
 	}
 	return *in.Capability, nil
 }
 
-// validToolName refuses a tool name that events.CheckToolName refuses,
+// validToolName refuses a tool name that domain.CheckToolName refuses,
 // as field.
 func validToolName(field, name string) error {
-	if err := events.CheckToolName(name); err != nil {
+	if err := domain.CheckToolName(name); err != nil {
 		return invalid(field, "%v", err)
 	}
 	return nil
 }
 
-func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Duration, error) {
+func validate(in *SubmitInput, t *domain.Tenant) (domain.Capability, time.Duration, error) {
 	capability, err := capabilityOf(in)
 	if err != nil {
 		return capability, 0, err
@@ -60,8 +60,8 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 		return capability, 0, invalid("arguments", "arguments must be a JSON object")
 	}
 	for field, v := range map[string]string{"session": in.Session, "turn": in.Turn, "tool_call_id": in.ToolCallID} {
-		if len(v) > events.MaxOpaqueIDLen {
-			return capability, 0, invalid(field, "at most %d bytes", events.MaxOpaqueIDLen)
+		if len(v) > domain.MaxOpaqueIDLen {
+			return capability, 0, invalid(field, "at most %d bytes", domain.MaxOpaqueIDLen)
 		}
 	}
 	if err := checkSubject(in, capability, t); err != nil {
@@ -79,13 +79,13 @@ func validate(in *SubmitInput, t *events.Tenant) (events.Capability, time.Durati
 // one on any call but an apps.call, or one other than the connection the
 // apps.call's target names (<connection>/<tool>). The digest and grants
 // bind the pair, so the two must say the same connection.
-func checkConnection(conn *events.Connection, c events.Capability) error {
+func checkConnection(conn *domain.Connection, c domain.Capability) error {
 	switch {
 	case conn == nil:
 		return nil
 	case conn.ID == "":
 		return invalid("connection.id", "connection.id is required")
-	case c.Action != events.ActionAppsCall:
+	case c.Action != domain.ActionAppsCall:
 		return invalid("connection", "only an apps.call is bound to a connection, not a %s", c.Action)
 	case !strings.HasPrefix(c.Target, conn.ID+"/"):
 		return invalid("connection.id", "must be the connection the target names (%q is not %s/<tool>)", c.Target, conn.ID)
@@ -128,7 +128,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 	if err != nil {
 		return kvstate.Record{}, false, err
 	}
-	if _, ok := s.views.Agent(c.Tenant.ID, events.AgentID(c.Principal.ID)); !ok {
+	if _, ok := s.views.Agent(c.Tenant.ID, domain.AgentID(c.Principal.ID)); !ok {
 		return kvstate.Record{}, false, forbid("unknown agent")
 	}
 	if err := s.checkDelegate(c, capability); err != nil {
@@ -139,7 +139,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 		return kvstate.Record{}, false, err
 	}
 	defer release()
-	id := events.NewRequestID()
+	id := domain.NewRequestID()
 	if idemKey != "" {
 		var took bool
 		id, took, err = s.claimKey(ctx, c, idemKey, bodyDigest, id)
@@ -159,7 +159,7 @@ func (s *Service) Submit(ctx context.Context, c Caller, in SubmitInput, idemKey,
 }
 
 // countSubmit counts a created request by its status and who decided.
-func (s *Service) countSubmit(r *events.Request) {
+func (s *Service) countSubmit(r *domain.Request) {
 	by := "chain"
 	if r.Decision != nil {
 		by = r.Decision.By.Kind
@@ -168,7 +168,7 @@ func (s *Service) countSubmit(r *events.Request) {
 	s.countShadows(r)
 }
 
-func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id events.RequestID) (events.RequestID, bool, error) {
+func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id domain.RequestID) (domain.RequestID, bool, error) {
 	want := kvstate.Idempotency{RequestID: id, BodyDigest: digest, CreatedAt: s.now().UTC()}
 	ttl := c.Tenant.IdempotencyTTL
 	got, took, err := s.store.ClaimIdempotency(ctx, kvstate.IdempotencyKey(c.Tenant.ID, c.Principal, key), want, ttl)
@@ -184,7 +184,7 @@ func (s *Service) claimKey(ctx context.Context, c Caller, key, digest string, id
 // recoverKeyed returns the request a repeated key made; if its creator has
 // not written it yet (or crashed first), it creates it from this
 // JCS-equal body, and concurrent repeats converge on the one id.
-func (s *Service) recoverKeyed(ctx context.Context, c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (kvstate.Record, bool, error) {
+func (s *Service) recoverKeyed(ctx context.Context, c Caller, id domain.RequestID, in SubmitInput, capability domain.Capability, timeout time.Duration) (kvstate.Record, bool, error) {
 	rec, err := s.store.GetRequest(ctx, c.Tenant.ID, id)
 	if errors.Is(err, kvstate.ErrNotFound) {
 		rec, err = s.create(ctx, c, id, in, capability, timeout)
@@ -192,7 +192,7 @@ func (s *Service) recoverKeyed(ctx context.Context, c Caller, id events.RequestI
 	return rec, false, err
 }
 
-func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (kvstate.Record, error) {
+func (s *Service) create(ctx context.Context, c Caller, id domain.RequestID, in SubmitInput, capability domain.Capability, timeout time.Duration) (kvstate.Record, error) {
 	r, err := s.newRequest(c, id, in, capability, timeout)
 	if err != nil {
 		return kvstate.Record{}, err
@@ -211,27 +211,27 @@ func (s *Service) create(ctx context.Context, c Caller, id events.RequestID, in 
 	return rec, nil
 }
 
-func (s *Service) newRequest(c Caller, id events.RequestID, in SubmitInput, capability events.Capability, timeout time.Duration) (*events.Request, error) {
+func (s *Service) newRequest(c Caller, id domain.RequestID, in SubmitInput, capability domain.Capability, timeout time.Duration) (*domain.Request, error) {
 	now := s.now().UTC()
-	subject := events.Subject{Kind: events.SubjectTool}
+	subject := domain.Subject{Kind: domain.SubjectTool}
 	if in.Subject != nil {
 		subject = *in.Subject
 	}
-	r := &events.Request{
-		ID: id, Tenant: c.Tenant.ID, Agent: events.AgentID(c.Principal.ID),
+	r := &domain.Request{
+		ID: id, Tenant: c.Tenant.ID, Agent: domain.AgentID(c.Principal.ID),
 		Session: in.Session, Turn: in.Turn, ToolCallID: in.ToolCallID,
 		Capability: capability, Arguments: in.Arguments, Subject: subject,
 		Connection: in.Connection, Reason: in.Reason, Timeout: FormatDuration(timeout),
-		Chain: deciders.ChainFor(s.views, c.Tenant.ID, events.AgentID(c.Principal.ID), in.Session), Endorsements: []events.Endorsement{},
+		Chain: deciders.ChainFor(s.views, c.Tenant.ID, domain.AgentID(c.Principal.ID), in.Session), Endorsements: []domain.Endorsement{},
 		CreatedAt: now, DeadlineAt: now.Add(timeout), RequiredApprovals: 1,
 	}
-	if capability.Action == events.ActionToolsCall {
+	if capability.Action == domain.ActionToolsCall {
 		r.Tool = capability.Target
 	}
-	if subject.Kind == events.SubjectShell {
+	if subject.Kind == domain.SubjectShell {
 		r.SetStages(stagesOf(subject.Command))
 	}
-	digest, err := events.CallDigest(r.Binding())
+	digest, err := domain.CallDigest(r.Binding())
 	if err != nil {
 		return nil, invalid("arguments", "%v", err)
 	}

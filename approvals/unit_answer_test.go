@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -17,14 +17,14 @@ import (
 // others' approvals (one revision each) came since; never to a revision
 // the request has not reached, nor past what the approvals account for.
 func TestAnswerableAt(t *testing.T) {
-	group := &events.Ref{Kind: events.KindGroup, ID: "finance"}
-	person := &events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	two := events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-2"}}, {By: events.Ref{Kind: events.KindPerson, ID: "u-3"}}}
+	group := &domain.Ref{Kind: domain.KindGroup, ID: "finance"}
+	person := &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
+	two := domain.Approvals{{By: domain.Ref{Kind: domain.KindPerson, ID: "u-2"}}, {By: domain.Ref{Kind: domain.KindPerson, ID: "u-3"}}}
 	for _, tc := range []struct {
 		name     string
-		approver *events.Ref
+		approver *domain.Ref
 		rev      uint64
-		approved events.Approvals
+		approved domain.Approvals
 		expected uint64
 		want     bool
 	}{
@@ -41,7 +41,7 @@ func TestAnswerableAt(t *testing.T) {
 		{"a group ahead", group, 2, two, 3, false},
 		{"a group, no approvals, behind", group, 1, nil, 0, false},
 	} {
-		r := &events.Request{Approver: tc.approver, Revision: tc.rev, Approvals: tc.approved}
+		r := &domain.Request{Approver: tc.approver, Revision: tc.rev, Approvals: tc.approved}
 		if got := approvals.AnswerableAt(r, tc.expected); got != tc.want {
 			t.Errorf("%s: AnswerableAt(rev %d, expected %d) = %v, want %v", tc.name, tc.rev, tc.expected, got, tc.want)
 		}
@@ -51,7 +51,7 @@ func TestAnswerableAt(t *testing.T) {
 // Stale is a 409 that names both revisions, in the words every surface
 // uses.
 func TestStale(t *testing.T) {
-	err := approvals.Stale(&events.Request{Revision: 5}, 3)
+	err := approvals.Stale(&domain.Request{Revision: 5}, 3)
 	var p *problem.Error
 	if !errors.Is(err, approvals.ErrConflict) || !errors.As(err, &p) || p.Status != http.StatusConflict {
 		t.Fatalf("Stale = %#v, want a 409 ErrConflict", err)
@@ -87,7 +87,7 @@ func TestAnswerRefusesAMalformedAnswer(t *testing.T) {
 			t.Errorf("%s: %v, want a 400 about %q", tc.name, err, tc.field)
 		}
 	}
-	if got, err := f.svc.Get(ctx, f.person, rec.ID); err != nil || got.Status != events.StatusPending || got.Revision != rec.Revision {
+	if got, err := f.svc.Get(ctx, f.person, rec.ID); err != nil || got.Status != domain.StatusPending || got.Revision != rec.Revision {
 		t.Errorf("after refused answers: %v %s rev %d, want pending at %d", err, got.Status, got.Revision, rec.Revision)
 	}
 }
@@ -106,20 +106,20 @@ func TestAnswerRepeatAndConflict(t *testing.T) {
 	if !errors.Is(err, approvals.ErrConflict) || !strings.Contains(err.Error(), "expected revision") {
 		t.Fatalf("answer at a revision not reached: %v, want a stale 409", err)
 	}
-	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != events.StatusPending || got.Revision != rec.Revision {
+	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != domain.StatusPending || got.Revision != rec.Revision {
 		t.Fatalf("a stale answer changed the request: %s rev %d", got.Status, got.Revision)
 	}
 
 	deny := approvals.AnswerInput{Expected: rev(rec.Revision), Decision: approvals.DecisionDeny, Reason: "not today"}
 	decided, err := f.svc.Answer(ctx, f.person, rec.ID, deny)
-	if err != nil || decided.Status != events.StatusDenied {
+	if err != nil || decided.Status != domain.StatusDenied {
 		t.Fatalf("deny: %v %s", err, decided.Status)
 	}
 	again, err := f.svc.Answer(ctx, f.person, rec.ID, deny)
 	if err != nil {
 		t.Fatalf("the same deny again: %v, want a safe repeat", err)
 	}
-	if again.Revision != decided.Revision || again.Status != events.StatusDenied {
+	if again.Revision != decided.Revision || again.Status != domain.StatusDenied {
 		t.Errorf("the repeat wrote: rev %d -> %d, %s", decided.Revision, again.Revision, again.Status)
 	}
 
@@ -130,7 +130,7 @@ func TestAnswerRepeatAndConflict(t *testing.T) {
 	}{
 		{"the opposite answer", f.person, approvals.AnswerInput{Expected: rev(rec.Revision), Decision: approvals.DecisionAllow}},
 		{"the opposite answer at the new revision", f.person, approvals.AnswerInput{Expected: rev(decided.Revision), Decision: approvals.DecisionAllow}},
-		{"the same decision at another scope", f.person, approvals.AnswerInput{Expected: rev(rec.Revision), Decision: approvals.DecisionDeny, Scope: events.ScopeSession}},
+		{"the same decision at another scope", f.person, approvals.AnswerInput{Expected: rev(rec.Revision), Decision: approvals.DecisionDeny, Scope: domain.ScopeSession}},
 	} {
 		_, err := f.svc.Answer(ctx, tc.c, rec.ID, tc.in)
 		var p *problem.Error
@@ -138,7 +138,7 @@ func TestAnswerRepeatAndConflict(t *testing.T) {
 			t.Errorf("%s: %v, want 409", tc.name, err)
 		}
 	}
-	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != events.StatusDenied || got.Revision != decided.Revision {
+	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != domain.StatusDenied || got.Revision != decided.Revision {
 		t.Errorf("refused answers changed the request: %s rev %d", got.Status, got.Revision)
 	}
 }
@@ -150,13 +150,13 @@ func TestAnswerByAnotherIsRefused(t *testing.T) {
 	ctx := context.Background()
 	rec := f.submit(t, "")
 	other := f.person
-	other.Principal = events.Ref{Kind: events.KindPerson, ID: "u-9"}
+	other.Principal = domain.Ref{Kind: domain.KindPerson, ID: "u-9"}
 	other.Token.Principal = other.Principal
 	_, err := f.svc.Answer(ctx, other, rec.ID, approvals.AnswerInput{Expected: rev(rec.Revision), Decision: approvals.DecisionAllow})
 	if !errors.Is(err, approvals.ErrNotFound) {
 		t.Fatalf("an answer by someone with no part in the request: %v, want ErrNotFound", err)
 	}
-	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != events.StatusPending || got.Revision != rec.Revision {
+	if got, _ := f.svc.Get(ctx, f.person, rec.ID); got.Status != domain.StatusPending || got.Revision != rec.Revision {
 		t.Errorf("a refused answer changed the request: %s rev %d", got.Status, got.Revision)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // opTable is SPEC §5's scope column as the spec states it, written apart
@@ -16,30 +16,30 @@ var opTable = []struct {
 	scope string
 	kind  string
 }{
-	{OpSubmit, events.ScopeRequestsWrite, events.KindAgent},
+	{OpSubmit, domain.ScopeRequestsWrite, domain.KindAgent},
 	{OpGet, "", ""},
-	{OpList, events.ScopeApprovalsRead, ""},
-	{OpAnswer, events.ScopeApprovalsWrite, ""},
-	{OpCancel, events.ScopeRequestsWrite, events.KindAgent},
-	{OpClaim, events.ScopeRequestsWrite, events.KindAgent},
-	{OpGrants, events.ScopeApprovalsRead, ""},
-	{OpRevoke, events.ScopeApprovalsWrite, ""},
-	{OpRules, events.ScopeApprovalsRead, ""},
-	{OpAddRule, events.ScopeApprovalsWrite, ""},
-	{OpDeleteRule, events.ScopeApprovalsWrite, ""},
-	{OpRegisterAgent, events.ScopeRequestsWrite, events.KindAgent},
-	{OpRetireAgent, events.ScopeApprovalsWrite, ""},
-	{OpEndDelegation, events.ScopeRequestsWrite, ""},
-	{OpEvents, events.ScopeApprovalsRead, ""},
-	{OpWatch, events.ScopeApprovalsRead, ""},
-	{OpConfig, events.ScopeAdmin, ""},
-	{OpDiscover, events.ScopeAdmin, ""},
-	{OpAudit, events.ScopeAdmin, ""},
-	{OpPeople, events.ScopeApprovalsRead, ""},
+	{OpList, domain.ScopeApprovalsRead, ""},
+	{OpAnswer, domain.ScopeApprovalsWrite, ""},
+	{OpCancel, domain.ScopeRequestsWrite, domain.KindAgent},
+	{OpClaim, domain.ScopeRequestsWrite, domain.KindAgent},
+	{OpGrants, domain.ScopeApprovalsRead, ""},
+	{OpRevoke, domain.ScopeApprovalsWrite, ""},
+	{OpRules, domain.ScopeApprovalsRead, ""},
+	{OpAddRule, domain.ScopeApprovalsWrite, ""},
+	{OpDeleteRule, domain.ScopeApprovalsWrite, ""},
+	{OpRegisterAgent, domain.ScopeRequestsWrite, domain.KindAgent},
+	{OpRetireAgent, domain.ScopeApprovalsWrite, ""},
+	{OpEndDelegation, domain.ScopeRequestsWrite, ""},
+	{OpEvents, domain.ScopeApprovalsRead, ""},
+	{OpWatch, domain.ScopeApprovalsRead, ""},
+	{OpConfig, domain.ScopeAdmin, ""},
+	{OpDiscover, domain.ScopeAdmin, ""},
+	{OpAudit, domain.ScopeAdmin, ""},
+	{OpPeople, domain.ScopeApprovalsRead, ""},
 }
 
 // Every scope a token may hold but admin, which holds them all.
-var plainScopes = []string{events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite, events.ScopeEventsRead}
+var plainScopes = []string{domain.ScopeRequestsWrite, domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite, domain.ScopeEventsRead}
 
 // The table and policies name the same operations: an operation added to
 // one only turns this red.
@@ -67,15 +67,15 @@ func TestOpTableCoversEveryPolicy(t *testing.T) {
 // refused for its kind, after the scope; admin passes every scope check,
 // never the kind check.
 func TestPermitEveryOp(t *testing.T) {
-	kinds := []string{events.KindAgent, events.KindPerson, "service"}
+	kinds := []string{domain.KindAgent, domain.KindPerson, "service"}
 	for _, row := range opTable {
 		t.Run(string(row.op), func(t *testing.T) {
 			for _, kind := range kinds {
-				p := events.Ref{Kind: kind, ID: "x-1"}
+				p := domain.Ref{Kind: kind, ID: "x-1"}
 				kindOK := row.kind == "" || row.kind == kind
 				check := func(name string, scopes []string, want string) {
 					t.Helper()
-					err := Permit(Caller{Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}, row.op)
+					err := Permit(Caller{Principal: p, Token: domain.Token{Principal: p, Scopes: scopes}}, row.op)
 					got := ""
 					if err != nil {
 						if !errors.Is(err, ErrForbidden) {
@@ -98,7 +98,7 @@ func TestPermitEveryOp(t *testing.T) {
 				}
 				check("with its scope", own, kindRefusal)
 				// Admin holds every scope.
-				check("with admin", []string{events.ScopeAdmin}, kindRefusal)
+				check("with admin", []string{domain.ScopeAdmin}, kindRefusal)
 				if row.scope == "" {
 					check("with no scope", nil, kindRefusal)
 					continue
@@ -122,9 +122,9 @@ func TestPermitEveryOp(t *testing.T) {
 // too, and the empty Op as well: the table fails closed.
 func TestPermitRefusesAnOpMissingFromTheTable(t *testing.T) {
 	for _, op := range []Op{"", "format_disk", "Submit", "submit ", OpSubmit + "s"} {
-		for _, kind := range []string{events.KindAgent, events.KindPerson} {
-			p := events.Ref{Kind: kind, ID: "x-1"}
-			err := Permit(Caller{Principal: p, Token: events.Token{Principal: p, Scopes: append([]string{events.ScopeAdmin}, plainScopes...)}}, op)
+		for _, kind := range []string{domain.KindAgent, domain.KindPerson} {
+			p := domain.Ref{Kind: kind, ID: "x-1"}
+			err := Permit(Caller{Principal: p, Token: domain.Token{Principal: p, Scopes: append([]string{domain.ScopeAdmin}, plainScopes...)}}, op)
 			if !errors.Is(err, ErrForbidden) || !strings.Contains(err.Error(), "this operation is not offered") {
 				t.Errorf("Permit(%s, %q) = %v, want the operation refused", kind, op, err)
 			}

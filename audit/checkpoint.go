@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -17,7 +17,7 @@ import (
 const KeyName = "countersign-audit"
 
 // Origin is the checkpoint origin of a tenant's log.
-func Origin(tenant events.TenantID) string { return "countersign/" + string(tenant) + "/audit" }
+func Origin(tenant domain.TenantID) string { return "countersign/" + string(tenant) + "/audit" }
 
 // Checkpoint is a C2SP tlog-checkpoint body: origin, tree size, root hash.
 type Checkpoint struct {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go"
@@ -54,8 +55,8 @@ func (g *grown) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
 func (b *batch) commit(ctx context.Context) (uint64, error) {
 	var msgs []*nats.Msg
 	var parts []*grown
-	byTenant := map[events.TenantID]*grown{}
-	var order []events.TenantID
+	byTenant := map[domain.TenantID]*grown{}
+	var order []domain.TenantID
 	for _, c := range b.changes {
 		if byTenant[c.tenant] == nil {
 			byTenant[c.tenant] = &grown{}
@@ -91,7 +92,7 @@ func (b *batch) commit(ctx context.Context) (uint64, error) {
 
 // grow seals t's entries of the batch and appends them and t's tree
 // message to msgs.
-func (b *batch) grow(ctx context.Context, t events.TenantID, msgs *[]*nats.Msg) (*grown, error) {
+func (b *batch) grow(ctx context.Context, t domain.TenantID, msgs *[]*nats.Msg) (*grown, error) {
 	tl := b.w.cfg.Log.tenant(t)
 	tl.mu.Lock()
 	defer tl.mu.Unlock()

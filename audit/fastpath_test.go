@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -106,7 +107,7 @@ func TestActorOf(t *testing.T) {
 		typ, data string
 		want      Actor
 	}{
-		{events.TypeRequestCreated, `{"agent":"agt_main","decision":{"by":{"kind":"person","id":"u-1"}}}`, Actor{Kind: events.KindAgent, ID: "agt_main"}},
+		{events.TypeRequestCreated, `{"agent":"agt_main","decision":{"by":{"kind":"person","id":"u-1"}}}`, Actor{Kind: domain.KindAgent, ID: "agt_main"}},
 		{events.TypeRequestClaimed, `{"agent":"agt_main","approver":{"id":"u-2","kind":"person"}}`, Actor{Kind: "person", ID: "u-2"}},
 		{events.TypeRequestClaimed, `{"agent":"agt_main","approver":null}`, Actor{Kind: "system"}},
 		{events.TypeGrantCreated, `{"created_by":{"id":"u-3","kind":"person"}}`, Actor{Kind: "person", ID: "u-3"}},
@@ -114,8 +115,8 @@ func TestActorOf(t *testing.T) {
 		{events.TypeRequestDecided, `{"decision":{"by":{},"status":"expired"}}`, Actor{Kind: "system"}},
 		{events.TypeRequestDecided, `{"decision":null}`, Actor{Kind: "system"}},
 		{events.TypeGrantRevoked, `{"created_by":{"id":"u-3","kind":"person"}}`, Actor{Kind: "system"}},
-		{events.TypeRequestCreated, `{"agent":"agt_\u006dain \"x\""}`, Actor{Kind: events.KindAgent, ID: `agt_main "x"`}},
-		{events.TypeRequestCreated, `{"agent":7}`, Actor{Kind: events.KindAgent}},
+		{events.TypeRequestCreated, `{"agent":"agt_\u006dain \"x\""}`, Actor{Kind: domain.KindAgent, ID: `agt_main "x"`}},
+		{events.TypeRequestCreated, `{"agent":7}`, Actor{Kind: domain.KindAgent}},
 		{events.TypeRequestDecided, `{"decision":{"status":"denied","by":{"kind":"per\u0073on","id":"u-\\1"}}}`, Actor{Kind: "person", ID: `u-\1`}},
 		{events.TypeRequestDecided, `{"decision":{"by":{"kind":1,"id":"u-1"}}}`, Actor{Kind: "system"}},
 		{events.TypeRequestClaimed, `{"approver":{"kind":"person"}}`, Actor{Kind: "person"}},

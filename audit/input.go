@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -16,7 +17,7 @@ import (
 // the input stream's dedup window adds nothing.
 type Input struct {
 	ID      string
-	Tenant  events.TenantID
+	Tenant  domain.TenantID
 	Type    string // e.g. events.TypeSignIn
 	Actor   Actor
 	Subject string

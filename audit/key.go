@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -78,7 +79,7 @@ func LoadSigner(ctx context.Context, js jetstream.JetStream, skey string, log *s
 }
 
 // Checkpoint returns tenant's signed checkpoint at its log's size now.
-func (l *Log) Checkpoint(ctx context.Context, t events.TenantID, s *Signer) ([]byte, error) {
+func (l *Log) Checkpoint(ctx context.Context, t domain.TenantID, s *Signer) ([]byte, error) {
 	var c Checkpoint
 	err := l.Tree(ctx, t, func(tr *Tree) error {
 		root, err := tr.Root(tr.Size())

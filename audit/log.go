@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/sumdb/tlog"
@@ -34,7 +35,7 @@ const encodingS2 = "s2"
 type Log struct {
 	js      jetstream.JetStream
 	mu      sync.Mutex
-	tenants map[events.TenantID]*tenantLog
+	tenants map[domain.TenantID]*tenantLog
 }
 
 // tenantLog is one tenant's tree as read so far.
@@ -52,10 +53,10 @@ type anchor struct{ seq, stream uint64 }
 
 // NewLog returns a Log reading through js.
 func NewLog(js jetstream.JetStream) *Log {
-	return &Log{js: js, tenants: map[events.TenantID]*tenantLog{}}
+	return &Log{js: js, tenants: map[domain.TenantID]*tenantLog{}}
 }
 
-func (l *Log) tenant(t events.TenantID) *tenantLog {
+func (l *Log) tenant(t domain.TenantID) *tenantLog {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	tl := l.tenants[t]
@@ -67,7 +68,7 @@ func (l *Log) tenant(t events.TenantID) *tenantLog {
 }
 
 // sync reads the tree messages stored after those tl holds. tl.mu is held.
-func (l *Log) sync(ctx context.Context, t events.TenantID, tl *tenantLog) error {
+func (l *Log) sync(ctx context.Context, t domain.TenantID, tl *tenantLog) error {
 	subject := events.AuditTreeSubject(t)
 	last, err := l.js.Stream(ctx, Stream)
 	if err != nil {
@@ -131,7 +132,7 @@ func (tl *tenantLog) apply(msg jetstream.Msg) error {
 }
 
 // Tree calls fn with tenant's tree as stored now, under its lock.
-func (l *Log) Tree(ctx context.Context, t events.TenantID, fn func(*Tree) error) error {
+func (l *Log) Tree(ctx context.Context, t domain.TenantID, fn func(*Tree) error) error {
 	tl := l.tenant(t)
 	tl.mu.Lock()
 	defer tl.mu.Unlock()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -27,7 +28,7 @@ func commitChanges(t *testing.T, w *world, changes []change) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &batch{w: wr, fresh: map[events.TenantID]bool{}}
+	b := &batch{w: wr, fresh: map[domain.TenantID]bool{}}
 	b.reset(cur, curSeq)
 	b.changes = changes
 	if _, err := b.commit(context.Background()); err != nil {
@@ -36,7 +37,7 @@ func commitChanges(t *testing.T, w *world, changes []change) {
 }
 
 // entryMessages counts the messages holding tenant's entries.
-func entryMessages(t *testing.T, w *world, tenant events.TenantID) uint64 {
+func entryMessages(t *testing.T, w *world, tenant domain.TenantID) uint64 {
 	t.Helper()
 	st, err := w.b.JS.Stream(context.Background(), Stream)
 	if err != nil {
@@ -50,7 +51,7 @@ func entryMessages(t *testing.T, w *world, tenant events.TenantID) uint64 {
 }
 
 // seqsOf reads tenant's entries after after, up to until.
-func seqsOf(t *testing.T, w *world, tenant events.TenantID, after uint64, until time.Time) []uint64 {
+func seqsOf(t *testing.T, w *world, tenant domain.TenantID, after uint64, until time.Time) []uint64 {
 	t.Helper()
 	var seqs []uint64
 	err := NewLog(w.b.JS).Entries(context.Background(), tenant, after, until, func(line []byte) error {
@@ -73,7 +74,7 @@ func TestABatchPacksEachTenantsEntries(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var changes []change
 	for i := range 30 {
-		tenant := []events.TenantID{"acme", "beta"}[i%2]
+		tenant := []domain.TenantID{"acme", "beta"}[i%2]
 		changes = append(changes, one(tenant, events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), t0.Add(time.Duration(i)*time.Second), nil)...)
 	}
 	commitChanges(t, w, changes)
@@ -144,11 +145,11 @@ func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
 // passes the revision once all are stored.
 func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	tenants := make([]events.TenantID, 700)
+	tenants := make([]domain.TenantID, 700)
 	for i := range tenants {
-		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+		tenants[i] = domain.TenantID(fmt.Sprintf("t%04d", i))
 	}
-	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }})
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []domain.TenantID { return tenants }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 	if len(info.State.Subjects) != len(tenants) {
 		t.Fatalf("%d tenants' logs; want %d", len(info.State.Subjects), len(tenants))
 	}
-	for _, tn := range []events.TenantID{"t0000", tenants[maxBatch-1], tenants[maxBatch], "t0698"} {
+	for _, tn := range []domain.TenantID{"t0000", tenants[maxBatch-1], tenants[maxBatch], "t0698"} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
 		}
@@ -192,11 +193,11 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 // entries (the cursor counts them) stores only the rest.
 func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	tenants := make([]events.TenantID, maxBatch+44)
+	tenants := make([]domain.TenantID, maxBatch+44)
 	for i := range tenants {
-		tenants[i] = events.TenantID(fmt.Sprintf("t%04d", i))
+		tenants[i] = domain.TenantID(fmt.Sprintf("t%04d", i))
 	}
-	cfg := WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []events.TenantID { return tenants }}
+	cfg := WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS), ConfigTenants: func([]byte) []domain.TenantID { return tenants }}
 	if _, _, err := w.store.PublishConfig(context.Background(), []byte("tenants: []\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +215,7 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &batch{w: first, fresh: map[events.TenantID]bool{}}
+	b := &batch{w: first, fresh: map[domain.TenantID]bool{}}
 	b.reset(cursor{}, 0)
 	b.add(sourceMsg{src: src, seq: raw.Sequence, subject: raw.Subject, header: raw.Header, data: raw.Data, at: raw.Time})
 	if _, err := b.commit(context.Background()); err != nil {
@@ -233,7 +234,7 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	go func() { defer close(done); _ = second.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	testutil.Eventually(t, 30*time.Second, func() bool { return w.size(t, last) == 1 }, "the rest stored")
-	for _, tn := range []events.TenantID{"t0000", lastIn, firstOut, last} {
+	for _, tn := range []domain.TenantID{"t0000", lastIn, firstOut, last} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
 		}
@@ -281,7 +282,7 @@ func TestEntriesAreStoredCompressed(t *testing.T) {
 	}
 
 	for _, c := range []struct{ tenant, enc, data string }{{"old", "", "line 1\nline 2"}, {"new", "zstd", "x"}} {
-		m := nats.NewMsg(events.AuditEntrySubject(events.TenantID(c.tenant)))
+		m := nats.NewMsg(events.AuditEntrySubject(domain.TenantID(c.tenant)))
 		m.Data = []byte(c.data)
 		if c.enc != "" {
 			m.Header.Set(hdrEncoding, c.enc)

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 	"golang.org/x/mod/sumdb/tlog"
 )
@@ -97,7 +97,7 @@ type Proof struct {
 
 // Prove answers q from tenant's tree as stored now. Errors: 400
 // InvalidRequest naming size when the log is smaller, ErrUnavailable.
-func (l *Log) Prove(ctx context.Context, t events.TenantID, q ProofQuery) (Proof, error) {
+func (l *Log) Prove(ctx context.Context, t domain.TenantID, q ProofQuery) (Proof, error) {
 	p := Proof{Size: q.Size, Proof: []string{}}
 	err := l.Tree(ctx, t, func(tr *Tree) error {
 		if q.Size > tr.Size() {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/klauspost/compress/s2"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,7 +27,7 @@ const hdrAt = "Audit-At"
 // before the first one later than until (when until is set). fn gets the
 // entry's exported line (no newline). Entries removed after the tenant's
 // audit_retention are skipped. Errors: fn's, or reading the stream's.
-func (l *Log) Entries(ctx context.Context, t events.TenantID, after uint64, until time.Time, fn func(line []byte) error) error {
+func (l *Log) Entries(ctx context.Context, t domain.TenantID, after uint64, until time.Time, fn func(line []byte) error) error {
 	start, n, err := l.startOf(ctx, t, after)
 	if err != nil || start == 0 {
 		return err
@@ -117,7 +118,7 @@ func next(ctx context.Context, cons jetstream.Consumer, it jetstream.MessagesCon
 
 // startOf returns the stream sequence to read tenant's entries after seq
 // after from (0: none to read) and the log's size now.
-func (l *Log) startOf(ctx context.Context, t events.TenantID, after uint64) (start, n uint64, err error) {
+func (l *Log) startOf(ctx context.Context, t domain.TenantID, after uint64) (start, n uint64, err error) {
 	tl := l.tenant(t)
 	tl.mu.Lock()
 	defer tl.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/kvstate"
@@ -58,7 +59,7 @@ func fromJetStream(src int, m jetstream.Msg) (sourceMsg, error) {
 // without its seq, prev and hash. canonical: the entry's data is in RFC
 // 8785 form already.
 type change struct {
-	tenant    events.TenantID
+	tenant    domain.TenantID
 	entry     Entry
 	canonical bool
 }
@@ -66,7 +67,7 @@ type change struct {
 // mapper turns source messages into changes.
 type mapper struct {
 	// configTenants names the tenants a config revision applies to.
-	configTenants func(raw []byte) []events.TenantID
+	configTenants func(raw []byte) []domain.TenantID
 }
 
 // changes returns what m adds to the logs: none for a message that is no
@@ -92,12 +93,12 @@ func (mp *mapper) changes(m sourceMsg) []change {
 // kvOp is a KV write's operation: DEL or PURGE, empty for a put.
 func kvOp(m sourceMsg) string { return m.header.Get("KV-Operation") }
 
-func one(tenant events.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte) []change {
+func one(tenant domain.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte) []change {
 	data, canonical := canonicalData(data)
 	return oneOf(tenant, typ, actor, subject, at, data, canonical)
 }
 
-func oneOf(tenant events.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte, canonical bool) []change {
+func oneOf(tenant domain.TenantID, typ string, actor Actor, subject string, at time.Time, data []byte, canonical bool) []change {
 	e := Entry{At: at, Tenant: string(tenant), Type: typ, Actor: actor, Subject: subject, Data: data}
 	return []change{{tenant: tenant, entry: e, canonical: canonical}}
 }
@@ -139,7 +140,7 @@ func stateChange(m sourceMsg) []change {
 func actorOf(typ string, data []byte) Actor {
 	switch typ {
 	case events.TypeRequestCreated:
-		return Actor{Kind: events.KindAgent, ID: jsonString(member(data, "agent"))}
+		return Actor{Kind: domain.KindAgent, ID: jsonString(member(data, "agent"))}
 	case events.TypeRequestClaimed:
 		return refActor(member(data, "approver"))
 	case events.TypeGrantCreated:
@@ -197,10 +198,10 @@ func member(obj []byte, key string) []byte {
 var errFound = errors.New("audit: found")
 
 // tenantOfKey splits a bucket key <tenant>.<rest> out of a KV subject.
-func tenantOfKey(subject, bucket string) (events.TenantID, string, bool) {
+func tenantOfKey(subject, bucket string) (domain.TenantID, string, bool) {
 	key := strings.TrimPrefix(subject, "$KV."+bucket+".")
 	t, rest, ok := strings.Cut(key, ".")
-	return events.TenantID(t), rest, ok && t != ""
+	return domain.TenantID(t), rest, ok && t != ""
 }
 
 func agentChange(m sourceMsg) []change {
@@ -211,11 +212,11 @@ func agentChange(m sourceMsg) []change {
 	if kvOp(m) != "" {
 		return one(tenant, events.TypeAgentRemoved, Actor{Kind: "system"}, id, m.at, nil)
 	}
-	var a events.Agent
+	var a domain.Agent
 	_ = json.Unmarshal(m.data, &a)
-	typ, actor := events.TypeAgentRegistered, Actor{Kind: events.KindPerson, ID: string(a.Member)}
+	typ, actor := events.TypeAgentRegistered, Actor{Kind: domain.KindPerson, ID: string(a.Member)}
 	if a.Parent != "" {
-		actor = Actor{Kind: events.KindAgent, ID: string(a.Parent)}
+		actor = Actor{Kind: domain.KindAgent, ID: string(a.Parent)}
 	}
 	if a.RetiredAt != nil {
 		typ = events.TypeAgentRetired
@@ -235,7 +236,7 @@ func ruleChange(m sourceMsg) []change {
 		data, _ := json.Marshal(map[string]string{"agent": agent, "id": id})
 		return one(tenant, events.TypeRuleDeleted, Actor{Kind: "system"}, id, m.at, data)
 	}
-	var r events.Rule
+	var r domain.Rule
 	_ = json.Unmarshal(m.data, &r)
 	return one(tenant, events.TypeRulePut, Actor{Kind: r.CreatedBy.Kind, ID: r.CreatedBy.ID}, id, m.at, m.data)
 }

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,11 +42,11 @@ type WriterConfig struct {
 	Log *Log
 	// ConfigTenants names the tenants a config file's revision applies
 	// to. Default: config revisions are not logged.
-	ConfigTenants func(raw []byte) []events.TenantID
+	ConfigTenants func(raw []byte) []domain.TenantID
 	// Shards is request_shards (kvstate's shards.go). Default 1.
 	Shards int
 	// Retention is a tenant's audit_retention. Default DefaultRetention.
-	Retention func(events.TenantID) time.Duration
+	Retention func(domain.TenantID) time.Duration
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 	// Lag, when set, is told each entry's lag once its batch is stored:
@@ -75,7 +76,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 		cfg.Logger = slog.Default()
 	}
 	if cfg.Retention == nil {
-		cfg.Retention = func(events.TenantID) time.Duration { return DefaultRetention }
+		cfg.Retention = func(domain.TenantID) time.Duration { return DefaultRetention }
 	}
 	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap, sources: len(sources) + max(cfg.Shards, 1) - 1}, nil
 }
@@ -147,7 +148,7 @@ func (w *Writer) runOnce(ctx context.Context) error {
 		}
 		go func() { errc <- w.pump(pctx, i, from, msgs) }()
 	}
-	b := &batch{w: w, fresh: map[events.TenantID]bool{}}
+	b := &batch{w: w, fresh: map[domain.TenantID]bool{}}
 	var last time.Time // the last commit's start
 	for {
 		if c := b.carry; len(c.changes) > 0 {
@@ -233,7 +234,7 @@ func (w *Writer) pump(ctx context.Context, src int, from uint64, out chan<- sour
 // tenants' tree hashes and the cursor past them.
 type batch struct {
 	w       *Writer
-	fresh   map[events.TenantID]bool // tenants synced since the cursor was loaded
+	fresh   map[domain.TenantID]bool // tenants synced since the cursor was loaded
 	cur     cursor
 	curSeq  uint64
 	changes []change

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -108,7 +109,7 @@ func BenchmarkCommit(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			bt := &batch{w: wr, fresh: map[events.TenantID]bool{}}
+			bt := &batch{w: wr, fresh: map[domain.TenantID]bool{}}
 			cur, curSeq, seq := cursor{}, uint64(0), uint64(0)
 			cpu0 := cpuTime()
 			for b.Loop() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -50,7 +51,7 @@ func (w *world) runWriter(t testing.TB, name string) (stop func()) {
 	return w.runWriterKeeping(t, name, nil)
 }
 
-func (w *world) runWriterKeeping(t testing.TB, name string, retention func(events.TenantID) time.Duration) (stop func()) {
+func (w *world) runWriterKeeping(t testing.TB, name string, retention func(domain.TenantID) time.Duration) (stop func()) {
 	t.Helper()
 	js, err := w.b.Connect(name)
 	if err != nil {
@@ -61,7 +62,7 @@ func (w *world) runWriterKeeping(t testing.TB, name string, retention func(event
 		tap = w.tap
 	}
 	wr, err := NewWriter(WriterConfig{JS: js, Log: NewLog(js), Tap: tap,
-		ConfigTenants: func([]byte) []events.TenantID { return []events.TenantID{"acme", "beta"} }, Retention: retention})
+		ConfigTenants: func([]byte) []domain.TenantID { return []domain.TenantID{"acme", "beta"} }, Retention: retention})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,11 +74,11 @@ func (w *world) runWriterKeeping(t testing.TB, name string, retention func(event
 	return stop
 }
 
-func (w *world) grant(t testing.TB, tenant events.TenantID, i int) events.GrantID {
+func (w *world) grant(t testing.TB, tenant domain.TenantID, i int) domain.GrantID {
 	t.Helper()
-	id := events.GrantID(fmt.Sprintf("grt_%s%020d", strings.ToUpper(string(tenant[:1])), i))
-	g := &events.Grant{ID: id, Tenant: tenant, Agent: "a", Capability: events.Capability{Action: "tools.call", Target: "x"},
-		Effect: "allow", Scope: "always", CreatedBy: events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: time.Now()}
+	id := domain.GrantID(fmt.Sprintf("grt_%s%020d", strings.ToUpper(string(tenant[:1])), i))
+	g := &domain.Grant{ID: id, Tenant: tenant, Agent: "a", Capability: domain.Capability{Action: "tools.call", Target: "x"},
+		Effect: "allow", Scope: "always", CreatedBy: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, CreatedAt: time.Now()}
 	if _, err := w.store.PutGrant(context.Background(), g); err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func (w *world) grant(t testing.TB, tenant events.TenantID, i int) events.GrantI
 }
 
 // export reads tenant's whole log through a fresh Log.
-func (w *world) export(t testing.TB, tenant events.TenantID) []byte {
+func (w *world) export(t testing.TB, tenant domain.TenantID) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	err := NewLog(w.b.JS).Entries(context.Background(), tenant, 0, time.Time{}, func(line []byte) error {
@@ -99,7 +100,7 @@ func (w *world) export(t testing.TB, tenant events.TenantID) []byte {
 	return buf.Bytes()
 }
 
-func (w *world) size(t testing.TB, tenant events.TenantID) int64 {
+func (w *world) size(t testing.TB, tenant domain.TenantID) int64 {
 	var n int64
 	if err := NewLog(w.b.JS).Tree(context.Background(), tenant, func(tr *Tree) error { n = tr.Size(); return nil }); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func projectEveryChangeOnce(t *testing.T, noTap bool) {
 		w.grant(t, "beta", i)
 	}
 	ctx := context.Background()
-	if err := w.store.PutRule(ctx, "acme", &events.Rule{ID: "r1", Agent: "a", Text: "no rm", CreatedBy: events.Ref{Kind: "person", ID: "u-1"}}); err != nil {
+	if err := w.store.PutRule(ctx, "acme", &domain.Rule{ID: "r1", Agent: "a", Text: "no rm", CreatedBy: domain.Ref{Kind: "person", ID: "u-1"}}); err != nil {
 		t.Fatal(err)
 	}
 	if err := Append(ctx, w.b.JS, Input{ID: "signin-1", Tenant: "acme", Type: events.TypeSignIn, Actor: Actor{Kind: "person", ID: "u-1"}, Subject: "u-1"}); err != nil {
@@ -226,7 +227,7 @@ func TestSignerKeyIsMadeOnce(t *testing.T) {
 // checkpoints and its proofs stay whole, and the log goes on from there.
 func TestRetentionKeepsTheTree(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	w.runWriterKeeping(t, "writer", func(events.TenantID) time.Duration { return time.Second })
+	w.runWriterKeeping(t, "writer", func(domain.TenantID) time.Duration { return time.Second })
 	for i := range 10 {
 		w.grant(t, "acme", i)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/busapi"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/nats-io/nats-server/v2/server"
@@ -16,7 +17,7 @@ import (
 )
 
 // adminPrefix is tokAdmin's inbox prefix (service:ops of acme).
-var adminPrefix = events.InboxPrefix("acme", events.Ref{Kind: events.KindService, ID: "ops"})
+var adminPrefix = events.InboxPrefix("acme", domain.Ref{Kind: domain.KindService, ID: "ops"})
 
 // discover sends a control request of verb as tokAdmin, with its token,
 // from its own connection into its own inbox, and returns the answer.
@@ -78,8 +79,8 @@ func TestDiscovery(t *testing.T) {
 func TestDiscoveryRepliesOnlyToTheCallersInbox(t *testing.T) {
 	e := start(t, acmeYAML)
 	adm := e.client(tokAdmin)
-	person := events.InboxPrefix("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"})
-	globex := events.InboxPrefix("globex", events.Ref{Kind: events.KindAgent, ID: "agt_x"})
+	person := events.InboxPrefix("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-1"})
+	globex := events.InboxPrefix("globex", domain.Ref{Kind: domain.KindAgent, ID: "agt_x"})
 	// Watch every inbox a reply was aimed at (not all of _INBOX.>: the
 	// server's own JetStream calls answer in inboxes of their own, at any
 	// moment).

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -47,7 +48,7 @@ func TestAnswerWithEdits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev events.Request // binary mode: the data is the body
+	var ev domain.Request // binary mode: the data is the body
 	if err := json.Unmarshal(m.Data, &ev); err != nil {
 		t.Fatal(err)
 	}

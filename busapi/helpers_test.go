@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/nats-io/nats.go"
@@ -139,7 +140,7 @@ func msg(t *testing.T, subj, token string, body any, headers ...string) *nats.Ms
 // client port) sends on countersign's own connection, still replying in
 // the token's inbox. A message whose token does not authenticate has no
 // connection of its own here: see TestUnauthenticatedAnswered401.
-func (e *env) req(tenant events.TenantID, op, token string, body any, headers ...string) reply {
+func (e *env) req(tenant domain.TenantID, op, token string, body any, headers ...string) reply {
 	e.t.Helper()
 	m := msg(e.t, events.APISubject(tenant, op), token, body, headers...)
 	var resp *nats.Msg

@@ -1,5 +1,7 @@
 package busapi_test
 
-import "github.com/countersign/countersign/events"
+import (
+	"github.com/countersign/countersign/domain"
+)
 
-func idOf(s string) events.RequestID { return events.RequestID(s) }
+func idOf(s string) domain.RequestID { return domain.RequestID(s) }

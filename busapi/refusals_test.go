@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
@@ -130,11 +131,11 @@ func TestForeignReplySubject(t *testing.T) {
 	pending := e.req("acme", "submit", tokMain, obj{"tool": "deploy", "arguments": obj{}}).want(t, "submit", http.StatusCreated)
 	id := str(pending.body["id"])
 	before := e.count()
-	main := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+	main := domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}
 	own := events.InboxPrefix("acme", main)
 	cases := []struct{ name, op, token, reply string }{
-		{"another agent's inbox", "cancel", tokMain, events.InboxPrefix("acme", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}) + ".r"},
-		{"a person's inbox", "submit", tokMain, events.InboxPrefix("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}) + ".r"},
+		{"another agent's inbox", "cancel", tokMain, events.InboxPrefix("acme", domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}) + ".r"},
+		{"a person's inbox", "submit", tokMain, events.InboxPrefix("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-1"}) + ".r"},
 		{"its own id in another tenant", "cancel", tokMain, events.InboxPrefix("globex", main) + ".r"},
 		{"an id that starts like its own", "cancel", tokMain, own + "x.r"},
 		{"the bare prefix", "cancel", tokMain, own},
@@ -266,7 +267,7 @@ func TestUnauthenticatedAnswered401(t *testing.T) {
 func TestUnauthenticatedNotAnsweredOutsideTheTenant(t *testing.T) {
 	e := start(t, acmeYAML)
 	globex := e.client(tokX)
-	xRef := events.Ref{Kind: events.KindAgent, ID: "agt_x"}
+	xRef := domain.Ref{Kind: domain.KindAgent, ID: "agt_x"}
 	xInbox, err := globex.SubscribeSync(events.InboxFilter("globex", xRef))
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +290,7 @@ func TestUnauthenticatedNotAnsweredOutsideTheTenant(t *testing.T) {
 	}
 	// The same subscription then answers a message into acme's inbox, in
 	// order: any reply to the ones above was published before it.
-	if _, err := e.request(msg(t, events.APISubject("acme", "list"), "", nil), events.InboxPrefix("acme", events.Ref{Kind: events.KindService, ID: "ops"})); err != nil {
+	if _, err := e.request(msg(t, events.APISubject("acme", "list"), "", nil), events.InboxPrefix("acme", domain.Ref{Kind: domain.KindService, ID: "ops"})); err != nil {
 		t.Fatalf("the 401 into acme's inbox: %v", err)
 	}
 	for what, sub := range map[string]*nats.Subscription{"globex's inbox": xInbox, "a subject that is no inbox": other} {

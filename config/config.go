@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Config is the whole file. Flags override Listen, DataDir, NATSURL,
@@ -132,7 +132,7 @@ type TenantConfig struct {
 
 	// ShellTools name the tools whose arguments.command is a shell
 	// command line (SPEC §8): a call of one is a shell request whatever
-	// subject it declares. Absent: events.ShellTools (Bash, shell,
+	// subject it declares. Absent: domain.ShellTools (Bash, shell,
 	// run_shell_command, exec_command, local_shell); [] names none.
 	ShellTools     []string `yaml:"shell_tools"`
 	shellToolLines []int    // each shell tool's line
@@ -141,7 +141,7 @@ type TenantConfig struct {
 // MemberConfig is a person and their policy.
 type MemberConfig struct {
 	ID     string         `yaml:"id"`
-	Policy *events.Policy `yaml:"policy"`
+	Policy *domain.Policy `yaml:"policy"`
 	line   int
 	// allowLines and denyLines are each policy pattern's line.
 	allowLines, denyLines []int
@@ -233,7 +233,7 @@ type TokenConfig struct {
 	Principal   string   `yaml:"principal"`
 	Scopes      []string `yaml:"scopes"`
 	// Policy narrows the calls this token submits (SPEC §2 step 1).
-	Policy *events.Policy `yaml:"policy"`
+	Policy *domain.Policy `yaml:"policy"`
 	line   int
 }
 
@@ -364,8 +364,8 @@ func hostPort(addr string) bool {
 }
 
 // Tenants converts every tenant to its domain form.
-func (c *Config) DomainTenants() ([]*events.Tenant, error) {
-	out := make([]*events.Tenant, 0, len(c.Tenants))
+func (c *Config) DomainTenants() ([]*domain.Tenant, error) {
+	out := make([]*domain.Tenant, 0, len(c.Tenants))
 	for _, tc := range c.Tenants {
 		t, err := tc.Tenant()
 		if err != nil {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 const groupsYAML = `tenants:
@@ -43,23 +43,23 @@ func TestGroupsLoad(t *testing.T) {
 	if g == nil || len(g.Members) != 3 || g.Members[1] != "u-2" {
 		t.Fatalf("group = %+v", g)
 	}
-	p := ten.ApprovalPolicyFor(events.Capability{Action: "tools.call", Target: "issue_refund"})
+	p := ten.ApprovalPolicyFor(domain.Capability{Action: "tools.call", Target: "issue_refund"})
 	if p == nil || p.ID != "big-refunds" || p.Approve != 2 || p.Group != "finance" {
 		t.Fatalf("policy = %+v", p)
 	}
-	if p := ten.ApprovalPolicyFor(events.Capability{Action: "tools.call", Target: "deploy_prod"}); p == nil || p.Approve != 1 {
+	if p := ten.ApprovalPolicyFor(domain.Capability{Action: "tools.call", Target: "deploy_prod"}); p == nil || p.Approve != 1 {
 		t.Fatalf("deploy policy = %+v", p)
 	}
-	if p := ten.ApprovalPolicyFor(events.Capability{Action: "tools.call", Target: "read"}); p != nil {
+	if p := ten.ApprovalPolicyFor(domain.Capability{Action: "tools.call", Target: "read"}); p != nil {
 		t.Fatalf("unmatched capability got policy %+v", p)
 	}
-	if got := ten.People(events.Ref{Kind: events.KindGroup, ID: "finance"}); len(got) != 3 {
+	if got := ten.People(domain.Ref{Kind: domain.KindGroup, ID: "finance"}); len(got) != 3 {
 		t.Fatalf("People(group) = %v", got)
 	}
-	if got := ten.People(events.Ref{Kind: events.KindPerson, ID: "u-2"}); len(got) != 1 || got[0] != "u-2" {
+	if got := ten.People(domain.Ref{Kind: domain.KindPerson, ID: "u-2"}); len(got) != 1 || got[0] != "u-2" {
 		t.Fatalf("People(person) = %v", got)
 	}
-	for _, r := range []events.Ref{{Kind: events.KindGroup, ID: "nope"}, {Kind: events.KindAgent, ID: "u-1"}, {Kind: events.KindPerson, ID: "u-9"}} {
+	for _, r := range []domain.Ref{{Kind: domain.KindGroup, ID: "nope"}, {Kind: domain.KindAgent, ID: "u-1"}, {Kind: domain.KindPerson, ID: "u-9"}} {
 		if got := ten.People(r); got != nil {
 			t.Fatalf("People(%v) = %v, want nobody", r, got)
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -17,7 +18,7 @@ const (
 
 // notify checks the tenant's webhooks and Slack settings (SPEC §10). The
 // variables they name are read when the server starts, not here.
-func (tc *TenantConfig) notify(*events.Tenant) error {
+func (tc *TenantConfig) notify(*domain.Tenant) error {
 	for _, w := range tc.Webhooks {
 		if err := w.validate(); err != nil {
 			return err

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Outline is one tenant of a config as GET /v1/config shows it, and as
@@ -34,7 +34,7 @@ type TokenOutline struct {
 }
 
 // OutlineOf outlines tenant t.
-func OutlineOf(t *events.Tenant) Outline {
+func OutlineOf(t *domain.Tenant) Outline {
 	o := Outline{Tenant: string(t.ID), Members: map[string]string{}, Agents: map[string]string{}, Tokens: []TokenOutline{}}
 	for id, m := range t.Members {
 		o.Members[string(id)] = digest(m)

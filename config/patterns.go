@@ -3,18 +3,18 @@ package config
 import (
 	"go.yaml.in/yaml/v3"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // patterns refuses a config that would fail open (SPEC §10): a policy
 // pattern that matches no capability, a read rule that reaches beyond
 // reads. The error names the pattern's own line.
-func (tc *TenantConfig) patterns(t *events.Tenant) error {
+func (tc *TenantConfig) patterns(t *domain.Tenant) error {
 	if err := tc.shadowReadRules(t); err != nil {
 		return err
 	}
 	for i, p := range tc.ReadRules {
-		if err := events.CheckReadRule(p, t.ShellTools...); err != nil {
+		if err := domain.CheckReadRule(p, t.ShellTools...); err != nil {
 			return lineErr(lineOf(tc.readRuleLines, i, tc.line), "read_rules: %v", err)
 		}
 	}
@@ -28,7 +28,7 @@ func (tc *TenantConfig) patterns(t *events.Tenant) error {
 			lines    []int
 		}{{"allow", m.Policy.Allow, m.allowLines}, {"deny", m.Policy.Deny, m.denyLines}} {
 			for i, p := range l.patterns {
-				if err := events.CheckPattern(p); err != nil {
+				if err := domain.CheckPattern(p); err != nil {
 					return lineErr(lineOf(l.lines, i, m.line), "member %q: policy %s: %v", m.ID, l.name, err)
 				}
 			}

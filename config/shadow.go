@@ -3,7 +3,7 @@ package config
 import (
 	"go.yaml.in/yaml/v3"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // A read rule is a pattern, or {match: PATTERN, mode: enforce|shadow}
@@ -33,7 +33,7 @@ func (t *TenantConfig) takeShadowReads(n *yaml.Node) error {
 		if err != nil {
 			return err
 		}
-		if mode == events.ModeShadow {
+		if mode == domain.ModeShadow {
 			t.shadowReads = append(t.shadowReads, shadowRead{pattern: match.Value, line: match.Line})
 			continue
 		}
@@ -49,7 +49,7 @@ func readRuleEntry(e *yaml.Node) (match *yaml.Node, mode string, err error) {
 		switch {
 		case k.Value == "match" && v.Kind == yaml.ScalarNode:
 			match = v
-		case k.Value == "mode" && (v.Value == events.ModeEnforce || v.Value == events.ModeShadow):
+		case k.Value == "mode" && (v.Value == domain.ModeEnforce || v.Value == domain.ModeShadow):
 			mode = v.Value
 		case k.Value == "mode":
 			return nil, "", lineErr(v.Line, "read_rules: mode: %q is neither enforce nor shadow", v.Value)
@@ -65,9 +65,9 @@ func readRuleEntry(e *yaml.Node) (match *yaml.Node, mode string, err error) {
 
 // shadowReadRules checks the shadow read rules as read rules and carries
 // them into t.
-func (tc *TenantConfig) shadowReadRules(t *events.Tenant) error {
+func (tc *TenantConfig) shadowReadRules(t *domain.Tenant) error {
 	for _, r := range tc.shadowReads {
-		if err := events.CheckReadRule(r.pattern); err != nil {
+		if err := domain.CheckReadRule(r.pattern); err != nil {
 			return lineErr(r.line, "read_rules: %v", err)
 		}
 		t.ShadowReadRules = append(t.ShadowReadRules, r.pattern)

@@ -1,9 +1,10 @@
 package config
 
 import (
-	"github.com/countersign/countersign/events"
 	"strings"
 	"testing"
+
+	"github.com/countersign/countersign/domain"
 )
 
 // TestNestedUnknownKeysAreRefused: a typo anywhere, nested keys of
@@ -78,4 +79,4 @@ func TestTokenTwiceDoesNotLoad(t *testing.T) {
 	}
 }
 
-func sha256HexOf(s string) string { return events.HashToken(s) }
+func sha256HexOf(s string) string { return domain.HashToken(s) }

@@ -9,7 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -29,12 +29,12 @@ const (
 )
 
 // Tenant validates tc and returns its domain form; errors name the line.
-func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
-	if !events.ConfigIDPattern.MatchString(tc.ID) {
+func (tc *TenantConfig) Tenant() (*domain.Tenant, error) {
+	if !domain.ConfigIDPattern.MatchString(tc.ID) {
 		return nil, lineErr(tc.line, "tenant id %q must match [A-Za-z0-9_-]{1,64}", tc.ID)
 	}
-	t := &events.Tenant{ID: events.TenantID(tc.ID), ReadRules: tc.ReadRules,
-		Members: map[events.MemberID]*events.Member{}, Agents: map[events.AgentID]*events.Agent{}}
+	t := &domain.Tenant{ID: domain.TenantID(tc.ID), ReadRules: tc.ReadRules,
+		Members: map[domain.MemberID]*domain.Member{}, Agents: map[domain.AgentID]*domain.Agent{}}
 	var err error
 	if t.RequestTimeout, err = duration(tc.line, "request_timeout", tc.RequestTimeout, DefaultRequestTimeout); err != nil {
 		return nil, err
@@ -54,7 +54,7 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	if err := tc.quotas(t); err != nil {
 		return nil, err
 	}
-	for _, step := range []func(*events.Tenant) error{tc.members, tc.shellTools, tc.patterns, tc.groups, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
+	for _, step := range []func(*domain.Tenant) error{tc.members, tc.shellTools, tc.patterns, tc.groups, tc.agents, tc.chains, tc.tokens, tc.judge, tc.notify} {
 		if err := step(t); err != nil {
 			return nil, err
 		}
@@ -62,15 +62,15 @@ func (tc *TenantConfig) Tenant() (*events.Tenant, error) {
 	return t, nil
 }
 
-func (tc *TenantConfig) members(t *events.Tenant) error {
+func (tc *TenantConfig) members(t *domain.Tenant) error {
 	for _, m := range tc.Members {
-		if !events.ConfigIDPattern.MatchString(m.ID) {
+		if !domain.ConfigIDPattern.MatchString(m.ID) {
 			return lineErr(m.line, "member id %q must match [A-Za-z0-9_-]{1,64}", m.ID)
 		}
-		if t.Members[events.MemberID(m.ID)] != nil {
+		if t.Members[domain.MemberID(m.ID)] != nil {
 			return lineErr(m.line, "duplicate member id %q", m.ID)
 		}
-		t.Members[events.MemberID(m.ID)] = &events.Member{ID: events.MemberID(m.ID), Policy: m.Policy, Email: m.Email, Name: m.Name}
+		t.Members[domain.MemberID(m.ID)] = &domain.Member{ID: domain.MemberID(m.ID), Policy: m.Policy, Email: m.Email, Name: m.Name}
 		if err := validName(m.Name); err != nil {
 			return lineErr(m.line, "member %q: %v", m.ID, err)
 		}
@@ -104,7 +104,7 @@ func (tc *TenantConfig) emails() error {
 // backups gives each member their backup and answer_within (SPEC §12):
 // both or neither, the backup another member of the tenant, and no chain
 // of backups coming back to a member it left.
-func (tc *TenantConfig) backups(t *events.Tenant) error {
+func (tc *TenantConfig) backups(t *domain.Tenant) error {
 	for _, m := range tc.Members {
 		if m.Backup == "" && m.AnswerWithin == "" {
 			continue
@@ -115,20 +115,20 @@ func (tc *TenantConfig) backups(t *events.Tenant) error {
 		if m.AnswerWithin == "" {
 			return lineErr(m.line, "member %q: backup %q needs answer_within (how long before it answers)", m.ID, m.Backup)
 		}
-		if t.Members[events.MemberID(m.Backup)] == nil {
+		if t.Members[domain.MemberID(m.Backup)] == nil {
 			return lineErr(m.line, "member %q: backup %q is not a member of tenant %q", m.ID, m.Backup, tc.ID)
 		}
 		d, err := duration(m.line, "answer_within", m.AnswerWithin, 0)
 		if err != nil {
 			return err
 		}
-		t.Members[events.MemberID(m.ID)].Backup, t.Members[events.MemberID(m.ID)].AnswerWithin = events.MemberID(m.Backup), d
+		t.Members[domain.MemberID(m.ID)].Backup, t.Members[domain.MemberID(m.ID)].AnswerWithin = domain.MemberID(m.Backup), d
 	}
 	for _, m := range tc.Members {
-		seen := map[events.MemberID]bool{}
-		for id := events.MemberID(m.ID); id != ""; id = t.Members[id].Backup {
+		seen := map[domain.MemberID]bool{}
+		for id := domain.MemberID(m.ID); id != ""; id = t.Members[id].Backup {
 			if seen[id] {
-				return lineErr(m.line, "member %q: backup cycle: %s", m.ID, backupPath(t, events.MemberID(m.ID)))
+				return lineErr(m.line, "member %q: backup cycle: %s", m.ID, backupPath(t, domain.MemberID(m.ID)))
 			}
 			seen[id] = true
 		}
@@ -137,8 +137,8 @@ func (tc *TenantConfig) backups(t *events.Tenant) error {
 }
 
 // backupPath is id's chain of backups, up to the first member repeated.
-func backupPath(t *events.Tenant, id events.MemberID) string {
-	seen := map[events.MemberID]bool{}
+func backupPath(t *domain.Tenant, id domain.MemberID) string {
+	seen := map[domain.MemberID]bool{}
 	path := ""
 	for ; !seen[id]; id = t.Members[id].Backup {
 		seen[id] = true
@@ -147,15 +147,15 @@ func backupPath(t *events.Tenant, id events.MemberID) string {
 	return path + string(id)
 }
 
-func (tc *TenantConfig) agents(t *events.Tenant) error {
+func (tc *TenantConfig) agents(t *domain.Tenant) error {
 	for _, a := range tc.Agents {
-		if !events.ConfigIDPattern.MatchString(a.ID) {
+		if !domain.ConfigIDPattern.MatchString(a.ID) {
 			return lineErr(a.line, "agent id %q must match [A-Za-z0-9_-]{1,64}", a.ID)
 		}
-		if t.Agents[events.AgentID(a.ID)] != nil {
+		if t.Agents[domain.AgentID(a.ID)] != nil {
 			return lineErr(a.line, "duplicate agent id %q", a.ID)
 		}
-		if t.Members[events.MemberID(a.Member)] == nil {
+		if t.Members[domain.MemberID(a.Member)] == nil {
 			return lineErr(a.line, "agent %q: unknown member %q", a.ID, a.Member)
 		}
 		rt, err := duration(a.line, "review_timeout", a.ReviewTimeout, DefaultReviewTimeout)
@@ -168,18 +168,18 @@ func (tc *TenantConfig) agents(t *events.Tenant) error {
 		if a.Reviewer == "model" && tc.Judge == nil {
 			return lineErr(a.line, "agent %q: reviewer model needs the tenant's judge", a.ID)
 		}
-		t.Agents[events.AgentID(a.ID)] = &events.Agent{ID: events.AgentID(a.ID), Tenant: t.ID, Member: events.MemberID(a.Member),
-			Parent: events.AgentID(a.Parent), Role: a.Role, Brief: a.Brief, Memory: a.Memory, Rules: a.Rules,
+		t.Agents[domain.AgentID(a.ID)] = &domain.Agent{ID: domain.AgentID(a.ID), Tenant: t.ID, Member: domain.MemberID(a.Member),
+			Parent: domain.AgentID(a.Parent), Role: a.Role, Brief: a.Brief, Memory: a.Memory, Rules: a.Rules,
 			ReviewTimeout: rt, Reviewer: a.Reviewer}
 	}
 	return nil
 }
 
 // chains checks parents: each exists, has the same member, and no cycle.
-func (tc *TenantConfig) chains(t *events.Tenant) error {
+func (tc *TenantConfig) chains(t *domain.Tenant) error {
 	for _, ac := range tc.Agents {
-		a := t.Agents[events.AgentID(ac.ID)]
-		seen := map[events.AgentID]bool{a.ID: true}
+		a := t.Agents[domain.AgentID(ac.ID)]
+		seen := map[domain.AgentID]bool{a.ID: true}
 		for p := a.Parent; p != ""; p = t.Agents[p].Parent {
 			parent := t.Agents[p]
 			switch {
@@ -196,7 +196,7 @@ func (tc *TenantConfig) chains(t *events.Tenant) error {
 	return nil
 }
 
-func (tc *TenantConfig) tokens(t *events.Tenant) error {
+func (tc *TenantConfig) tokens(t *domain.Tenant) error {
 	for _, tk := range tc.Tokens {
 		tok, err := tk.token(t)
 		if err != nil {
@@ -207,44 +207,44 @@ func (tc *TenantConfig) tokens(t *events.Tenant) error {
 	return nil
 }
 
-func (tk *TokenConfig) token(t *events.Tenant) (events.Token, error) {
+func (tk *TokenConfig) token(t *domain.Tenant) (domain.Token, error) {
 	var hash string
 	switch {
 	case tk.Token != "" && tk.TokenSHA256 != "":
-		return events.Token{}, lineErr(tk.line, "give token or token_sha256, not both")
+		return domain.Token{}, lineErr(tk.line, "give token or token_sha256, not both")
 	case tk.Token != "":
-		hash = events.HashToken(tk.Token)
+		hash = domain.HashToken(tk.Token)
 	case sha256Hex.MatchString(tk.TokenSHA256):
 		hash = tk.TokenSHA256
 	default:
-		return events.Token{}, lineErr(tk.line, "token_sha256 must be 64 lowercase hex digits")
+		return domain.Token{}, lineErr(tk.line, "token_sha256 must be 64 lowercase hex digits")
 	}
-	p, ok := events.ParsePrincipal(tk.Principal)
+	p, ok := domain.ParsePrincipal(tk.Principal)
 	if !ok {
-		return events.Token{}, lineErr(tk.line, "principal %q must be person:<id>, agent:<id> or service:<name>", tk.Principal)
+		return domain.Token{}, lineErr(tk.line, "principal %q must be person:<id>, agent:<id> or service:<name>", tk.Principal)
 	}
-	if (p.Kind == events.KindPerson && t.Members[events.MemberID(p.ID)] == nil) ||
-		(p.Kind == events.KindAgent && t.Agents[events.AgentID(p.ID)] == nil) {
-		return events.Token{}, lineErr(tk.line, "principal %q is not in tenant %q", tk.Principal, t.ID)
+	if (p.Kind == domain.KindPerson && t.Members[domain.MemberID(p.ID)] == nil) ||
+		(p.Kind == domain.KindAgent && t.Agents[domain.AgentID(p.ID)] == nil) {
+		return domain.Token{}, lineErr(tk.line, "principal %q is not in tenant %q", tk.Principal, t.ID)
 	}
 	for _, s := range tk.Scopes {
 		switch s {
-		case events.ScopeRequestsWrite, events.ScopeApprovalsRead, events.ScopeApprovalsWrite, events.ScopeAdmin, events.ScopeEventsRead:
+		case domain.ScopeRequestsWrite, domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite, domain.ScopeAdmin, domain.ScopeEventsRead:
 		default:
-			return events.Token{}, lineErr(tk.line, "unknown scope %q", s)
+			return domain.Token{}, lineErr(tk.line, "unknown scope %q", s)
 		}
 	}
 	if tk.Policy != nil {
 		for _, pat := range slices.Concat(tk.Policy.Allow, tk.Policy.Deny) {
-			if err := events.CheckPattern(pat); err != nil {
-				return events.Token{}, lineErr(tk.line, "token policy: %v", err)
+			if err := domain.CheckPattern(pat); err != nil {
+				return domain.Token{}, lineErr(tk.line, "token policy: %v", err)
 			}
 		}
 	}
-	return events.Token{SHA256: hash, Principal: p, Scopes: tk.Scopes, Policy: tk.Policy}, nil
+	return domain.Token{SHA256: hash, Principal: p, Scopes: tk.Scopes, Policy: tk.Policy}, nil
 }
 
-func (tc *TenantConfig) judge(t *events.Tenant) error {
+func (tc *TenantConfig) judge(t *domain.Tenant) error {
 	j := tc.Judge
 	if j == nil {
 		return nil
@@ -256,7 +256,7 @@ func (tc *TenantConfig) judge(t *events.Tenant) error {
 	if err != nil {
 		return err
 	}
-	t.Judge = &events.JudgeConfig{BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Timeout: d}
+	t.Judge = &domain.JudgeConfig{BaseURL: j.BaseURL, Model: j.Model, APIKeyEnv: j.APIKeyEnv, Timeout: d}
 	return nil
 }
 
@@ -283,7 +283,7 @@ func (c *Config) uniqueTokens() error {
 		for _, tk := range t.Tokens {
 			h := tk.TokenSHA256
 			if tk.Token != "" {
-				h = events.HashToken(tk.Token)
+				h = domain.HashToken(tk.Token)
 			}
 			if l, ok := first[h]; ok {
 				return lineErr(tk.line, "token appears twice in the file (first at line %d); each token names one principal", l)
@@ -296,16 +296,16 @@ func (c *Config) uniqueTokens() error {
 
 // quotas sets the tenant's quotas (SPEC §5), each a positive whole
 // number when given.
-func (tc *TenantConfig) quotas(t *events.Tenant) error {
+func (tc *TenantConfig) quotas(t *domain.Tenant) error {
 	for _, q := range []struct {
 		field string
 		v     *wholeNumber
 		def   int
 		out   *int
 	}{
-		{"max_pending", tc.MaxPending, events.DefaultMaxPending, &t.MaxPending},
-		{"submit_rate", tc.SubmitRate, events.DefaultSubmitRate, &t.SubmitRate},
-		{"submit_burst", tc.SubmitBurst, events.DefaultSubmitBurst, &t.SubmitBurst},
+		{"max_pending", tc.MaxPending, domain.DefaultMaxPending, &t.MaxPending},
+		{"submit_rate", tc.SubmitRate, domain.DefaultSubmitRate, &t.SubmitRate},
+		{"submit_burst", tc.SubmitBurst, domain.DefaultSubmitBurst, &t.SubmitBurst},
 	} {
 		switch {
 		case q.v == nil:

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 )
@@ -14,37 +14,37 @@ import (
 // r has already moved away from that backup (a chain of backups never
 // loops back). ok is false when r does not wait on a person, or that
 // person has no backup to move to.
-func Backup(v *views.Views, r *events.Request) (to events.Ref, within time.Duration, ok bool) {
+func Backup(v *views.Views, r *domain.Request) (to domain.Ref, within time.Duration, ok bool) {
 	return backupOf(v, r.Tenant, r.Approver, r.Escalation)
 }
 
 // backupOf is Backup of a request of tenant waiting on approver, last
 // moved by esc (nil: never moved).
-func backupOf(v *views.Views, tenant events.TenantID, approver *events.Ref, esc *events.Escalation) (to events.Ref, within time.Duration, ok bool) {
-	if approver == nil || approver.Kind != events.KindPerson {
-		return events.Ref{}, 0, false
+func backupOf(v *views.Views, tenant domain.TenantID, approver *domain.Ref, esc *domain.Escalation) (to domain.Ref, within time.Duration, ok bool) {
+	if approver == nil || approver.Kind != domain.KindPerson {
+		return domain.Ref{}, 0, false
 	}
 	t, ok := v.Tenant(tenant)
 	if !ok {
-		return events.Ref{}, 0, false
+		return domain.Ref{}, 0, false
 	}
 	return BackupIn(t, approver, esc)
 }
 
 // BackupIn is Backup of a request of tenant t waiting on approver, last
 // moved by esc (nil: never moved): what t's config says, with no I/O.
-func BackupIn(t *events.Tenant, approver *events.Ref, esc *events.Escalation) (to events.Ref, within time.Duration, ok bool) {
-	if approver == nil || approver.Kind != events.KindPerson {
-		return events.Ref{}, 0, false
+func BackupIn(t *domain.Tenant, approver *domain.Ref, esc *domain.Escalation) (to domain.Ref, within time.Duration, ok bool) {
+	if approver == nil || approver.Kind != domain.KindPerson {
+		return domain.Ref{}, 0, false
 	}
-	m := t.Members[events.MemberID(approver.ID)]
+	m := t.Members[domain.MemberID(approver.ID)]
 	if m == nil || m.Backup == "" || m.AnswerWithin <= 0 || m.Backup == m.ID || t.Members[m.Backup] == nil {
-		return events.Ref{}, 0, false
+		return domain.Ref{}, 0, false
 	}
 	if esc != nil && slices.Contains(esc.Passed, m.Backup) {
-		return events.Ref{}, 0, false
+		return domain.Ref{}, 0, false
 	}
-	return events.Ref{Kind: events.KindPerson, ID: string(m.Backup)}, m.AnswerWithin, true
+	return domain.Ref{Kind: domain.KindPerson, ID: string(m.Backup)}, m.AnswerWithin, true
 }
 
 // waitingSince is when r came to wait on its current approver (or the
@@ -63,7 +63,7 @@ func waitingSince(r kvstate.Record) time.Time {
 // their answer_within after it came to wait on them, that is after its
 // stored write or, if later, its last move (stamped by the deciders'
 // clock, which the write's server clock may trail).
-func backupDue(v *views.Views, tenant events.TenantID, approver *events.Ref, esc *events.Escalation, since time.Time) (time.Time, bool) {
+func backupDue(v *views.Views, tenant domain.TenantID, approver *domain.Ref, esc *domain.Escalation, since time.Time) (time.Time, bool) {
 	_, within, ok := backupOf(v, tenant, approver, esc)
 	if !ok {
 		return time.Time{}, false

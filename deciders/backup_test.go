@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -21,11 +21,11 @@ const backupYAML = `tenants:
       - {id: main, member: u-1}
 `
 
-func waitingOn(kind, id string, passed ...events.MemberID) *events.Request {
+func waitingOn(kind, id string, passed ...domain.MemberID) *domain.Request {
 	r := req("main", "tools.call", "deploy", "", "tool")
-	r.Status, r.Approver = events.StatusPending, &events.Ref{Kind: kind, ID: id}
+	r.Status, r.Approver = domain.StatusPending, &domain.Ref{Kind: kind, ID: id}
 	if passed != nil {
-		r.Escalation = &events.Escalation{By: events.Ref{Kind: events.KindDeadline}, Passed: passed}
+		r.Escalation = &domain.Escalation{By: domain.Ref{Kind: domain.KindDeadline}, Passed: passed}
 	}
 	return r
 }
@@ -38,24 +38,24 @@ func TestBackupOf(t *testing.T) {
 	_, views, tenants := testutil.NewState(t, backupYAML)
 	tests := []struct {
 		name   string
-		r      *events.Request
+		r      *domain.Request
 		to     string
 		within time.Duration
 	}{
-		{"person with a backup", waitingOn(events.KindPerson, "u-1"), "u-2", 10 * time.Minute},
-		{"the backup's backup", waitingOn(events.KindPerson, "u-2", "u-1"), "u-3", 20 * time.Minute},
-		{"no backup", waitingOn(events.KindPerson, "u-3", "u-1", "u-2"), "", 0},
-		{"an agent", waitingOn(events.KindAgent, "main"), "", 0},
-		{"an unknown person", waitingOn(events.KindPerson, "u-9"), "", 0},
+		{"person with a backup", waitingOn(domain.KindPerson, "u-1"), "u-2", 10 * time.Minute},
+		{"the backup's backup", waitingOn(domain.KindPerson, "u-2", "u-1"), "u-3", 20 * time.Minute},
+		{"no backup", waitingOn(domain.KindPerson, "u-3", "u-1", "u-2"), "", 0},
+		{"an agent", waitingOn(domain.KindAgent, "main"), "", 0},
+		{"an unknown person", waitingOn(domain.KindPerson, "u-9"), "", 0},
 	}
 	for _, tt := range tests {
 		to, within, ok := deciders.Backup(views, tt.r)
-		if ok != (tt.to != "") || to.ID != tt.to || within != tt.within || (ok && to.Kind != events.KindPerson) {
+		if ok != (tt.to != "") || to.ID != tt.to || within != tt.within || (ok && to.Kind != domain.KindPerson) {
 			t.Errorf("%s: Backup = %+v %s %v, want %q %s", tt.name, to, within, ok, tt.to, tt.within)
 		}
 	}
 	tenants[0].Members["u-3"].Backup, tenants[0].Members["u-3"].AnswerWithin = "u-1", time.Minute // u-1 → u-2 → u-3 → u-1
-	if to, _, ok := deciders.Backup(views, waitingOn(events.KindPerson, "u-3", "u-1", "u-2")); ok {
+	if to, _, ok := deciders.Backup(views, waitingOn(domain.KindPerson, "u-3", "u-1", "u-2")); ok {
 		t.Errorf("a request that passed u-1 moves back to u-1: %+v", to)
 	}
 }
@@ -63,23 +63,23 @@ func TestBackupOf(t *testing.T) {
 // moves records the timers' backup moves.
 type moves struct {
 	noActions
-	got chan events.Ref
+	got chan domain.Ref
 }
 
-func (m moves) MoveToBackup(_ context.Context, _ events.TenantID, _ events.RequestID, from events.Ref, _ uint64) error {
+func (m moves) MoveToBackup(_ context.Context, _ domain.TenantID, _ domain.RequestID, from domain.Ref, _ uint64) error {
 	m.got <- from
 	return nil
 }
 
 // next is the next move made, failing the test when none comes.
-func (m moves) next(t *testing.T) events.Ref {
+func (m moves) next(t *testing.T) domain.Ref {
 	t.Helper()
 	select {
 	case from := <-m.got:
 		return from
 	case <-time.After(10 * time.Second):
 		t.Fatal("no move made")
-		return events.Ref{}
+		return domain.Ref{}
 	}
 }
 
@@ -90,7 +90,7 @@ func (m moves) next(t *testing.T) events.Ref {
 func TestBackupTimerDerivedFromTheRecord(t *testing.T) {
 	_, views, _ := testutil.NewState(t, backupYAML)
 	clock := testutil.NewClock(time.Now())
-	acts := moves{got: make(chan events.Ref, 4)}
+	acts := moves{got: make(chan domain.Ref, 4)}
 	tm, err := deciders.NewTimers(deciders.TimersConfig{Views: views, Act: acts, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -99,10 +99,10 @@ func TestBackupTimerDerivedFromTheRecord(t *testing.T) {
 	defer cancel()
 	go func() { _ = tm.Run(ctx) }()
 
-	written := kvstate.Record{Request: *waitingOn(events.KindPerson, "u-1"), Written: clock.Now().Add(-6 * time.Minute)}
+	written := kvstate.Record{Request: *waitingOn(domain.KindPerson, "u-1"), Written: clock.Now().Add(-6 * time.Minute)}
 	written.ID, written.DeadlineAt = "req_a", clock.Now().Add(time.Hour)
 	tm.Observe("acme.req_a", written, false)
-	moved := kvstate.Record{Request: *waitingOn(events.KindPerson, "u-2", "u-1"), Written: clock.Now().Add(-time.Hour)}
+	moved := kvstate.Record{Request: *waitingOn(domain.KindPerson, "u-2", "u-1"), Written: clock.Now().Add(-time.Hour)}
 	moved.ID, moved.DeadlineAt = "req_b", clock.Now().Add(time.Hour)
 	moved.Escalation.At = clock.Now().Add(-15 * time.Minute) // u-2's 20m run from the move, not from the older write
 	tm.Observe("acme.req_b", moved, false)

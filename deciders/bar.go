@@ -1,7 +1,7 @@
 package deciders
 
 import (
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Authority never crosses members (SPEC §3): agents.delegate:B by A is
@@ -14,7 +14,7 @@ import (
 // barred, or "" when it is not; chain is the delegator's chain in the
 // session (ChainFor), the delegator last. An agent the views do not hold
 // is barred: it works for no member the delegator works for.
-func DelegationBar(v State, tenant events.TenantID, delegator, agent events.AgentID, chain []events.AgentID) string {
+func DelegationBar(v State, tenant domain.TenantID, delegator, agent domain.AgentID, chain []domain.AgentID) string {
 	if agent == delegator {
 		return "authority never crosses members: an agent cannot delegate work to itself"
 	}
@@ -31,9 +31,9 @@ func DelegationBar(v State, tenant events.TenantID, delegator, agent events.Agen
 
 // delegationBar is DelegationBar for a submitted agents.delegate request,
 // whose chain is its requester's in its session; "" for any other request.
-func delegationBar(v State, t *events.Tenant, r *events.Request) string {
-	if r.Capability.Action != events.ActionAgentsDelegate {
+func delegationBar(v State, t *domain.Tenant, r *domain.Request) string {
+	if r.Capability.Action != domain.ActionAgentsDelegate {
 		return ""
 	}
-	return DelegationBar(v, t.ID, r.Agent, events.AgentID(r.Capability.Target), r.Chain)
+	return DelegationBar(v, t.ID, r.Agent, domain.AgentID(r.Capability.Target), r.Chain)
 }

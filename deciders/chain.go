@@ -1,15 +1,15 @@
 package deciders
 
 import (
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/views"
 )
 
 // Chain returns an agent's ancestry, top first, the agent last. A broken
 // parent link (which config validation prevents) ends the chain.
-func Chain(v *views.Views, tenant events.TenantID, agent events.AgentID) []events.AgentID {
-	var rev []events.AgentID
-	seen := map[events.AgentID]bool{}
+func Chain(v *views.Views, tenant domain.TenantID, agent domain.AgentID) []domain.AgentID {
+	var rev []domain.AgentID
+	seen := map[domain.AgentID]bool{}
 	for id := agent; id != "" && !seen[id]; {
 		seen[id] = true
 		rev = append(rev, id)
@@ -19,7 +19,7 @@ func Chain(v *views.Views, tenant events.TenantID, agent events.AgentID) []event
 		}
 		id = a.Parent
 	}
-	out := make([]events.AgentID, len(rev))
+	out := make([]domain.AgentID, len(rev))
 	for i, id := range rev {
 		out[len(rev)-1-i] = id
 	}
@@ -28,15 +28,15 @@ func Chain(v *views.Views, tenant events.TenantID, agent events.AgentID) []event
 
 // Above returns the decider above agent: its parent agent or, at the top,
 // its member.
-func Above(v State, tenant events.TenantID, agent events.AgentID) events.Ref {
+func Above(v State, tenant domain.TenantID, agent domain.AgentID) domain.Ref {
 	a, ok := v.Agent(tenant, agent)
 	if !ok {
-		return events.Ref{}
+		return domain.Ref{}
 	}
 	if a.Parent != "" {
-		return events.Ref{Kind: events.KindAgent, ID: string(a.Parent)}
+		return domain.Ref{Kind: domain.KindAgent, ID: string(a.Parent)}
 	}
-	return events.Ref{Kind: events.KindPerson, ID: string(a.Member)}
+	return domain.Ref{Kind: domain.KindPerson, ID: string(a.Member)}
 }
 
 // Holds reports whether decider d holds r's capability (SPEC §3), and the
@@ -46,27 +46,27 @@ func Above(v State, tenant events.TenantID, agent events.AgentID) events.Ref {
 // session (at most session), or the capability is a read. For a shell
 // request the grants are those covering its current stage (SPEC §8): no
 // agent holds an opaque stage.
-func (c *Checker) Holds(t *events.Tenant, d events.Ref, r *events.Request) (bool, string) {
+func (c *Checker) Holds(t *domain.Tenant, d domain.Ref, r *domain.Request) (bool, string) {
 	capStr := r.Capability.String()
-	if d.Kind == events.KindPerson {
-		m := t.Members[events.MemberID(d.ID)]
-		return m != nil && m.Policy.Permits(capStr), events.ScopeLifetime
+	if d.Kind == domain.KindPerson {
+		m := t.Members[domain.MemberID(d.ID)]
+		return m != nil && m.Policy.Permits(capStr), domain.ScopeLifetime
 	}
-	a, ok := c.Views.Agent(t.ID, events.AgentID(d.ID))
+	a, ok := c.Views.Agent(t.ID, domain.AgentID(d.ID))
 	if !ok || t.Members[a.Member] == nil || !t.Members[a.Member].Policy.Permits(capStr) {
 		return false, ""
 	}
 	g, ok := c.grantFor(t.ID, a.ID, r, r.CurrentStage)
 	switch {
-	case ok && g.Effect == events.EffectDeny:
+	case ok && g.Effect == domain.EffectDeny:
 		return false, ""
-	case ok && g.Scope == events.ScopeLifetime:
-		return true, events.ScopeLifetime
+	case ok && g.Scope == domain.ScopeLifetime:
+		return true, domain.ScopeLifetime
 	case ok:
-		return true, events.ScopeSession
+		return true, domain.ScopeSession
 	}
 	if _, read := readRule(t, r); read {
-		return true, events.ScopeLifetime
+		return true, domain.ScopeLifetime
 	}
 	return false, ""
 }

@@ -3,15 +3,15 @@ package deciders
 import (
 	"context"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Verdict is what steps 1–4 of the check order concluded about a request.
 type Verdict struct {
 	// Decided is true when steps 1–4 decided; then Status and By are set.
 	Decided    bool
-	Status     events.Status
-	By         events.Ref
+	Status     domain.Status
+	By         domain.Ref
 	QuotedRule string
 	// Note says why, when the rule that decided is not plain from By (a
 	// delegation that would cross members).
@@ -25,14 +25,14 @@ type Verdict struct {
 // RulesJudge reads an agent's rules against a request (SPEC §6). It returns
 // a verified allow or deny, or Escalate for anything else.
 type RulesJudge interface {
-	JudgeRules(ctx context.Context, tenant *events.Tenant, rules []events.Rule, r *events.Request) JudgeResult
+	JudgeRules(ctx context.Context, tenant *domain.Tenant, rules []domain.Rule, r *domain.Request) JudgeResult
 }
 
 // JudgeResult is a RulesJudge's answer; Verdict is "allow", "deny" or
 // "escalate".
 type JudgeResult struct {
 	Verdict        string
-	RuleID         events.RuleID
+	RuleID         domain.RuleID
 	Quote          string
 	ReviewerReason string
 }
@@ -45,30 +45,30 @@ type Checker struct {
 	// Judge, if set, is consulted at step 4 for tenants that have a judge.
 	Judge RulesJudge
 	// Rules returns an agent's rules (configured and kept); nil: none.
-	Rules func(tenant *events.Tenant, agent events.AgentID) []events.Rule
+	Rules func(tenant *domain.Tenant, agent domain.AgentID) []domain.Rule
 }
 
 // Check runs steps 1–4 for r (SPEC §2); an unknown subject kind or a
 // protected write stops after step 1. Step 1 is the member's policy and
 // then the bar on delegation across members (DelegationBar), which reads
 // r.Chain: r's chain must be set. r.Agent must exist in tenant.
-func (c *Checker) Check(ctx context.Context, t *events.Tenant, r *events.Request) Verdict {
+func (c *Checker) Check(ctx context.Context, t *domain.Tenant, r *domain.Request) Verdict {
 	agent, _ := c.Views.Agent(t.ID, r.Agent)
 	capStr := r.Capability.String()
 	if m := t.Members[agent.Member]; m == nil || !m.Policy.Permits(capStr) {
-		return Verdict{Decided: true, Status: events.StatusDenied, By: events.Ref{Kind: events.KindPolicy, ID: string(agent.Member)}}
+		return Verdict{Decided: true, Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPolicy, ID: string(agent.Member)}}
 	}
 	if note := delegationBar(c.Views, t, r); note != "" {
-		return Verdict{Decided: true, Status: events.StatusDenied, By: events.Ref{Kind: events.KindPolicy, ID: string(agent.Member)}, Note: note}
+		return Verdict{Decided: true, Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPolicy, ID: string(agent.Member)}, Note: note}
 	}
 	if !KnownSubject(r.Subject.Kind) || r.Subject.ProtectedWrite { // a decider answers while a client watches (SPEC §8)
 		return Verdict{}
 	}
 	if p, ok := readRule(t, r); ok {
-		return Verdict{Decided: true, Status: events.StatusApproved, By: events.Ref{Kind: events.KindRead, ID: p}}
+		return Verdict{Decided: true, Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindRead, ID: p}}
 	}
 	if c.ownSubagent(t, r) {
-		return Verdict{Decided: true, Status: events.StatusApproved, By: events.Ref{Kind: events.KindOwnSubagent, ID: r.Capability.Target}}
+		return Verdict{Decided: true, Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindOwnSubagent, ID: r.Capability.Target}}
 	}
 	if v, ok := c.grants(t, r); ok {
 		return v
@@ -78,32 +78,32 @@ func (c *Checker) Check(ctx context.Context, t *events.Tenant, r *events.Request
 
 // readRule returns the read rule r's capability matches (step 2). A shell
 // request with an opaque stage is never a read (SPEC §8).
-func readRule(t *events.Tenant, r *events.Request) (string, bool) {
+func readRule(t *domain.Tenant, r *domain.Request) (string, bool) {
 	for _, st := range r.Stages {
 		if st.Opaque != "" {
 			return "", false
 		}
 	}
-	return events.MatchAny(t.ReadRules, r.Capability.String())
+	return domain.MatchAny(t.ReadRules, r.Capability.String())
 }
 
 // grants is step 3. A shell request is covered stage by stage: a deny
 // grant on any stage denies it; each stage an allow grant covers is marked
 // allowed on r, and the request is decided only when every stage is.
-func (c *Checker) grants(t *events.Tenant, r *events.Request) (Verdict, bool) {
-	if r.Subject.Kind != events.SubjectShell {
+func (c *Checker) grants(t *domain.Tenant, r *domain.Request) (Verdict, bool) {
+	if r.Subject.Kind != domain.SubjectShell {
 		g, ok := c.grantFor(t.ID, r.Agent, r, 0)
 		return grantVerdict(g), ok
 	}
-	covered := make([]events.Grant, len(r.Stages))
+	covered := make([]domain.Grant, len(r.Stages))
 	for i := range r.Stages {
 		g, ok := c.grantFor(t.ID, r.Agent, r, i)
-		if ok && g.Effect == events.EffectDeny {
+		if ok && g.Effect == domain.EffectDeny {
 			return grantVerdict(g), true
 		}
 		covered[i] = g
 	}
-	var first events.Grant
+	var first domain.Grant
 	for i, g := range covered {
 		if g.ID == "" {
 			continue
@@ -111,57 +111,57 @@ func (c *Checker) grants(t *events.Tenant, r *events.Request) (Verdict, bool) {
 		if first.ID == "" {
 			first = g
 		}
-		r.AllowStageAt(i, events.Ref{Kind: events.KindGrant, ID: string(g.ID)}, events.ScopeOnce, r.CreatedAt)
+		r.AllowStageAt(i, domain.Ref{Kind: domain.KindGrant, ID: string(g.ID)}, domain.ScopeOnce, r.CreatedAt)
 	}
 	return grantVerdict(first), len(r.Stages) > 0 && r.CurrentStage == len(r.Stages)
 }
 
-func grantVerdict(g events.Grant) Verdict {
-	st := events.StatusApproved
-	if g.Effect == events.EffectDeny {
-		st = events.StatusDenied
+func grantVerdict(g domain.Grant) Verdict {
+	st := domain.StatusApproved
+	if g.Effect == domain.EffectDeny {
+		st = domain.StatusDenied
 	}
-	return Verdict{Decided: true, Status: st, By: events.Ref{Kind: events.KindGrant, ID: string(g.ID)}}
+	return Verdict{Decided: true, Status: st, By: domain.Ref{Kind: domain.KindGrant, ID: string(g.ID)}}
 }
 
 // KnownSubject reports whether kind is a subject kind known in v1; any
 // other kind skips steps 2–4 and is answerable only with scope once.
 func KnownSubject(kind string) bool {
-	return kind == events.SubjectTool || kind == events.SubjectShell
+	return kind == domain.SubjectTool || kind == domain.SubjectShell
 }
 
-func (c *Checker) ownSubagent(t *events.Tenant, r *events.Request) bool {
-	if r.Capability.Action != events.ActionAgentsDelegate {
+func (c *Checker) ownSubagent(t *domain.Tenant, r *domain.Request) bool {
+	if r.Capability.Action != domain.ActionAgentsDelegate {
 		return false
 	}
-	sub, ok := c.Views.Agent(t.ID, events.AgentID(r.Capability.Target))
+	sub, ok := c.Views.Agent(t.ID, domain.AgentID(r.Capability.Target))
 	return ok && sub.Registered && sub.Parent == r.Agent && sub.RetiredAt == nil
 }
 
 // grantFor returns the grant of agent that decides r (a shell request: its
 // stage at index stage): a deny grant wins over an allow grant, a lifetime
 // allow over a session one.
-func (c *Checker) grantFor(tenant events.TenantID, agent events.AgentID, r *events.Request, stage int) (events.Grant, bool) {
-	var allow *events.Grant
+func (c *Checker) grantFor(tenant domain.TenantID, agent domain.AgentID, r *domain.Request, stage int) (domain.Grant, bool) {
+	var allow *domain.Grant
 	for _, g := range c.Views.GrantsOf(tenant, agent) {
 		if !g.Covers(r, stage) {
 			continue
 		}
-		if g.Effect == events.EffectDeny {
+		if g.Effect == domain.EffectDeny {
 			return g, true
 		}
-		if allow == nil || g.Scope == events.ScopeLifetime {
+		if allow == nil || g.Scope == domain.ScopeLifetime {
 			g := g
 			allow = &g
 		}
 	}
 	if allow == nil {
-		return events.Grant{}, false
+		return domain.Grant{}, false
 	}
 	return *allow, true
 }
 
-func (c *Checker) rules(ctx context.Context, t *events.Tenant, r *events.Request) Verdict {
+func (c *Checker) rules(ctx context.Context, t *domain.Tenant, r *domain.Request) Verdict {
 	if c.Judge == nil || t.Judge == nil || c.Rules == nil {
 		return Verdict{}
 	}
@@ -173,12 +173,12 @@ func (c *Checker) rules(ctx context.Context, t *events.Tenant, r *events.Request
 	defer cancel()
 	res := c.Judge.JudgeRules(ctx, t, rules, r)
 	switch res.Verdict {
-	case events.EffectAllow, events.EffectDeny:
-		st := events.StatusApproved
-		if res.Verdict == events.EffectDeny {
-			st = events.StatusDenied
+	case domain.EffectAllow, domain.EffectDeny:
+		st := domain.StatusApproved
+		if res.Verdict == domain.EffectDeny {
+			st = domain.StatusDenied
 		}
-		return Verdict{Decided: true, Status: st, By: events.Ref{Kind: events.KindRule, ID: string(res.RuleID)}, QuotedRule: res.Quote}
+		return Verdict{Decided: true, Status: st, By: domain.Ref{Kind: domain.KindRule, ID: string(res.RuleID)}, QuotedRule: res.Quote}
 	}
 	return Verdict{JudgeEscalated: true, ReviewerReason: res.ReviewerReason}
 }

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/shell"
@@ -27,7 +27,7 @@ const tenantYAML = `tenants:
 `
 
 type fixture struct {
-	t       *events.Tenant
+	t       *domain.Tenant
 	store   *kvstate.Store
 	views   *views.Views
 	checker *deciders.Checker
@@ -39,9 +39,9 @@ func newFixture(t *testing.T) *fixture {
 	return &fixture{t: tenants[0], store: store, views: views, checker: &deciders.Checker{Views: views}}
 }
 
-func (f *fixture) grant(t *testing.T, agent events.AgentID, target, effect, scope, session string) events.Grant {
+func (f *fixture) grant(t *testing.T, agent domain.AgentID, target, effect, scope, session string) domain.Grant {
 	t.Helper()
-	g := events.Grant{ID: events.NewGrantID(), Tenant: "acme", Agent: agent, Capability: events.Capability{Action: "tools.call", Target: target},
+	g := domain.Grant{ID: domain.NewGrantID(), Tenant: "acme", Agent: agent, Capability: domain.Capability{Action: "tools.call", Target: target},
 		Effect: effect, Scope: scope, Session: session, CreatedAt: time.Now()}
 	rev, err := f.store.PutGrant(context.Background(), &g)
 	if err != nil {
@@ -51,36 +51,36 @@ func (f *fixture) grant(t *testing.T, agent events.AgentID, target, effect, scop
 	return g
 }
 
-func req(agent events.AgentID, action, target, session, kind string) *events.Request {
-	return &events.Request{Tenant: "acme", Agent: agent, Session: session, Subject: events.Subject{Kind: kind},
-		Capability: events.Capability{Action: action, Target: target}}
+func req(agent domain.AgentID, action, target, session, kind string) *domain.Request {
+	return &domain.Request{Tenant: "acme", Agent: agent, Session: session, Subject: domain.Subject{Kind: kind},
+		Capability: domain.Capability{Action: action, Target: target}}
 }
 
 func TestCheckOrder(t *testing.T) {
 	f := newFixture(t)
-	allow := f.grant(t, "prog", "deploy", events.EffectAllow, events.ScopeLifetime, "")
-	deny := f.grant(t, "prog", "wipe", events.EffectDeny, events.ScopeLifetime, "")
-	f.grant(t, "prog", "wipe", events.EffectAllow, events.ScopeLifetime, "")
-	sess := f.grant(t, "prog", "email", events.EffectAllow, events.ScopeSession, "ses-1")
-	f.grant(t, "prog", "read_secrets", events.EffectDeny, events.ScopeLifetime, "")
+	allow := f.grant(t, "prog", "deploy", domain.EffectAllow, domain.ScopeLifetime, "")
+	deny := f.grant(t, "prog", "wipe", domain.EffectDeny, domain.ScopeLifetime, "")
+	f.grant(t, "prog", "wipe", domain.EffectAllow, domain.ScopeLifetime, "")
+	sess := f.grant(t, "prog", "email", domain.EffectAllow, domain.ScopeSession, "ses-1")
+	f.grant(t, "prog", "read_secrets", domain.EffectDeny, domain.ScopeLifetime, "")
 	tests := []struct {
 		name   string
-		r      *events.Request
-		status events.Status
-		by     events.Ref
+		r      *domain.Request
+		status domain.Status
+		by     domain.Ref
 	}{
-		{"policy deny wins", req("prog", "apps.call", "c/delete_user", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-1"}},
-		{"no policy denies", req("lone", "tools.call", "read_file", "", "tool"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-2"}},
-		{"read", req("prog", "tools.call", "read_file", "", "tool"), events.StatusApproved, events.Ref{Kind: "read", ID: "tools.call:read_*"}},
-		{"a read is decided before grants", req("prog", "tools.call", "read_secrets", "", "tool"), events.StatusApproved, events.Ref{Kind: "read", ID: "tools.call:read_*"}},
-		{"allow grant", req("prog", "tools.call", "deploy", "", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(allow.ID)}},
-		{"deny grant wins", req("prog", "tools.call", "wipe", "", "tool"), events.StatusDenied, events.Ref{Kind: "grant", ID: string(deny.ID)}},
-		{"session grant in its session", req("prog", "tools.call", "email", "ses-1", "tool"), events.StatusApproved, events.Ref{Kind: "grant", ID: string(sess.ID)}},
-		{"session grant, other session", req("prog", "tools.call", "email", "ses-2", "tool"), "", events.Ref{}},
-		{"grants bind only their agent", req("main", "tools.call", "deploy", "", "tool"), "", events.Ref{}},
-		{"unknown subject skips reads", req("prog", "tools.call", "read_file", "", "browser"), "", events.Ref{}},
-		{"unknown subject still meets policy", req("prog", "apps.call", "c/delete_user", "", "browser"), events.StatusDenied, events.Ref{Kind: "policy", ID: "u-1"}},
-		{"delegation to a configured agent is not own", req("main", "agents.delegate", "prog", "", "tool"), "", events.Ref{}},
+		{"policy deny wins", req("prog", "apps.call", "c/delete_user", "", "tool"), domain.StatusDenied, domain.Ref{Kind: "policy", ID: "u-1"}},
+		{"no policy denies", req("lone", "tools.call", "read_file", "", "tool"), domain.StatusDenied, domain.Ref{Kind: "policy", ID: "u-2"}},
+		{"read", req("prog", "tools.call", "read_file", "", "tool"), domain.StatusApproved, domain.Ref{Kind: "read", ID: "tools.call:read_*"}},
+		{"a read is decided before grants", req("prog", "tools.call", "read_secrets", "", "tool"), domain.StatusApproved, domain.Ref{Kind: "read", ID: "tools.call:read_*"}},
+		{"allow grant", req("prog", "tools.call", "deploy", "", "tool"), domain.StatusApproved, domain.Ref{Kind: "grant", ID: string(allow.ID)}},
+		{"deny grant wins", req("prog", "tools.call", "wipe", "", "tool"), domain.StatusDenied, domain.Ref{Kind: "grant", ID: string(deny.ID)}},
+		{"session grant in its session", req("prog", "tools.call", "email", "ses-1", "tool"), domain.StatusApproved, domain.Ref{Kind: "grant", ID: string(sess.ID)}},
+		{"session grant, other session", req("prog", "tools.call", "email", "ses-2", "tool"), "", domain.Ref{}},
+		{"grants bind only their agent", req("main", "tools.call", "deploy", "", "tool"), "", domain.Ref{}},
+		{"unknown subject skips reads", req("prog", "tools.call", "read_file", "", "browser"), "", domain.Ref{}},
+		{"unknown subject still meets policy", req("prog", "apps.call", "c/delete_user", "", "browser"), domain.StatusDenied, domain.Ref{Kind: "policy", ID: "u-1"}},
+		{"delegation to a configured agent is not own", req("main", "agents.delegate", "prog", "", "tool"), "", domain.Ref{}},
 	}
 	for _, tt := range tests {
 		v := f.checker.Check(context.Background(), f.t, tt.r)
@@ -92,10 +92,10 @@ func TestCheckOrder(t *testing.T) {
 
 func TestOwnSubagentDelegation(t *testing.T) {
 	f := newFixture(t)
-	sub := events.Agent{ID: events.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: "prog", Registered: true}
+	sub := domain.Agent{ID: domain.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: "prog", Registered: true}
 	f.views.AgentMirror().Apply(kvstate.AgentKey("acme", sub.ID), sub, 1)
 	v := f.checker.Check(context.Background(), f.t, req("prog", "agents.delegate", string(sub.ID), "", "tool"))
-	if !v.Decided || v.By.Kind != events.KindOwnSubagent {
+	if !v.Decided || v.By.Kind != domain.KindOwnSubagent {
 		t.Fatalf("delegating to its own subagent: %+v", v)
 	}
 	if v := f.checker.Check(context.Background(), f.t, req("main", "agents.delegate", string(sub.ID), "", "tool")); v.Decided {
@@ -105,15 +105,15 @@ func TestOwnSubagentDelegation(t *testing.T) {
 
 func TestHoldsAndChain(t *testing.T) {
 	f := newFixture(t)
-	f.grant(t, "main", "deploy", events.EffectAllow, events.ScopeSession, "ses-1")
-	f.grant(t, "main", "refund", events.EffectAllow, events.ScopeLifetime, "")
-	f.grant(t, "main", "refund2", events.EffectAllow, events.ScopeLifetime, "")
-	f.grant(t, "main", "refund2", events.EffectDeny, events.ScopeLifetime, "")
-	mainRef := events.Ref{Kind: "agent", ID: "main"}
+	f.grant(t, "main", "deploy", domain.EffectAllow, domain.ScopeSession, "ses-1")
+	f.grant(t, "main", "refund", domain.EffectAllow, domain.ScopeLifetime, "")
+	f.grant(t, "main", "refund2", domain.EffectAllow, domain.ScopeLifetime, "")
+	f.grant(t, "main", "refund2", domain.EffectDeny, domain.ScopeLifetime, "")
+	mainRef := domain.Ref{Kind: "agent", ID: "main"}
 	tests := []struct {
 		name  string
-		d     events.Ref
-		r     *events.Request
+		d     domain.Ref
+		r     *domain.Request
 		holds bool
 		scope string
 	}{
@@ -123,8 +123,8 @@ func TestHoldsAndChain(t *testing.T) {
 		{"own deny grant wins", mainRef, req("prog", "tools.call", "refund2", "", "tool"), false, ""},
 		{"a read", mainRef, req("prog", "tools.call", "read_x", "", "tool"), true, "lifetime"},
 		{"nothing", mainRef, req("prog", "tools.call", "send", "", "tool"), false, ""},
-		{"person by policy", events.Ref{Kind: "person", ID: "u-1"}, req("prog", "tools.call", "send", "", "tool"), true, "lifetime"},
-		{"person's policy deny", events.Ref{Kind: "person", ID: "u-1"}, req("prog", "apps.call", "c/delete_x", "", "tool"), false, "lifetime"},
+		{"person by policy", domain.Ref{Kind: "person", ID: "u-1"}, req("prog", "tools.call", "send", "", "tool"), true, "lifetime"},
+		{"person's policy deny", domain.Ref{Kind: "person", ID: "u-1"}, req("prog", "apps.call", "c/delete_x", "", "tool"), false, "lifetime"},
 	}
 	for _, tt := range tests {
 		holds, scope := f.checker.Holds(f.t, tt.d, tt.r)
@@ -138,7 +138,7 @@ func TestHoldsAndChain(t *testing.T) {
 	if got := deciders.Above(f.views, "acme", "prog"); got != mainRef {
 		t.Errorf("Above(prog) = %+v", got)
 	}
-	if got := deciders.Above(f.views, "acme", "main"); got != (events.Ref{Kind: "person", ID: "u-1"}) {
+	if got := deciders.Above(f.views, "acme", "main"); got != (domain.Ref{Kind: "person", ID: "u-1"}) {
 		t.Errorf("Above(main) = %+v", got)
 	}
 }
@@ -148,15 +148,15 @@ func TestHoldsAndChain(t *testing.T) {
 // command given an argument that runs code is never a read (SPEC §8).
 func TestShellReadRuleNeverCoversCodeInArguments(t *testing.T) {
 	f := newFixture(t)
-	shellReq := func(cmd string) *events.Request {
-		r := req("prog", "tools.call", "read_shell", "", events.SubjectShell)
+	shellReq := func(cmd string) *domain.Request {
+		r := req("prog", "tools.call", "read_shell", "", domain.SubjectShell)
 		r.Subject.Command = cmd
 		for _, st := range shell.Split(cmd) {
-			r.Stages = append(r.Stages, events.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv})
+			r.Stages = append(r.Stages, domain.Stage{Text: st.Text, Prefix: st.Prefix, Opaque: st.Opaque, Argv: st.Argv})
 		}
 		return r
 	}
-	if v := f.checker.Check(context.Background(), f.t, shellReq("ls -la && find . -name x")); v.By.Kind != events.KindRead {
+	if v := f.checker.Check(context.Background(), f.t, shellReq("ls -la && find . -name x")); v.By.Kind != domain.KindRead {
 		t.Fatalf("ls -la && find . -name x: %+v, want a read", v)
 	}
 	for _, cmd := range []string{`find . -exec rm -rf / \;`, "python3 -V", "git -c core.fsmonitor=x status", "sed -e '1e id' f",

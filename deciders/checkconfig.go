@@ -3,7 +3,7 @@ package deciders
 import (
 	"fmt"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // CheckerConfig configures a Checker.
@@ -14,7 +14,7 @@ type CheckerConfig struct {
 	// judge. Default none: step 4 passes the request on.
 	Judge RulesJudge
 	// Rules returns an agent's rules (configured and kept). Default none.
-	Rules func(tenant *events.Tenant, agent events.AgentID) []events.Rule
+	Rules func(tenant *domain.Tenant, agent domain.AgentID) []domain.Rule
 }
 
 // Validate reports a missing setting.

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Next walks the request's recorded chain, not the agents' parents: in
@@ -12,20 +12,20 @@ import (
 // main, then main's member u-1, never by its own member first.
 func TestNextWalksTheRecordedChain(t *testing.T) {
 	f := newFixture(t)
-	chain := []events.AgentID{"main", "prog", "lone"}
+	chain := []domain.AgentID{"main", "prog", "lone"}
 	for _, tc := range []struct {
-		from events.AgentID
-		want events.Ref
+		from domain.AgentID
+		want domain.Ref
 	}{
-		{"lone", events.Ref{Kind: events.KindAgent, ID: "prog"}},
-		{"prog", events.Ref{Kind: events.KindAgent, ID: "main"}},
-		{"main", events.Ref{Kind: events.KindPerson, ID: "u-1"}},
+		{"lone", domain.Ref{Kind: domain.KindAgent, ID: "prog"}},
+		{"prog", domain.Ref{Kind: domain.KindAgent, ID: "main"}},
+		{"main", domain.Ref{Kind: domain.KindPerson, ID: "u-1"}},
 	} {
 		if got := deciders.Next(f.views, "acme", chain, tc.from); got != tc.want {
 			t.Errorf("Next from %s = %+v, want %+v", tc.from, got, tc.want)
 		}
 	}
-	if got, want := deciders.Next(f.views, "acme", []events.AgentID{"lone"}, "lone"), (events.Ref{Kind: events.KindPerson, ID: "u-2"}); got != want {
+	if got, want := deciders.Next(f.views, "acme", []domain.AgentID{"lone"}, "lone"), (domain.Ref{Kind: domain.KindPerson, ID: "u-2"}); got != want {
 		t.Errorf("Next in lone's own chain = %+v, want %+v", got, want)
 	}
 }

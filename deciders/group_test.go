@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -36,7 +36,7 @@ func TestDeadMembersDeadlinesFireInTheLiveOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := testutil.NewClock(time.Now())
-	acts := &recorded{expired: map[events.RequestID]int{}}
+	acts := &recorded{expired: map[domain.RequestID]int{}}
 	tm, err := deciders.NewTimers(deciders.TimersConfig{Views: f.views, Act: acts, Group: g, Clock: clock})
 	if err != nil {
 		t.Fatal(err)
@@ -48,8 +48,8 @@ func TestDeadMembersDeadlinesFireInTheLiveOne(t *testing.T) {
 	const n = 40
 	for i := range n {
 		r := req("prog", "tools.call", "deploy", "", "tool")
-		r.ID, r.Status, r.DeadlineAt = events.RequestID(fmt.Sprintf("req_%d", i)), events.StatusPending, clock.Now().Add(time.Hour)
-		r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+		r.ID, r.Status, r.DeadlineAt = domain.RequestID(fmt.Sprintf("req_%d", i)), domain.StatusPending, clock.Now().Add(time.Hour)
+		r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		tm.Observe(kvstate.RequestKey("acme", r.ID), kvstate.Record{Request: *r}, false)
 	}
 	if got := clock.Waiting(); got == 0 || got == n {
@@ -106,8 +106,8 @@ func TestMembersShareDeadlines(t *testing.T) {
 	const n = 40
 	for i := range n {
 		r := req("prog", "tools.call", "deploy", "", "tool")
-		r.ID, r.Status, r.DeadlineAt = events.RequestID(fmt.Sprintf("req_%d", i)), events.StatusPending, time.Now().Add(time.Hour)
-		r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+		r.ID, r.Status, r.DeadlineAt = domain.RequestID(fmt.Sprintf("req_%d", i)), domain.StatusPending, time.Now().Add(time.Hour)
+		r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		for _, p := range procs {
 			p.tm.Observe(kvstate.RequestKey("acme", r.ID), kvstate.Record{Request: *r}, false)
 		}
@@ -125,10 +125,10 @@ func TestMembersShareDeadlines(t *testing.T) {
 type recorded struct {
 	noActions
 	mu      sync.Mutex
-	expired map[events.RequestID]int
+	expired map[domain.RequestID]int
 }
 
-func (r *recorded) Expire(_ context.Context, _ events.TenantID, id events.RequestID) error {
+func (r *recorded) Expire(_ context.Context, _ domain.TenantID, id domain.RequestID) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.expired[id]++

@@ -10,6 +10,7 @@ import (
 
 	retry "github.com/countersign/countersign/backoff"
 	"github.com/countersign/countersign/clock"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -117,8 +118,8 @@ func (o *Offers) Observe(key string, r kvstate.Record, deleted bool) {
 // not wait on an agent, or an offer of r at this or a later revision runs
 // already. traceparent (may be empty) is carried into the offer's event.
 // It returns at once; the offers stop when ctx ends.
-func (o *Offers) Offer(ctx context.Context, r *events.Request, traceparent string) {
-	if ctx.Err() != nil || r.Approver == nil || r.Approver.Kind != events.KindAgent || r.Status != events.StatusPending {
+func (o *Offers) Offer(ctx context.Context, r *domain.Request, traceparent string) {
+	if ctx.Err() != nil || r.Approver == nil || r.Approver.Kind != domain.KindAgent || r.Status != domain.StatusPending {
 		return
 	}
 	key := kvstate.RequestKey(r.Tenant, r.ID)
@@ -156,7 +157,7 @@ func (o *Offers) Resume(ctx context.Context) {
 	}
 	var pending []kvstate.Record
 	o.cfg.Views.Requests().Each(func(_ string, r kvstate.Record) {
-		if r.Status == events.StatusPending && r.Approver != nil && r.Approver.Kind == events.KindAgent {
+		if r.Status == domain.StatusPending && r.Approver != nil && r.Approver.Kind == domain.KindAgent {
 			pending = append(pending, r)
 		}
 	})
@@ -183,7 +184,7 @@ func (o *Offers) done(key string, l *offerLoop) {
 }
 
 // run offers r until a runtime takes it, r moves on, or ctx ends.
-func (o *Offers) run(ctx context.Context, key string, r *events.Request, traceparent string) {
+func (o *Offers) run(ctx context.Context, key string, r *domain.Request, traceparent string) {
 	msg, err := o.message(r, traceparent)
 	if err != nil {
 		o.cfg.Logger.Warn("deciders: cannot offer review", "request", r.ID, "err", err)
@@ -211,19 +212,19 @@ func (o *Offers) offerOnce(ctx context.Context, msg *nats.Msg) bool {
 // current reports whether r still waits on the same decider at the same
 // revision, as far as this process's mirror knows (a mirror that lags
 // behind the work message does not stop the offer).
-func (o *Offers) current(key string, r *events.Request) bool {
+func (o *Offers) current(key string, r *domain.Request) bool {
 	m, _, ok := o.cfg.Views.Requests().Held(key)
-	return !ok || (m.Revision <= r.Revision && m.Status == string(events.StatusPending))
+	return !ok || (m.Revision <= r.Revision && m.Status == string(domain.StatusPending))
 }
 
 // message builds the offer: the bundle as data, the CloudEvent in headers.
 // Offers of one review at one revision share one event id.
-func (o *Offers) message(r *events.Request, traceparent string) (*nats.Msg, error) {
-	decider, ok := o.cfg.Views.Agent(r.Tenant, events.AgentID(r.Approver.ID))
+func (o *Offers) message(r *domain.Request, traceparent string) (*nats.Msg, error) {
+	decider, ok := o.cfg.Views.Agent(r.Tenant, domain.AgentID(r.Approver.ID))
 	if !ok {
 		return nil, fmt.Errorf("unknown agent decider %s", r.Approver.ID)
 	}
-	data, err := json.Marshal(events.NewReviewBundle(r, decider, BriefOf(o.cfg.Views, r)))
+	data, err := json.Marshal(domain.NewReviewBundle(r, decider, BriefOf(o.cfg.Views, r)))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -18,21 +19,21 @@ func TestOffersStopOnlyOnALaterRevision(t *testing.T) {
 	tests := []struct {
 		name    string
 		rev     uint64
-		status  events.Status
+		status  domain.Status
 		deleted bool
 		stops   bool
 	}{
-		{"older revision (mirror lagging)", 1, events.StatusPending, false, false},
-		{"same revision", 2, events.StatusPending, false, false},
-		{"escalated", 3, events.StatusPending, false, true},
-		{"decided", 3, events.StatusDenied, false, true},
+		{"older revision (mirror lagging)", 1, domain.StatusPending, false, false},
+		{"same revision", 2, domain.StatusPending, false, false},
+		{"escalated", 3, domain.StatusPending, false, true},
+		{"decided", 3, domain.StatusDenied, false, true},
 		{"removed", 0, "", true, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			stopped := false
 			o := &Offers{loops: map[string]*offerLoop{"demo.req_1": {rev: 2, cancel: func() { stopped = true }}}}
-			o.Observe("demo.req_1", kvstate.Record{Request: events.Request{Revision: tt.rev, Status: tt.status}}, tt.deleted)
+			o.Observe("demo.req_1", kvstate.Record{Request: domain.Request{Revision: tt.rev, Status: tt.status}}, tt.deleted)
 			if stopped != tt.stops {
 				t.Fatalf("stopped = %v, want %v", stopped, tt.stops)
 			}
@@ -64,7 +65,7 @@ func TestOffersGoByTheClock(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer o.Wait()
 	defer cancel()
-	r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_a"}}
+	r := &domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Status: domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}}
 	o.Offer(ctx, r, "")
 	testutil.Eventually(t, 10*time.Second, func() bool { return got.Load() == 1 }, "the first offer")
 	clock.Advance(time.Hour) // the take wait passes, and the retry delay with it

@@ -1,6 +1,8 @@
 package deciders
 
-import "github.com/countersign/countersign/events"
+import (
+	"github.com/countersign/countersign/domain"
+)
 
 // State is what the check order reads of a tenant's agents and grants:
 // the live views (*views.Views) on a submit, or the state rebuilt from the
@@ -8,7 +10,7 @@ import "github.com/countersign/countersign/events"
 // neither call does I/O.
 type State interface {
 	// Agent returns a tenant's agent, if it is known.
-	Agent(tenant events.TenantID, id events.AgentID) (*events.Agent, bool)
+	Agent(tenant domain.TenantID, id domain.AgentID) (*domain.Agent, bool)
 	// GrantsOf returns every grant of one agent, revoked ones too.
-	GrantsOf(tenant events.TenantID, agent events.AgentID) []events.Grant
+	GrantsOf(tenant domain.TenantID, agent domain.AgentID) []domain.Grant
 }

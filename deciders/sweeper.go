@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/clock"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
@@ -29,7 +29,7 @@ import (
 // removed the tenant's request_retention after it was revoked.
 type Sweeper struct {
 	js      jetstream.JetStream
-	tenants func() []*events.Tenant
+	tenants func() []*domain.Tenant
 	shards  int
 	changed chan struct{}
 	acts    TimeActions
@@ -42,7 +42,7 @@ type SweeperConfig struct {
 	JS jetstream.JetStream
 	// Tenants is the running config's tenants, read again after each
 	// Reconfigured.
-	Tenants func() []*events.Tenant
+	Tenants func() []*domain.Tenant
 	// Shards is request_shards (kvstate's shards.go). Default 1.
 	Shards int
 	Act    TimeActions
@@ -76,7 +76,7 @@ const sweepRetry = time.Second
 // stream's start again, the others resume where they were.
 func (s *Sweeper) Run(ctx context.Context) error {
 	type sweepOf struct {
-		tenant    events.TenantID
+		tenant    domain.TenantID
 		bucket    string
 		retention time.Duration
 	}
@@ -130,7 +130,7 @@ type kind struct {
 
 // ended is what the sweeper reads of a stored request.
 type ended struct {
-	Status   events.Status `json:"status"`
+	Status   domain.Status `json:"status"`
 	Decision *struct {
 		DecidedAt time.Time `json:"decided_at"`
 	} `json:"decision"`
@@ -138,7 +138,7 @@ type ended struct {
 
 // requests: a write that left its request terminal is due its retention
 // after it ended.
-func (s *Sweeper) requests(t *events.Tenant) kind {
+func (s *Sweeper) requests(t *domain.Tenant) kind {
 	return kind{bucket: kvstate.RequestBucket(kvstate.ShardOf(t.ID, s.shards)), prefix: kvstate.RequestSubjectPrefix(t.ID, s.shards),
 		due: func(data []byte) (time.Time, bool) {
 			var r ended
@@ -148,13 +148,13 @@ func (s *Sweeper) requests(t *events.Tenant) kind {
 			return r.Decision.DecidedAt.Add(t.RequestRetention), true
 		},
 		remove: func(ctx context.Context, id string, kvRev uint64) error {
-			return s.acts.RemoveRequest(ctx, t.ID, events.RequestID(id), kvRev)
+			return s.acts.RemoveRequest(ctx, t.ID, domain.RequestID(id), kvRev)
 		}}
 }
 
 // grants: a write that revoked its grant is due the retention after the
 // revocation.
-func (s *Sweeper) grants(t *events.Tenant) kind {
+func (s *Sweeper) grants(t *domain.Tenant) kind {
 	return kind{bucket: kvstate.BucketGrants, prefix: kvstate.GrantSubjectPrefix(t.ID),
 		due: func(data []byte) (time.Time, bool) {
 			var g struct {
@@ -166,13 +166,13 @@ func (s *Sweeper) grants(t *events.Tenant) kind {
 			return g.RevokedAt.Add(t.RequestRetention), true
 		},
 		remove: func(ctx context.Context, id string, kvRev uint64) error {
-			return s.acts.RemoveGrant(ctx, t.ID, events.GrantID(id), kvRev)
+			return s.acts.RemoveGrant(ctx, t.ID, domain.GrantID(id), kvRev)
 		}}
 }
 
 // sweep reads one tenant's writes of one kind until ctx ends, resuming
 // after the last one it handled when the consumer fails.
-func (s *Sweeper) sweep(ctx context.Context, t *events.Tenant, k kind, next *uint64) {
+func (s *Sweeper) sweep(ctx context.Context, t *domain.Tenant, k kind, next *uint64) {
 	for ctx.Err() == nil {
 		if err := s.pass(ctx, k, next); err != nil && ctx.Err() == nil {
 			s.log.Warn("retention sweep failed; retrying", "tenant", t.ID, "bucket", k.bucket, "err", err)

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/clock"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
 )
@@ -17,21 +17,21 @@ import (
 // idempotent and do nothing to a request that has moved on.
 type TimeActions interface {
 	// Expire ends a request still pending at or after its deadline.
-	Expire(ctx context.Context, tenant events.TenantID, id events.RequestID) error
+	Expire(ctx context.Context, tenant domain.TenantID, id domain.RequestID) error
 	// PassUp moves a request still waiting on agent approver at revision
 	// rev to the decider above, as an abstention (review_timeout).
-	PassUp(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
+	PassUp(ctx context.Context, tenant domain.TenantID, id domain.RequestID, approver domain.Ref, rev uint64) error
 	// MoveToBackup moves a request still waiting on person approver at
 	// revision rev to their backup (answer_within, SPEC §12).
-	MoveToBackup(ctx context.Context, tenant events.TenantID, id events.RequestID, approver events.Ref, rev uint64) error
+	MoveToBackup(ctx context.Context, tenant domain.TenantID, id domain.RequestID, approver domain.Ref, rev uint64) error
 	// RemoveRequest removes a terminal request past its tenant's
 	// request_retention, if its stored revision is still kvRev (the
 	// Sweeper's action).
-	RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error
+	RemoveRequest(ctx context.Context, tenant domain.TenantID, id domain.RequestID, kvRev uint64) error
 	// RemoveGrant removes a revoked grant past its tenant's
 	// request_retention, if its stored revision is still kvRev (the
 	// Sweeper's action).
-	RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error
+	RemoveGrant(ctx context.Context, tenant domain.TenantID, id domain.GrantID, kvRev uint64) error
 }
 
 // DefaultReviewTimeout bounds an agent decider's review (SPEC §3).
@@ -61,12 +61,12 @@ type Timers struct {
 // timed is what Timers hold of a pending request: only what arming its
 // timer and acting on it read, not the record (a million pending
 // requests each hold one). Approver and escalation are the record's own,
-// which a change never writes (events.Request.Clone).
+// which a change never writes (domain.Request.Clone).
 type timed struct {
-	tenant     events.TenantID
-	id         events.RequestID
-	approver   *events.Ref
-	escalation *events.Escalation
+	tenant     domain.TenantID
+	id         domain.RequestID
+	approver   *domain.Ref
+	escalation *domain.Escalation
 	deadline   time.Time
 	since      time.Time // waitingSince
 	rev        uint64
@@ -115,7 +115,7 @@ func (t *Timers) Observe(key string, r kvstate.Record, deleted bool) {
 		old.disarm()
 		delete(t.timed, key)
 	}
-	if deleted || t.stopped || r.Status != events.StatusPending {
+	if deleted || t.stopped || r.Status != domain.StatusPending {
 		return // a terminal request's removal is the Sweeper's
 	}
 	p := &timed{tenant: r.Tenant, id: r.ID, approver: r.Approver, escalation: r.Escalation,
@@ -214,10 +214,10 @@ func (t *Timers) next(p *timed) time.Time {
 }
 
 func (t *Timers) reviewDue(p *timed) (time.Time, bool) {
-	if p.approver == nil || p.approver.Kind != events.KindAgent {
+	if p.approver == nil || p.approver.Kind != domain.KindAgent {
 		return time.Time{}, false
 	}
-	a, ok := t.views.Agent(p.tenant, events.AgentID(p.approver.ID))
+	a, ok := t.views.Agent(p.tenant, domain.AgentID(p.approver.ID))
 	if !ok {
 		return time.Time{}, false
 	}
@@ -250,7 +250,7 @@ func (t *Timers) act(ctx context.Context, p *timed) error {
 	if !t.clock.Now().Before(p.deadline) {
 		return t.acts.Expire(ctx, p.tenant, p.id)
 	}
-	if p.approver.Kind == events.KindPerson {
+	if p.approver.Kind == domain.KindPerson {
 		return t.acts.MoveToBackup(ctx, p.tenant, p.id, *p.approver, p.rev)
 	}
 	return t.acts.PassUp(ctx, p.tenant, p.id, *p.approver, p.rev)

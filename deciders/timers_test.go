@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -26,8 +26,8 @@ func TestTimersStopWhenRunReturns(t *testing.T) {
 	}
 	pending := func(id string) kvstate.Record {
 		r := req("prog", "tools.call", "deploy", "", "tool")
-		r.ID, r.Status, r.DeadlineAt = events.RequestID(id), events.StatusPending, clock.Now().Add(time.Hour)
-		r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+		r.ID, r.Status, r.DeadlineAt = domain.RequestID(id), domain.StatusPending, clock.Now().Add(time.Hour)
+		r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		return kvstate.Record{Request: *r}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -52,17 +52,17 @@ func TestTimersStopWhenRunReturns(t *testing.T) {
 // noActions: this test only counts armed timers; none fires.
 type noActions struct{}
 
-func (noActions) Expire(context.Context, events.TenantID, events.RequestID) error { return nil }
-func (noActions) PassUp(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+func (noActions) Expire(context.Context, domain.TenantID, domain.RequestID) error { return nil }
+func (noActions) PassUp(context.Context, domain.TenantID, domain.RequestID, domain.Ref, uint64) error {
 	return nil
 }
-func (noActions) MoveToBackup(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+func (noActions) MoveToBackup(context.Context, domain.TenantID, domain.RequestID, domain.Ref, uint64) error {
 	return nil
 }
-func (noActions) RemoveRequest(context.Context, events.TenantID, events.RequestID, uint64) error {
+func (noActions) RemoveRequest(context.Context, domain.TenantID, domain.RequestID, uint64) error {
 	return nil
 }
-func (noActions) RemoveGrant(context.Context, events.TenantID, events.GrantID, uint64) error {
+func (noActions) RemoveGrant(context.Context, domain.TenantID, domain.GrantID, uint64) error {
 	return nil
 }
 
@@ -103,8 +103,8 @@ func TestTimersHoldOnlyWhatTheirTimersRead(t *testing.T) {
 	before := live()
 	for i := range n {
 		r := req("prog", "tools.call", "deploy", "", "tool")
-		r.ID, r.Status, r.DeadlineAt = events.RequestID(fmt.Sprint("req_", i)), events.StatusPending, clock.Now().Add(time.Hour)
-		r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+		r.ID, r.Status, r.DeadlineAt = domain.RequestID(fmt.Sprint("req_", i)), domain.StatusPending, clock.Now().Add(time.Hour)
+		r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		r.Arguments = []byte(`{"blob":"` + strings.Repeat("x", args) + `"}`)
 		tm.Observe("acme."+string(r.ID), kvstate.Record{Request: *r}, false)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // DelegationBar bars an agent delegating to itself, to an agent above it
@@ -17,19 +17,19 @@ func TestDelegationBar(t *testing.T) {
 	f := newFixture(t)
 	for _, tc := range []struct {
 		name             string
-		tenant           events.TenantID // "" is acme
-		delegator, agent events.AgentID
-		chain            []events.AgentID
+		tenant           domain.TenantID // "" is acme
+		delegator, agent domain.AgentID
+		chain            []domain.AgentID
 		bar              string // a part of the reason; "" when not barred
 	}{
-		{"to an agent of the same member", "", "main", "prog", []events.AgentID{"main"}, ""},
-		{"down a chain to the same member", "", "prog", "main", []events.AgentID{"prog"}, ""},
-		{"to itself", "", "main", "main", []events.AgentID{"main"}, "cannot delegate work to itself"},
+		{"to an agent of the same member", "", "main", "prog", []domain.AgentID{"main"}, ""},
+		{"down a chain to the same member", "", "prog", "main", []domain.AgentID{"prog"}, ""},
+		{"to itself", "", "main", "main", []domain.AgentID{"main"}, "cannot delegate work to itself"},
 		{"to itself with no chain", "", "prog", "prog", nil, "cannot delegate work to itself"},
-		{"to an agent above it in its chain", "", "prog", "main", []events.AgentID{"main", "", "prog"}, "main is above prog in its chain"},
-		{"to an agent of another member", "", "main", "lone", []events.AgentID{"main"}, "lone works for another member than main"},
-		{"from an agent of another member", "", "lone", "main", []events.AgentID{"lone"}, "main works for another member than lone"},
-		{"to an agent not known", "", "main", "ghost", []events.AgentID{"main"}, "ghost works for another member than main"},
+		{"to an agent above it in its chain", "", "prog", "main", []domain.AgentID{"main", "", "prog"}, "main is above prog in its chain"},
+		{"to an agent of another member", "", "main", "lone", []domain.AgentID{"main"}, "lone works for another member than main"},
+		{"from an agent of another member", "", "lone", "main", []domain.AgentID{"lone"}, "main works for another member than lone"},
+		{"to an agent not known", "", "main", "ghost", []domain.AgentID{"main"}, "ghost works for another member than main"},
 		{"from an agent not known", "", "ghost", "main", nil, "main works for another member than ghost"},
 		{"of a tenant the views do not hold", "other", "main", "prog", nil, "prog works for another member than main"},
 	} {

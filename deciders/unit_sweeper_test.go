@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
@@ -26,13 +26,13 @@ type sweepFixture struct {
 	grants   jetstream.KeyValue
 	clock    *testutil.Clock
 	mu       sync.Mutex
-	tenants  []*events.Tenant
+	tenants  []*domain.Tenant
 	removed  []string // "request acme.req_a@3", "grant acme.g-1@2"
 }
 
 var sweepStart = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 
-func newSweepFixture(t *testing.T, tenants ...*events.Tenant) *sweepFixture {
+func newSweepFixture(t *testing.T, tenants ...*domain.Tenant) *sweepFixture {
 	t.Helper()
 	ctx := context.Background()
 	js := testutil.NewJetStream(t).JS
@@ -50,13 +50,13 @@ func newSweepFixture(t *testing.T, tenants ...*events.Tenant) *sweepFixture {
 	return &sweepFixture{js: js, requests: requests, grants: grants, clock: testutil.NewClock(sweepStart), tenants: tenants}
 }
 
-func (f *sweepFixture) Tenants() []*events.Tenant {
+func (f *sweepFixture) Tenants() []*domain.Tenant {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]*events.Tenant(nil), f.tenants...)
+	return append([]*domain.Tenant(nil), f.tenants...)
 }
 
-func (f *sweepFixture) setTenants(ts ...*events.Tenant) {
+func (f *sweepFixture) setTenants(ts ...*domain.Tenant) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tenants = ts
@@ -81,40 +81,40 @@ func (f *sweepFixture) note(what string, kv jetstream.KeyValue, key string, rev 
 
 func itoa(n uint64) string { return strconv.FormatUint(n, 10) }
 
-func (f *sweepFixture) Expire(context.Context, events.TenantID, events.RequestID) error { return nil }
-func (f *sweepFixture) PassUp(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+func (f *sweepFixture) Expire(context.Context, domain.TenantID, domain.RequestID) error { return nil }
+func (f *sweepFixture) PassUp(context.Context, domain.TenantID, domain.RequestID, domain.Ref, uint64) error {
 	return nil
 }
-func (f *sweepFixture) MoveToBackup(context.Context, events.TenantID, events.RequestID, events.Ref, uint64) error {
+func (f *sweepFixture) MoveToBackup(context.Context, domain.TenantID, domain.RequestID, domain.Ref, uint64) error {
 	return nil
 }
-func (f *sweepFixture) RemoveRequest(_ context.Context, tenant events.TenantID, id events.RequestID, rev uint64) error {
+func (f *sweepFixture) RemoveRequest(_ context.Context, tenant domain.TenantID, id domain.RequestID, rev uint64) error {
 	return f.note("request", f.requests, kvstate.RequestKey(tenant, id), rev)
 }
-func (f *sweepFixture) RemoveGrant(_ context.Context, tenant events.TenantID, id events.GrantID, rev uint64) error {
+func (f *sweepFixture) RemoveGrant(_ context.Context, tenant domain.TenantID, id domain.GrantID, rev uint64) error {
 	return f.note("grant", f.grants, kvstate.GrantKey(tenant, id), rev)
 }
 
 // putRequest stores a request's status, decided at decidedAt when it is
 // not the zero time, and returns its KV revision.
-func (f *sweepFixture) putRequest(t *testing.T, tenant events.TenantID, id string, status events.Status, decidedAt time.Time) uint64 {
+func (f *sweepFixture) putRequest(t *testing.T, tenant domain.TenantID, id string, status domain.Status, decidedAt time.Time) uint64 {
 	t.Helper()
 	r := map[string]any{"id": id, "tenant": tenant, "status": status}
 	if !decidedAt.IsZero() {
 		r["decision"] = map[string]any{"decided_at": decidedAt}
 	}
-	return f.put(t, f.requests, kvstate.RequestKey(tenant, events.RequestID(id)), r)
+	return f.put(t, f.requests, kvstate.RequestKey(tenant, domain.RequestID(id)), r)
 }
 
 // putGrant stores a grant, revoked at revokedAt when it is not the zero
 // time, and returns its KV revision.
-func (f *sweepFixture) putGrant(t *testing.T, tenant events.TenantID, id string, revokedAt time.Time) uint64 {
+func (f *sweepFixture) putGrant(t *testing.T, tenant domain.TenantID, id string, revokedAt time.Time) uint64 {
 	t.Helper()
 	g := map[string]any{"id": id, "tenant": tenant}
 	if !revokedAt.IsZero() {
 		g["revoked_at"] = revokedAt
 	}
-	return f.put(t, f.grants, kvstate.GrantKey(tenant, events.GrantID(id)), g)
+	return f.put(t, f.grants, kvstate.GrantKey(tenant, domain.GrantID(id)), g)
 }
 
 func (f *sweepFixture) put(t *testing.T, kv jetstream.KeyValue, key string, v any) uint64 {
@@ -155,8 +155,8 @@ func (f *sweepFixture) waitFor(t *testing.T, n int, what string) {
 	testutil.Eventually(t, 10*time.Second, func() bool { return f.clock.Waiting() == n }, what)
 }
 
-func retained(id events.TenantID, d time.Duration) *events.Tenant {
-	return &events.Tenant{ID: id, RequestRetention: d}
+func retained(id domain.TenantID, d time.Duration) *domain.Tenant {
+	return &domain.Tenant{ID: id, RequestRetention: d}
 }
 
 // A terminal request is removed its tenant's retention after it was
@@ -165,10 +165,10 @@ func retained(id events.TenantID, d time.Duration) *events.Tenant {
 // terminal one without a decision, are never due.
 func TestSweeperRemovesATerminalRequestWhenItsRetentionEnds(t *testing.T) {
 	f := newSweepFixture(t, retained("acme", time.Hour))
-	f.putRequest(t, "acme", "req_pending", events.StatusPending, time.Time{})
-	f.putRequest(t, "acme", "req_reopened", events.StatusPending, sweepStart.Add(-48*time.Hour))
-	f.putRequest(t, "acme", "req_nodecision", events.StatusApproved, time.Time{})
-	rev := f.putRequest(t, "acme", "req_a", events.StatusApproved, sweepStart)
+	f.putRequest(t, "acme", "req_pending", domain.StatusPending, time.Time{})
+	f.putRequest(t, "acme", "req_reopened", domain.StatusPending, sweepStart.Add(-48*time.Hour))
+	f.putRequest(t, "acme", "req_nodecision", domain.StatusApproved, time.Time{})
+	rev := f.putRequest(t, "acme", "req_a", domain.StatusApproved, sweepStart)
 	f.run(t)
 
 	f.waitFor(t, 1, "the sweeper waits on req_a's retention")
@@ -196,9 +196,9 @@ func TestSweeperRemovesATerminalRequestWhenItsRetentionEnds(t *testing.T) {
 // ended; one that ended later waits its own retention.
 func TestSweeperRemovesOverdueRequestsAtOnceInOrder(t *testing.T) {
 	f := newSweepFixture(t, retained("acme", time.Hour))
-	f.putRequest(t, "acme", "req_old1", events.StatusDenied, sweepStart.Add(-3*time.Hour))
-	f.putRequest(t, "acme", "req_old2", events.StatusExpired, sweepStart.Add(-2*time.Hour))
-	f.putRequest(t, "acme", "req_new", events.StatusApproved, sweepStart.Add(-time.Minute))
+	f.putRequest(t, "acme", "req_old1", domain.StatusDenied, sweepStart.Add(-3*time.Hour))
+	f.putRequest(t, "acme", "req_old2", domain.StatusExpired, sweepStart.Add(-2*time.Hour))
+	f.putRequest(t, "acme", "req_new", domain.StatusApproved, sweepStart.Add(-time.Minute))
 	f.run(t)
 
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(f.Removed()) == 2 }, "the two overdue requests removed")
@@ -215,9 +215,9 @@ func TestSweeperRemovesOverdueRequestsAtOnceInOrder(t *testing.T) {
 // nothing waits.
 func TestSweeperLeavesATenantWithoutRetention(t *testing.T) {
 	f := newSweepFixture(t, retained("keep", 0), retained("acme", time.Hour))
-	f.putRequest(t, "keep", "req_k", events.StatusApproved, sweepStart.Add(-48*time.Hour))
+	f.putRequest(t, "keep", "req_k", domain.StatusApproved, sweepStart.Add(-48*time.Hour))
 	f.putGrant(t, "keep", "g-k", sweepStart.Add(-48*time.Hour))
-	f.putRequest(t, "acme", "req_a", events.StatusApproved, sweepStart.Add(-48*time.Hour))
+	f.putRequest(t, "acme", "req_a", domain.StatusApproved, sweepStart.Add(-48*time.Hour))
 	f.run(t)
 
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(f.Removed()) == 1 }, "acme's request removed")
@@ -255,8 +255,8 @@ func TestSweeperRemovesARevokedGrantAfterRetention(t *testing.T) {
 // the guard refuses, and the record stays until its new retention ends.
 func TestSweeperRemovalNamesTheWriteThatEndedIt(t *testing.T) {
 	f := newSweepFixture(t, retained("acme", time.Hour))
-	old := f.putRequest(t, "acme", "req_a", events.StatusApproved, sweepStart.Add(-2*time.Hour))
-	latest := f.putRequest(t, "acme", "req_a", events.StatusApproved, sweepStart)
+	old := f.putRequest(t, "acme", "req_a", domain.StatusApproved, sweepStart.Add(-2*time.Hour))
+	latest := f.putRequest(t, "acme", "req_a", domain.StatusApproved, sweepStart)
 	f.run(t)
 
 	testutil.Eventually(t, 10*time.Second, func() bool { return len(f.Removed()) == 1 }, "the first write's removal")
@@ -280,9 +280,9 @@ func TestSweeperRemovalNamesTheWriteThatEndedIt(t *testing.T) {
 // removals are not made twice).
 func TestSweeperReconfiguredSweepsATenantAdded(t *testing.T) {
 	f := newSweepFixture(t, retained("acme", time.Hour))
-	f.putRequest(t, "acme", "req_done", events.StatusApproved, sweepStart.Add(-2*time.Hour))
-	f.putRequest(t, "acme", "req_later", events.StatusApproved, sweepStart)
-	f.putRequest(t, "beta", "req_b", events.StatusApproved, sweepStart.Add(-2*time.Hour))
+	f.putRequest(t, "acme", "req_done", domain.StatusApproved, sweepStart.Add(-2*time.Hour))
+	f.putRequest(t, "acme", "req_later", domain.StatusApproved, sweepStart)
+	f.putRequest(t, "beta", "req_b", domain.StatusApproved, sweepStart.Add(-2*time.Hour))
 	s := f.run(t)
 
 	f.waitFor(t, 1, "acme waits on req_later")

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	retry "github.com/countersign/countersign/backoff"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -143,7 +144,7 @@ func (w *Worker) handle(ctx context.Context, m jetstream.Msg) {
 		_ = m.Ack()
 		return
 	}
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(m.Data(), &r); err != nil {
 		_ = m.TermWithReason("undecodable request record")
 		return
@@ -162,5 +163,5 @@ func personWork(subject string) bool {
 		return false
 	}
 	_, rest, _ = strings.Cut(rest, ".")
-	return strings.HasPrefix(rest, "decide."+events.KindPerson+".")
+	return strings.HasPrefix(rest, "decide."+domain.KindPerson+".")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
@@ -27,8 +28,8 @@ func TestWorkerAcksPersonWorkUnread(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	person := events.DecideSubject("acme", events.Ref{Kind: events.KindPerson, ID: "alice"})
-	agent := events.DecideSubject("acme", events.Ref{Kind: events.KindAgent, ID: "agt_x"})
+	person := events.DecideSubject("acme", domain.Ref{Kind: domain.KindPerson, ID: "alice"})
+	agent := events.DecideSubject("acme", domain.Ref{Kind: domain.KindAgent, ID: "agt_x"})
 	for _, subj := range []string{person, agent} {
 		if _, err := b.JS.Publish(ctx, subj, []byte("not a record")); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -45,19 +46,19 @@ var stateEdge = regexp.MustCompile(`^\s*(\[\*\]|\w+)\s*-->\s*(\[\*\]|\w+)\s*(?::
 
 // diagramMoves parses the lifecycle diagram: its moves as the table writes
 // them ([*] as the start is creation, status ""), and the states it ends.
-func diagramMoves(t *testing.T, diagram string) (moves []kvstate.Move, ends []events.Status) {
+func diagramMoves(t *testing.T, diagram string) (moves []kvstate.Move, ends []domain.Status) {
 	for _, line := range strings.Split(diagram, "\n") {
 		m := stateEdge.FindStringSubmatch(line)
 		switch {
 		case m == nil:
 		case m[2] == "[*]":
-			ends = append(ends, events.Status(m[1]))
+			ends = append(ends, domain.Status(m[1]))
 		default:
-			from := events.Status(m[1])
+			from := domain.Status(m[1])
 			if from == "[*]" {
 				from = ""
 			}
-			moves = append(moves, kvstate.Move{Type: typePrefix + m[3], From: from, To: events.Status(m[2])})
+			moves = append(moves, kvstate.Move{Type: typePrefix + m[3], From: from, To: domain.Status(m[2])})
 		}
 	}
 	if len(moves) == 0 {
@@ -79,7 +80,7 @@ func TestLifecycleDiagramMatchesTransitions(t *testing.T) {
 			t.Errorf("kvstate's table allows %s %q → %q, which the diagram does not draw", m.Type, m.From, m.To)
 		}
 	}
-	for _, s := range []events.Status{events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled} {
+	for _, s := range []domain.Status{domain.StatusPending, domain.StatusApproved, domain.StatusDenied, domain.StatusExpired, domain.StatusCancelled} {
 		if slices.Contains(ends, s) != s.Terminal() {
 			t.Errorf("state %s: drawn as final %v, terminal in the code %v", s, slices.Contains(ends, s), s.Terminal())
 		}

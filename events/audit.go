@@ -1,21 +1,23 @@
 package events
 
+import "github.com/countersign/countersign/domain"
+
 // The audit log's subjects (SPEC §14), on the audit streams only; no
 // tenant's token reaches them.
 
 // AuditEntrySubject holds tenant's audit entries, one message each.
-func AuditEntrySubject(tenant TenantID) string {
+func AuditEntrySubject(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".audit.entries"
 }
 
 // AuditTreeSubject holds the Merkle tree hashes of tenant's audit log.
-func AuditTreeSubject(tenant TenantID) string {
+func AuditTreeSubject(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".audit.tree"
 }
 
 // AuditInSubject is where a change that no state write carries (a
 // sign-in) is published for tenant's audit log.
-func AuditInSubject(tenant TenantID) string {
+func AuditInSubject(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".audit.in"
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go"
 )
 
@@ -17,9 +18,9 @@ const ceHeaderPrefix = "ce-"
 // NewEvent builds the CloudEvent for one change of a tenant's request or
 // grant: id evt_<ULID>, source /countersign/<tenant>, subject the request or
 // grant id, extensions tenant and revision (and traceparent when given).
-func NewEvent(typ string, tenant TenantID, subject string, revision uint64, at time.Time, traceparent string) cloudevents.Event {
+func NewEvent(typ string, tenant domain.TenantID, subject string, revision uint64, at time.Time, traceparent string) cloudevents.Event {
 	e := cloudevents.New(cloudevents.CloudEventsVersionV1)
-	e.SetID(string(NewEventID()))
+	e.SetID(string(domain.NewEventID()))
 	e.SetType(typ)
 	e.SetSource(Source(tenant))
 	e.SetSubject(subject)
@@ -37,14 +38,14 @@ func NewEvent(typ string, tenant TenantID, subject string, revision uint64, at t
 // NewEvent(typ, tenant, subject, revision, at, traceparent), without
 // building the event: the one durable write of every state change carries
 // them, so this is on every write's path.
-func ChangeHeaders(h nats.Header, typ string, tenant TenantID, subject string, revision uint64, at time.Time, traceparent string) {
+func ChangeHeaders(h nats.Header, typ string, tenant domain.TenantID, subject string, revision uint64, at time.Time, traceparent string) {
 	vals := make([]string, 0, len(changeHeaderNames)+1) // one array for every value: a header's is a slice of it
 	set := func(name, v string) {
 		vals = append(vals, v)
 		h[name] = vals[len(vals)-1 : len(vals) : len(vals)]
 	}
 	set(ceSpecversion, cloudevents.CloudEventsVersionV1)
-	set(ceID, percentEncode(string(NewEventID())))
+	set(ceID, percentEncode(string(domain.NewEventID())))
 	set(ceSource, percentEncode(Source(tenant)))
 	set(ceType, percentEncode(typ))
 	set(ceSubject, percentEncode(subject))
@@ -79,7 +80,7 @@ var changeHeaderNames = [...]string{ceSpecversion, ceID, ceSource, ceType, ceSub
 // derive from it (PeekChange): where its event goes and its Nats-Msg-Id.
 type Change struct {
 	Type     string
-	Tenant   TenantID
+	Tenant   domain.TenantID
 	Subject  string
 	Revision uint64 // 0 when missing or not a number, as EventRevision
 }
@@ -103,7 +104,7 @@ func PeekChange(h nats.Header) (c Change, ok bool) {
 	if get("specversion") != cloudevents.CloudEventsVersionV1 || get("id") == "" || get("source") == "" {
 		return c, false
 	}
-	c = Change{Type: get("type"), Tenant: TenantID(get("tenant")), Subject: get("subject")}
+	c = Change{Type: get("type"), Tenant: domain.TenantID(get("tenant")), Subject: get("subject")}
 	c.Revision, _ = strconv.ParseUint(get("revision"), 10, 64)
 	return c, c.Type != "" && c.Subject != "" && c.Tenant != ""
 }
@@ -112,9 +113,9 @@ func PeekChange(h nats.Header) (c Change, ok bool) {
 func (c Change) MsgID() string {
 	switch c.Type {
 	case TypeGrantCreated, TypeGrantRevoked:
-		return GrantMsgID(GrantID(c.Subject), c.Type == TypeGrantRevoked)
+		return GrantMsgID(domain.GrantID(c.Subject), c.Type == TypeGrantRevoked)
 	}
-	return MsgID(RequestID(c.Subject), c.Revision)
+	return MsgID(domain.RequestID(c.Subject), c.Revision)
 }
 
 // CopyEventHeaders copies the CloudEvent headers of a stored change (its
@@ -169,8 +170,8 @@ func DecodeHeaders(h nats.Header) (cloudevents.Event, error) {
 }
 
 // EventTenant is the tenant extension of an event NewEvent made.
-func EventTenant(e cloudevents.Event) TenantID {
-	return TenantID(extension(e, "tenant"))
+func EventTenant(e cloudevents.Event) domain.TenantID {
+	return domain.TenantID(extension(e, "tenant"))
 }
 
 // EventRevision is the revision extension of an event NewEvent made; 0

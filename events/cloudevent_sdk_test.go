@@ -11,6 +11,7 @@ import (
 	natsjs "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
 	cloudevents "github.com/cloudevents/sdk-go/v2/event"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -18,7 +19,7 @@ import (
 // sample is an event as countersign writes one: every attribute it sets,
 // a traceparent among the extensions, and JSON data.
 func sample() (cloudevents.Event, []byte) {
-	e := events.NewEvent(events.TypeRequestEscalated, "acme", string(events.NewRequestID()), 7,
+	e := events.NewEvent(events.TypeRequestEscalated, "acme", string(domain.NewRequestID()), 7,
 		time.Date(2025, 3, 1, 12, 30, 45, 123456789, time.UTC), "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
 	return e, []byte(`{"id":"req_x","status":"pending"}`)
 }

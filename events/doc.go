@@ -1,12 +1,10 @@
-// Package events is the bottom of countersign's domain: the domain nouns
-// (Request, Decision, Grant, Rule, Capability, Principal, typed IDs), the
-// tenant model (members, agents, tokens), capability patterns, the
-// exact-call digest over RFC 8785 canonical JSON (written through package
-// jcs, the one package beneath it), NATS subjects and CloudEvent types,
-// their binary encoding on NATS headers, and the stream declarations.
+// Package events owns how countersign's changes travel on NATS: the
+// subjects and CloudEvent types (built here and nowhere else), the events'
+// binary encoding on NATS headers, the message IDs that deduplicate them,
+// and the declarations of the streams that carry them. The nouns they
+// speak of live in package domain, beneath it.
 //
 // Everything here is plain data and pure functions: no connections, no I/O.
-// Subjects and event types are built here and nowhere else.
 //
 // # CloudEvents on NATS headers
 //

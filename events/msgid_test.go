@@ -4,13 +4,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go"
 )
 
 // ParseMsgID reads back exactly what MsgID and GrantMsgID write, and
 // nothing else.
 func TestParseMsgID(t *testing.T) {
-	req, grt := NewRequestID(), NewGrantID()
+	req, grt := domain.NewRequestID(), domain.NewGrantID()
 	for _, s := range []string{MsgID(req, 0), MsgID(req, 17), GrantMsgID(grt, false), GrantMsgID(grt, true)} {
 		id, ok := ParseMsgID(s)
 		if !ok {
@@ -35,7 +36,7 @@ func TestParseMsgID(t *testing.T) {
 // An event read back from its stored headers names its change: the
 // tenant, the revision and the Nats-Msg-Id MsgID or GrantMsgID give.
 func TestEventMsgID(t *testing.T) {
-	req, grt := NewRequestID(), NewGrantID()
+	req, grt := domain.NewRequestID(), domain.NewGrantID()
 	for _, c := range []struct {
 		typ, subject string
 		rev          uint64

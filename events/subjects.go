@@ -3,6 +3,8 @@ package events
 import (
 	"strconv"
 	"strings"
+
+	"github.com/countersign/countersign/domain"
 )
 
 // CloudEvent types (SPEC §9).
@@ -44,13 +46,13 @@ const SubjectRoot = "countersign"
 
 // EventSubject is where every event of type typ in tenant goes:
 // countersign.<tenant>.events.<type without dev.countersign.>.
-func EventSubject(tenant TenantID, typ string) string {
+func EventSubject(tenant domain.TenantID, typ string) string {
 	return SubjectRoot + "." + string(tenant) + ".events." + ShortType(typ)
 }
 
 // DecideSubject is a decider's work subject:
 // countersign.<tenant>.decide.person.<id> or .decide.agent.<id>.
-func DecideSubject(tenant TenantID, decider Ref) string {
+func DecideSubject(tenant domain.TenantID, decider domain.Ref) string {
 	return SubjectRoot + "." + string(tenant) + ".decide." + decider.Kind + "." + decider.ID
 }
 
@@ -61,12 +63,12 @@ const DecideFilter = SubjectRoot + ".*.decide.>"
 const EventsFilter = SubjectRoot + ".*.events.>"
 
 // MsgID is the Nats-Msg-Id that deduplicates one change of a request.
-func MsgID(id RequestID, revision uint64) string {
+func MsgID(id domain.RequestID, revision uint64) string {
 	return string(id) + ":" + strconv.FormatUint(revision, 10)
 }
 
 // GrantMsgID deduplicates a grant's creation or revocation.
-func GrantMsgID(id GrantID, revoked bool) string {
+func GrantMsgID(id domain.GrantID, revoked bool) string {
 	if revoked {
 		return string(id) + ":revoked"
 	}
@@ -76,16 +78,16 @@ func GrantMsgID(id GrantID, revoked bool) string {
 // ChangeID names one change: a request's revision, or a grant's creation
 // or revocation. Its text is the change's Nats-Msg-Id.
 type ChangeID struct {
-	Request  RequestID // set for a request's change
+	Request  domain.RequestID // set for a request's change
 	Revision uint64
-	Grant    GrantID // set for a grant's change
+	Grant    domain.GrantID // set for a grant's change
 	Revoked  bool
 }
 
 // ParseMsgID parses a Nats-Msg-Id made by MsgID or GrantMsgID.
 func ParseMsgID(s string) (ChangeID, bool) {
 	id, suffix, ok := strings.Cut(s, ":")
-	if !ok || !ValidGeneratedID(id) {
+	if !ok || !domain.ValidGeneratedID(id) {
 		return ChangeID{}, false
 	}
 	switch {
@@ -94,18 +96,18 @@ func ParseMsgID(s string) (ChangeID, bool) {
 		if err != nil || strconv.FormatUint(rev, 10) != suffix {
 			return ChangeID{}, false
 		}
-		return ChangeID{Request: RequestID(id), Revision: rev}, true
+		return ChangeID{Request: domain.RequestID(id), Revision: rev}, true
 	case strings.HasPrefix(id, "grt_") && (suffix == "created" || suffix == "revoked"):
-		return ChangeID{Grant: GrantID(id), Revoked: suffix == "revoked"}, true
+		return ChangeID{Grant: domain.GrantID(id), Revoked: suffix == "revoked"}, true
 	}
 	return ChangeID{}, false
 }
 
 // Source is the CloudEvent source of a tenant's events.
-func Source(tenant TenantID) string { return "/countersign/" + string(tenant) }
+func Source(tenant domain.TenantID) string { return "/countersign/" + string(tenant) }
 
 // TenantEventsFilter matches every event subject of one tenant.
-func TenantEventsFilter(tenant TenantID) string {
+func TenantEventsFilter(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".events.>"
 }
 
@@ -122,16 +124,16 @@ const (
 )
 
 // WorkTo encodes a decider for HeaderWorkTo.
-func WorkTo(d Ref) string { return d.Kind + "." + d.ID }
+func WorkTo(d domain.Ref) string { return d.Kind + "." + d.ID }
 
 // ParseWorkTo decodes HeaderWorkTo.
-func ParseWorkTo(s string) (Ref, bool) {
+func ParseWorkTo(s string) (domain.Ref, bool) {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '.' {
-			return Ref{Kind: s[:i], ID: s[i+1:]}, i > 0 && i < len(s)-1
+			return domain.Ref{Kind: s[:i], ID: s[i+1:]}, i > 0 && i < len(s)-1
 		}
 	}
-	return Ref{}, false
+	return domain.Ref{}, false
 }
 
 // Bus API operations (SPEC §9 "The bus API").
@@ -151,7 +153,7 @@ var APIOps = []string{OpSubmit, OpGet, OpList, OpAnswer, OpCancel, OpClaim, OpGr
 
 // APISubject is where a tenant's clients send op:
 // countersign.<tenant>.api.<op>.
-func APISubject(tenant TenantID, op string) string {
+func APISubject(tenant domain.TenantID, op string) string {
 	return SubjectRoot + "." + string(tenant) + ".api." + op
 }
 
@@ -160,17 +162,17 @@ func APIFilter(op string) string { return SubjectRoot + ".*.api." + op }
 
 // TenantOfAPISubject returns the tenant of an api subject; false if subj
 // is not one.
-func TenantOfAPISubject(subj string) (TenantID, bool) {
+func TenantOfAPISubject(subj string) (domain.TenantID, bool) {
 	parts := strings.Split(subj, ".")
 	if len(parts) != 4 || parts[0] != SubjectRoot || parts[2] != "api" || parts[1] == "" {
 		return "", false
 	}
-	return TenantID(parts[1]), true
+	return domain.TenantID(parts[1]), true
 }
 
 // TenantAPIFilter matches every bus API subject of one tenant:
 // countersign.<tenant>.api.>.
-func TenantAPIFilter(tenant TenantID) string {
+func TenantAPIFilter(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".api.>"
 }
 
@@ -181,7 +183,7 @@ const TypeReviewRequested = "dev.countersign.review.requested"
 
 // ReviewSubject is where agent's runtimes take review offers:
 // countersign.<tenant>.review.<agent>.
-func ReviewSubject(tenant TenantID, agent AgentID) string {
+func ReviewSubject(tenant domain.TenantID, agent domain.AgentID) string {
 	return SubjectRoot + "." + string(tenant) + ".review." + string(agent)
 }
 
@@ -197,8 +199,8 @@ const ReviewQueue = "countersign-review"
 // countersign.<tenant>.watch.<the first 32 hex digits of the session's
 // SHA-256>. Only countersign's own connections may use it; no stream
 // captures it.
-func WatchSubject(tenant TenantID, session string) string {
-	return SubjectRoot + "." + string(tenant) + ".watch." + HashToken(session)[:32]
+func WatchSubject(tenant domain.TenantID, session string) string {
+	return SubjectRoot + "." + string(tenant) + ".watch." + domain.HashToken(session)[:32]
 }
 
 // InboxPrefix is the reply-inbox prefix of one principal of a tenant on
@@ -208,13 +210,13 @@ func WatchSubject(tenant TenantID, session string) string {
 // only below it. An id outside [A-Za-z0-9_-] (a service name may be
 // anything) is written "~" and the first 32 hex digits of its SHA-256, so
 // the prefix is always four plain subject tokens and never a wildcard.
-func InboxPrefix(tenant TenantID, principal Ref) string {
+func InboxPrefix(tenant domain.TenantID, principal domain.Ref) string {
 	return TenantInboxPrefix(tenant) + "." + principal.Kind + "." + subjectToken(principal.ID)
 }
 
 // TenantInboxPrefix is the prefix of every reply inbox of one tenant's
 // principals: _INBOX.<tenant>.
-func TenantInboxPrefix(tenant TenantID) string {
+func TenantInboxPrefix(tenant domain.TenantID) string {
 	return "_INBOX." + string(tenant)
 }
 
@@ -222,13 +224,13 @@ func TenantInboxPrefix(tenant TenantID) string {
 // principal's InboxPrefix in tenant: _INBOX.<tenant>.<kind>.<id>.<more>,
 // kind a token's principal kind (person, agent, service). Where a reply
 // may go when the sender is known only by the tenant of its subject.
-func InboxOfTenant(tenant TenantID, reply string) bool {
+func InboxOfTenant(tenant domain.TenantID, reply string) bool {
 	rest, ok := strings.CutPrefix(reply, TenantInboxPrefix(tenant)+".")
 	if !ok {
 		return false
 	}
 	toks := strings.Split(rest, ".")
-	if len(toks) < 3 || (toks[0] != KindPerson && toks[0] != KindAgent && toks[0] != KindService) {
+	if len(toks) < 3 || (toks[0] != domain.KindPerson && toks[0] != domain.KindAgent && toks[0] != domain.KindService) {
 		return false
 	}
 	for _, tok := range toks {
@@ -240,17 +242,17 @@ func InboxOfTenant(tenant TenantID, reply string) bool {
 }
 
 // InboxFilter matches every reply subject under InboxPrefix.
-func InboxFilter(tenant TenantID, principal Ref) string {
+func InboxFilter(tenant domain.TenantID, principal domain.Ref) string {
 	return InboxPrefix(tenant, principal) + ".>"
 }
 
 // subjectToken returns id when it is a configured or generated id (both
 // plain subject tokens), else "~" and a hash of it.
 func subjectToken(id string) string {
-	if ConfigIDPattern.MatchString(id) {
+	if domain.ConfigIDPattern.MatchString(id) {
 		return id
 	}
-	return "~" + HashToken(id)[:32]
+	return "~" + domain.HashToken(id)[:32]
 }
 
 // BusService is the nats.go micro service name of the bus API.
@@ -285,13 +287,13 @@ const TypeReviewWithdrawn = "dev.countersign.review.withdrawn"
 // PeopleSubject is where the workers of person member hear of the reviews
 // that come to wait on them, and stop: countersign.<tenant>.people.<member>
 // (an id outside [A-Za-z0-9_-] is written as in InboxPrefix).
-func PeopleSubject(tenant TenantID, member MemberID) string {
+func PeopleSubject(tenant domain.TenantID, member domain.MemberID) string {
 	return SubjectRoot + "." + string(tenant) + ".people." + subjectToken(string(member))
 }
 
 // TenantPeopleFilter matches the people subjects of every person of one
 // tenant.
-func TenantPeopleFilter(tenant TenantID) string {
+func TenantPeopleFilter(tenant domain.TenantID) string {
 	return SubjectRoot + "." + string(tenant) + ".people.*"
 }
 

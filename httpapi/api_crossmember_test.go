@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -115,7 +116,7 @@ func TestCrossMemberDelegationEndsAtStart(t *testing.T) {
 	store := w.srv.App.Service.Store()
 	ctx := context.Background()
 	at := time.Now().UTC().Format(time.RFC3339Nano)
-	old := `{"tenant":"acme","agent":"agt_u2","delegator":"agt_other","session":"S","request_id":"` + string(events.NewRequestID()) +
+	old := `{"tenant":"acme","agent":"agt_u2","delegator":"agt_other","session":"S","request_id":"` + string(domain.NewRequestID()) +
 		`","brief":"wire it","created_at":"` + at + `","approved_at":"` + at + `","ended_at":null}`
 	if _, err := store.Delegations().Put(ctx, kvstate.DelegationKey("acme", "agt_u2", "S"), []byte(old)); err != nil {
 		t.Fatal(err)

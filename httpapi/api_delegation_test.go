@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
@@ -251,7 +251,7 @@ func TestDelegatedReviewBrief(t *testing.T) {
 	for {
 		select {
 		case m := <-offers:
-			var b events.ReviewBundle
+			var b domain.ReviewBundle
 			if err := json.Unmarshal(m.Data, &b); err != nil {
 				t.Fatalf("offer %s: %v", m.Data, err)
 			}
@@ -276,13 +276,13 @@ func TestDelegationHealedByOutbox(t *testing.T) {
 	w := startDelegation(t)
 	now := time.Now().UTC()
 	exp := now.Add(5 * time.Minute)
-	r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Agent: "agt_a", Session: "ses-crash",
-		Capability: events.Capability{Action: events.ActionAgentsDelegate, Target: "agt_b"}, Arguments: []byte(`{}`),
-		Subject: events.Subject{Kind: events.SubjectTool}, Reason: "After the crash.", Status: events.StatusApproved,
-		Chain: []events.AgentID{"agt_lead", "agt_a"}, Endorsements: []events.Endorsement{}, Timeout: "1h",
+	r := &domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Agent: "agt_a", Session: "ses-crash",
+		Capability: domain.Capability{Action: domain.ActionAgentsDelegate, Target: "agt_b"}, Arguments: []byte(`{}`),
+		Subject: domain.Subject{Kind: domain.SubjectTool}, Reason: "After the crash.", Status: domain.StatusApproved,
+		Chain: []domain.AgentID{"agt_lead", "agt_a"}, Endorsements: []domain.Endorsement{}, Timeout: "1h",
 		CreatedAt: now, DeadlineAt: now.Add(time.Hour),
-		Decision: &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"},
-			Scope: events.ScopeOnce, DecidedAt: now, ExpiresAt: &exp}}
+		Decision: &domain.Decision{Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"},
+			Scope: domain.ScopeOnce, DecidedAt: now, ExpiresAt: &exp}}
 	if _, err := w.srv.App.Service.Store().CreateRequest(context.Background(), r); err != nil {
 		t.Fatal(err)
 	}

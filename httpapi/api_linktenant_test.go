@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/links"
 )
 
@@ -21,7 +21,7 @@ func TestDecisionLinkRefusesSameMemberOfAnotherTenant(t *testing.T) {
 	})
 	agent := newClient(t, s.url, "tok-main")
 	rec := agent.pending()
-	claim := links.Claim{Tenant: "acme", Request: events.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
+	claim := links.Claim{Tenant: "acme", Request: domain.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
 		Person: "u-1", Decision: links.Approve, Deadline: time.Now().Add(time.Hour)}
 	link := s.url + "/d/" + links.Mint([]byte("link-secret-of-the-signin-tests"), claim)
 

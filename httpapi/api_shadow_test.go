@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/nats-io/nats.go/jetstream"
@@ -46,17 +47,17 @@ func TestShadowModeAgreesWithReplay(t *testing.T) {
 			t.Errorf("no request.shadowed event of %s on the bus (got %v)", rec["tool"], shadowed)
 		}
 	}
-	shadowOf := func(rec map[string]any) []events.Shadow {
-		var r events.Request
+	shadowOf := func(rec map[string]any) []domain.Shadow {
+		var r domain.Request
 		raw, _ := json.Marshal(rec)
 		if err := json.Unmarshal(raw, &r); err != nil {
 			t.Fatal(err)
 		}
 		return r.Shadow
 	}
-	wantShadow := map[string]events.Shadow{
-		str(lookup["id"]): {ID: "tools.call:lookup_*", Outcome: events.StatusApproved},
-		str(deploy["id"]): {ID: "deploys", Outcome: events.StatusPending, Approver: &events.Ref{Kind: events.KindGroup, ID: "finance"}, RequiredApprovals: 2},
+	wantShadow := map[string]domain.Shadow{
+		str(lookup["id"]): {ID: "tools.call:lookup_*", Outcome: domain.StatusApproved},
+		str(deploy["id"]): {ID: "deploys", Outcome: domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindGroup, ID: "finance"}, RequiredApprovals: 2},
 	}
 	for _, rec := range []map[string]any{lookup, deploy} {
 		got, want := shadowOf(rec), wantShadow[str(rec["id"])]
@@ -125,7 +126,7 @@ func shadowedEvents(t *testing.T, srv *servertest.Server, n int) map[string]bool
 	return got
 }
 
-func sameRef(a, b *events.Ref) bool {
+func sameRef(a, b *domain.Ref) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
@@ -65,13 +65,13 @@ func FuzzSubmitBody(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		var sub events.Submission
+		var sub domain.Submission
 		sum, err := wire.Decode(raw, &sub)
 		if err != nil {
 			return
 		}
 		checkBody(t, raw, sum)
-		checkExactNames(t, raw, reflect.TypeFor[events.Submission]())
+		checkExactNames(t, raw, reflect.TypeFor[domain.Submission]())
 		if len(sub.Arguments) > 0 {
 			if _, err := jcs.Canonicalize(sub.Arguments); err != nil {
 				t.Fatalf("accepted arguments %q do not canonicalize: %v", sub.Arguments, err)
@@ -95,9 +95,9 @@ func FuzzAnswerBody(f *testing.F) {
 		}
 		checkBody(t, raw, sum)
 		checkExactNames(t, raw, reflect.TypeFor[approvals.AnswerInput]())
-		c := approvals.Caller{Principal: events.Ref{Kind: events.KindPerson, ID: "u-1"}}
+		c := approvals.Caller{Principal: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}}
 		if agent {
-			c.Principal = events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+			c.Principal = domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}
 		}
 		if in.Validate(c) != nil {
 			return
@@ -107,7 +107,7 @@ func FuzzAnswerBody(f *testing.F) {
 			t.Fatalf("%q validated without expected", raw)
 		case in.Decision != approvals.DecisionAllow && in.Decision != approvals.DecisionDeny && in.Decision != approvals.DecisionAbstain:
 			t.Fatalf("%q validated with decision %q", raw, in.Decision)
-		case events.ScopeRank(in.Scope) == 0:
+		case domain.ScopeRank(in.Scope) == 0:
 			t.Fatalf("%q validated with scope %q", raw, in.Scope)
 		case in.Decision == approvals.DecisionAbstain && !agent:
 			t.Fatalf("%q: a person abstained", raw)

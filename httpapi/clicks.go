@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -19,11 +19,11 @@ import (
 // click is a person's answer by a click: scope once, at the revision the
 // click showed, with the surface's reason.
 func click(rev uint64, decision, reason string) approvals.AnswerInput {
-	return approvals.AnswerInput{Expected: &rev, Decision: decision, Scope: events.ScopeOnce, Reason: reason}
+	return approvals.AnswerInput{Expected: &rev, Decision: decision, Scope: domain.ScopeOnce, Reason: reason}
 }
 
 // answerAs answers request id as caller through the answer's endpoint.
-func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id events.RequestID, in approvals.AnswerInput) (kvstate.Record, error) {
+func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id domain.RequestID, in approvals.AnswerInput) (kvstate.Record, error) {
 	body, err := json.Marshal(in)
 	if err != nil {
 		return kvstate.Record{}, err
@@ -34,7 +34,7 @@ func (a *API) answerAs(ctx context.Context, caller approvals.Caller, id events.R
 }
 
 // getAs reads request id as caller through the get endpoint.
-func (a *API) getAs(ctx context.Context, caller approvals.Caller, id events.RequestID) (kvstate.Record, error) {
+func (a *API) getAs(ctx context.Context, caller approvals.Caller, id domain.RequestID) (kvstate.Record, error) {
 	res, err := a.svc.Endpoint(approvals.OpGet)(ctx, caller, approvals.Input{Path: map[string]string{"id": string(id)}})
 	return res.Record, err
 }

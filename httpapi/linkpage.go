@@ -9,7 +9,7 @@ import (
 	"net/http"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // pageStyle is the decision page's only style; the CSP allows exactly it.
@@ -37,7 +37,7 @@ type linkPage struct {
 	Why      string // set: the link changes nothing, and this says why
 	Done     string // set: the answer was taken
 	Decision string // allow | deny, for the form
-	Request  *events.Request
+	Request  *domain.Request
 	For      string // the person the link answers for, by name
 	Quorum   string // a group's request: "1 of 2 approved (person …)"
 	Style    template.CSS

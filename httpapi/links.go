@@ -8,7 +8,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/links"
 	"github.com/countersign/countersign/problem"
@@ -129,7 +129,7 @@ func (a *API) linkState(w http.ResponseWriter, r *http.Request) (links.Claim, ap
 // linkFits says why the link can no longer answer r ("" if it can). A
 // group's request waits on each member (SPEC §12); a member whose allow
 // is already counted has used their link.
-func linkFits(c links.Claim, caller approvals.Caller, r *events.Request) string {
+func linkFits(c links.Claim, caller approvals.Caller, r *domain.Request) string {
 	switch {
 	case r.Status.Terminal() && r.Decision != nil && r.Decision.By == caller.Principal, r.Approvals.By(caller.Principal):
 		return linkUsed
@@ -154,7 +154,7 @@ func (a *API) linkRefuse(w http.ResponseWriter, r *http.Request, c links.Claim, 
 	a.linkWhy(w, c, &rec.Request, outcome)
 }
 
-func (a *API) linkWhy(w http.ResponseWriter, c links.Claim, r *events.Request, outcome string) {
+func (a *API) linkWhy(w http.ResponseWriter, c links.Claim, r *domain.Request, outcome string) {
 	a.linkUses.WithLabelValues(outcome).Inc()
 	why := "This link was already used: " + a.outcome(r) + ". Nothing was changed."
 	if outcome == linkStale {
@@ -168,7 +168,7 @@ func (a *API) linkWhy(w http.ResponseWriter, c links.Claim, r *events.Request, o
 // revision r no longer takes, in the HTTP API's words for an answer at
 // it (SPEC §12: every surface says so in the same words); an allow that
 // only others' approvals came after still applies and is not stale.
-func linkConflict(c links.Claim, r *events.Request) string {
+func linkConflict(c links.Claim, r *domain.Request) string {
 	if !r.Status.Terminal() && !approvals.AnswerableAt(r, c.Revision) {
 		return problem.From(approvals.Stale(r, c.Revision)).Detail
 	}
@@ -177,13 +177,13 @@ func linkConflict(c links.Claim, r *events.Request) string {
 
 // outcome is outcomeText with people by name, the id beside it (SPEC
 // §10).
-func (a *API) outcome(r *events.Request) string {
-	return outcomeText(r, func(p events.Ref) string { return a.svc.RefText(r.Tenant, p) })
+func (a *API) outcome(r *domain.Request) string {
+	return outcomeText(r, func(p domain.Ref) string { return a.svc.RefText(r.Tenant, p) })
 }
 
 // personText names member m of tenant t: "Ada Lovelace (u-1)", or the id
 // alone when they have no name.
-func (a *API) personText(t events.TenantID, m events.MemberID) string {
+func (a *API) personText(t domain.TenantID, m domain.MemberID) string {
 	return display.Person(a.svc.PersonName(t, m), string(m))
 }
 
@@ -191,7 +191,7 @@ func (a *API) personText(t events.TenantID, m events.MemberID) string {
 // who has allowed so far, by name.
 func (a *API) linkPageOf(c links.Claim, p linkPage) linkPage {
 	p.For = a.personText(c.Tenant, c.Person)
-	if r := p.Request; r != nil && (r.Quorum() > 1 || r.Approver != nil && r.Approver.Kind == events.KindGroup) {
+	if r := p.Request; r != nil && (r.Quorum() > 1 || r.Approver != nil && r.Approver.Kind == domain.KindGroup) {
 		who := make([]string, len(r.Approvals))
 		for i, ap := range r.Approvals {
 			who[i] = a.svc.RefText(r.Tenant, ap.By)
@@ -214,12 +214,12 @@ func (a *API) linkOnlyFor(c links.Claim) string {
 // (linkNotSignedIn says it): both people by id, each with their name
 // beside it ("u-1 (Ada Lovelace)"), the id first since the id is what
 // tells two people of one name apart here.
-func (a *API) linkSentTo(c links.Claim, tenant events.TenantID, member events.MemberID) string {
+func (a *API) linkSentTo(c links.Claim, tenant domain.TenantID, member domain.MemberID) string {
 	return "This link was sent to " + a.idAndName(c.Tenant, c.Person) + ", and you are signed in as " + a.idAndName(tenant, member) + "."
 }
 
 // idAndName is "Ada Lovelace (u-1)", or the id alone, as on every surface.
-func (a *API) idAndName(t events.TenantID, m events.MemberID) string {
+func (a *API) idAndName(t domain.TenantID, m domain.MemberID) string {
 	return display.Person(a.svc.PersonName(t, m), string(m))
 }
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/links"
 )
 
@@ -13,17 +13,17 @@ import (
 // member whose allow is counted has used theirs; a person outside the
 // group, or an older revision, is stale.
 func TestLinkFitsAGroupsRequest(t *testing.T) {
-	tenant := &events.Tenant{ID: "acme",
-		Members: map[events.MemberID]*events.Member{"u-1": {ID: "u-1"}, "u-2": {ID: "u-2"}, "u-3": {ID: "u-3"}},
-		Groups:  map[events.GroupID]*events.Group{"finance": {ID: "finance", Members: []events.MemberID{"u-1", "u-2"}}}}
+	tenant := &domain.Tenant{ID: "acme",
+		Members: map[domain.MemberID]*domain.Member{"u-1": {ID: "u-1"}, "u-2": {ID: "u-2"}, "u-3": {ID: "u-3"}},
+		Groups:  map[domain.GroupID]*domain.Group{"finance": {ID: "finance", Members: []domain.MemberID{"u-1", "u-2"}}}}
 	person := func(id string) approvals.Caller {
-		return approvals.Caller{Tenant: tenant, Principal: events.Ref{Kind: events.KindPerson, ID: id}}
+		return approvals.Caller{Tenant: tenant, Principal: domain.Ref{Kind: domain.KindPerson, ID: id}}
 	}
-	r := &events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: events.StatusPending, Revision: 2, RequiredApprovals: 3,
-		Approver:  &events.Ref{Kind: events.KindGroup, ID: "finance"},
-		Approvals: events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: "once"}}}
+	r := &domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Status: domain.StatusPending, Revision: 2, RequiredApprovals: 3,
+		Approver:  &domain.Ref{Kind: domain.KindGroup, ID: "finance"},
+		Approvals: domain.Approvals{{By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, Scope: "once"}}}
 	claim := func(id string, rev uint64) links.Claim {
-		return links.Claim{Tenant: "acme", Request: r.ID, Revision: rev, Person: events.MemberID(id), Decision: links.Approve}
+		return links.Claim{Tenant: "acme", Request: r.ID, Revision: rev, Person: domain.MemberID(id), Decision: links.Approve}
 	}
 	for _, tc := range []struct {
 		who  string

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/links"
 )
@@ -45,8 +45,8 @@ func startLinksPeople(t *testing.T) string {
 // linkTo mints person's approve link for rec at revision rev.
 func linkTo(t *testing.T, base string, rec map[string]any, person string, rev uint64) string {
 	t.Helper()
-	return base + "/d/" + links.Mint([]byte(linksPeopleSecret), links.Claim{Tenant: "acme", Request: events.RequestID(str(rec["id"])),
-		Revision: rev, Person: events.MemberID(person), Decision: links.Approve, Deadline: ts(t, "deadline_at", rec["deadline_at"])})
+	return base + "/d/" + links.Mint([]byte(linksPeopleSecret), links.Claim{Tenant: "acme", Request: domain.RequestID(str(rec["id"])),
+		Revision: rev, Person: domain.MemberID(person), Decision: links.Approve, Deadline: ts(t, "deadline_at", rec["deadline_at"])})
 }
 
 // open GETs or POSTs a link page.
@@ -138,7 +138,7 @@ func TestDecisionLinkRefusalsNamePeople(t *testing.T) {
 		return strings.Replace(y, "{id: u-1, email:", "{id: u-1, name: Ada Lovelace, email:", 1)
 	})
 	rec := newClient(t, s.url, "tok-main").pending()
-	claim := links.Claim{Tenant: "acme", Request: events.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
+	claim := links.Claim{Tenant: "acme", Request: domain.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
 		Person: "u-1", Decision: links.Approve, Deadline: ts(t, "deadline_at", rec["deadline_at"])}
 	link := s.url + "/d/" + links.Mint([]byte("link-secret-of-the-signin-tests"), claim)
 	post := func(b *http.Client) (int, string) {

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // people answers GET /v1/people: the caller ("you", with their name when
@@ -17,8 +17,8 @@ func (a *API) people(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	you := map[string]any{"kind": c.Principal.Kind, "id": c.Principal.ID}
-	if c.Principal.Kind == events.KindPerson {
-		if n := a.svc.PersonName(c.Tenant.ID, events.MemberID(c.Principal.ID)); n != "" {
+	if c.Principal.Kind == domain.KindPerson {
+		if n := a.svc.PersonName(c.Tenant.ID, domain.MemberID(c.Principal.ID)); n != "" {
 			you["name"] = n
 		}
 	}

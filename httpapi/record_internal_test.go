@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
@@ -15,8 +15,8 @@ import (
 // answers with its new record puts no copy of it (640 bytes) on the heap.
 func TestWriteRecordKeepsTheRecordOnTheStack(t *testing.T) {
 	store, _, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
-	stored, err := store.CreateRequest(context.Background(), &events.Request{ID: events.NewRequestID(), Tenant: "acme",
-		Agent: "agt_main", Tool: "deploy", Status: events.StatusPending, CreatedAt: time.Now(), DeadlineAt: time.Now().Add(time.Hour)})
+	stored, err := store.CreateRequest(context.Background(), &domain.Request{ID: domain.NewRequestID(), Tenant: "acme",
+		Agent: "agt_main", Tool: "deploy", Status: domain.StatusPending, CreatedAt: time.Now(), DeadlineAt: time.Now().Add(time.Hour)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/replay"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -45,7 +45,7 @@ func (s auditServer) replay(w http.ResponseWriter, r *http.Request) error {
 }
 
 // source reads tenant's whole audit log.
-func (s auditServer) source(r *http.Request, tenant events.TenantID) replay.Source {
+func (s auditServer) source(r *http.Request, tenant domain.TenantID) replay.Source {
 	return func(fn func([]byte) error) error {
 		return s.cfg.Log.Entries(r.Context(), tenant, 0, time.Time{}, fn)
 	}

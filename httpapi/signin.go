@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/links"
 	"github.com/countersign/countersign/problem"
 	"github.com/countersign/countersign/signin"
@@ -138,7 +138,7 @@ func (a *API) sessionCaller(r *http.Request) (approvals.Caller, error) {
 // sessionPerson is the caller of session s: its member, approvals:read
 // and approvals:write, holding what ends with the session (EndSession).
 func (a *API) sessionPerson(s signin.Session) (approvals.Caller, error) {
-	c, ok := a.svc.PersonCaller(events.TenantID(s.Tenant), events.MemberID(s.Member))
+	c, ok := a.svc.PersonCaller(domain.TenantID(s.Tenant), domain.MemberID(s.Member))
 	if !ok {
 		return approvals.Caller{}, errNoSession // the member left the config
 	}
@@ -202,7 +202,7 @@ func (a *API) sessionInfo(w http.ResponseWriter, r *http.Request) error {
 	}
 	return writeJSON(w, http.StatusOK, map[string]any{"tenant": s.Tenant, "member": s.Member, "scopes": s.Scopes,
 		"expires_at": s.ExpiresAt.UTC().Format(time.RFC3339), "via": s.Via, "csrf_token": s.CSRF,
-		"name": a.svc.PersonName(events.TenantID(s.Tenant), events.MemberID(s.Member))})
+		"name": a.svc.PersonName(domain.TenantID(s.Tenant), domain.MemberID(s.Member))})
 }
 
 // session reads the request's own session (cookie or bearer) and its token.
@@ -243,7 +243,7 @@ func (a *API) issue(ctx context.Context, id signin.Identity, via string) (string
 		return "", signin.Session{}, why, nil
 	}
 	tok, s, err := a.signIn.Store.Create(ctx, signin.Session{Tenant: string(m.tenant), Member: string(m.member),
-		Scopes: []string{events.ScopeApprovalsRead, events.ScopeApprovalsWrite}, Via: via, Name: id.Name})
+		Scopes: []string{domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite}, Via: via, Name: id.Name})
 	if err != nil {
 		return "", s, "", err
 	}
@@ -268,7 +268,7 @@ func (a *API) linkNotSignedIn(r *http.Request, c links.Claim) string {
 	case err != nil:
 		return "Your session has ended: sign in to the inbox (" + signInPath + ") and open the link again."
 	case s.Tenant != string(c.Tenant) || s.Member != string(c.Person):
-		return a.linkSentTo(c, events.TenantID(s.Tenant), events.MemberID(s.Member))
+		return a.linkSentTo(c, domain.TenantID(s.Tenant), domain.MemberID(s.Member))
 	}
 	return ""
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/oidctest"
 	"github.com/countersign/countersign/links"
 )
@@ -76,7 +76,7 @@ func TestDecisionLinkNeedsItsPersonSignedIn(t *testing.T) {
 	s := startSignIn(t)
 	agent := newClient(t, s.url, "tok-main")
 	rec := agent.pending()
-	claim := links.Claim{Tenant: "acme", Request: events.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
+	claim := links.Claim{Tenant: "acme", Request: domain.RequestID(str(rec["id"])), Revision: uint64(num(rec["revision"])),
 		Person: "u-1", Decision: links.Approve, Deadline: time.Now().Add(time.Hour)}
 	link := s.url + "/d/" + links.Mint([]byte("link-secret-of-the-signin-tests"), claim)
 	post := func(b *http.Client) (int, string) {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/signin"
 )
 
@@ -62,8 +62,8 @@ func (a *API) refused(ctx context.Context, via, claim, code, why string) {
 }
 
 type memberRef struct {
-	tenant events.TenantID
-	member events.MemberID
+	tenant domain.TenantID
+	member domain.MemberID
 }
 
 // members finds every member whose email is value (none for "").

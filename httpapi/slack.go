@@ -12,7 +12,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/notify"
 	"github.com/countersign/countersign/problem"
@@ -21,11 +21,11 @@ import (
 
 // SlackTenant is one tenant's Slack app.
 type SlackTenant struct {
-	Tenant events.TenantID
+	Tenant domain.TenantID
 	// Secret is the app's signing secret (slack_signing_secret_env).
 	Secret []byte
 	// Members maps Slack user ids to the members they answer as.
-	Members map[string]events.MemberID
+	Members map[string]domain.MemberID
 }
 
 // notifyHandlers are the surfaces where people answer outside the API:
@@ -116,7 +116,7 @@ func (a *API) slackTenant(h http.Header, body []byte) (SlackTenant, bool) {
 // parseClick reads the form's payload: one countersign button of tenant.
 // The payload is strict JSON whose names countersign reads are matched
 // exactly (wire.NoFoldedNames); Slack's other fields are ignored.
-func parseClick(tenant events.TenantID, body []byte) (slackClick, events.RequestID, uint64, string, bool) {
+func parseClick(tenant domain.TenantID, body []byte) (slackClick, domain.RequestID, uint64, string, bool) {
 	var c slackClick
 	form, err := url.ParseQuery(string(body))
 	payload := []byte(form.Get("payload"))
@@ -137,7 +137,7 @@ func exactPayload(payload []byte, v any) bool {
 
 // slackAnswer answers as the clicking member and returns the body for the
 // click's response_url.
-func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id events.RequestID, rev uint64, decision string) []byte {
+func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id domain.RequestID, rev uint64, decision string) []byte {
 	member, ok := st.Members[c.User.ID]
 	caller, known := a.svc.PersonCaller(st.Tenant, member)
 	if !ok || !known {
@@ -157,7 +157,7 @@ func (a *API) slackAnswer(ctx context.Context, st SlackTenant, c slackClick, id 
 // slackRefusal tells the clicker why the answer was refused: not theirs,
 // not theirs now, no longer waiting, changed, a protected write, their
 // policy; "try again" only when countersign could not take it now.
-func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id events.RequestID, rev uint64, err error) []byte {
+func (a *API) slackRefusal(ctx context.Context, caller approvals.Caller, id domain.RequestID, rev uint64, err error) []byte {
 	p := problem.From(err)
 	switch {
 	case p.Reason == approvals.ReasonUnwatched:
@@ -191,7 +191,7 @@ func slackNote(text string) []byte {
 // rewritten if it ended; otherwise the clicker is told whose it is now,
 // that its deadline passed, or that it changed since the message (at
 // rev), in the HTTP API's words (SPEC §12).
-func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id events.RequestID, rev uint64) []byte {
+func (a *API) slackConflict(ctx context.Context, caller approvals.Caller, id domain.RequestID, rev uint64) []byte {
 	rec, err := a.getAs(ctx, caller, id)
 	if err != nil {
 		return slackNote("This request is not yours to answer; nothing was answered.")

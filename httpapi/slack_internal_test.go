@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/notify"
 )
 
@@ -13,7 +13,7 @@ import (
 // "Actions" or "ACTION_ID" that encoding/json would fold onto them, or a
 // duplicate key, is not a click; Slack's own other fields are ignored.
 func TestParseClickNamesExact(t *testing.T) {
-	id := events.NewRequestID()
+	id := domain.NewRequestID()
 	value := notify.ActionValue("acme", id, 3)
 	good := `{"type":"block_actions","user":{"id":"U1","name":"ann"},"team":{"id":"T1"},` +
 		`"actions":[{"action_id":"countersign_approve","value":"` + value + `","block_id":"b"}],"response_url":"https://hooks.slack.example/r"}`

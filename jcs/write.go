@@ -8,7 +8,7 @@ import (
 )
 
 // The canonical writer: strings, numbers and key order as RFC 8785 §3.2
-// writes them. Canonicalize and events.CallDigest both write through it.
+// writes them. Canonicalize and domain.CallDigest both write through it.
 
 // appendString appends s, valid UTF-8, as a canonical JSON string: '"',
 // '\' and control characters escaped (\b \t \n \f \r, else \u00xx in

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
@@ -75,7 +75,7 @@ func TestWritesQueuedBehindAWriteAlone(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+			if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 				t.Errorf("queued write: %v", err)
 			}
 		}()
@@ -90,7 +90,7 @@ func TestWritesQueuedBehindAWriteAlone(t *testing.T) {
 		t.Errorf("write alone: sequence %d, want 7 (its acknowledgement's)", seq)
 	}
 	wg.Wait()
-	if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+	if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 		t.Errorf("a write after stray acknowledgements: %v", err)
 	}
 }
@@ -136,7 +136,7 @@ func TestProbeOfSinglesCommitsTheRestNext(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+			if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 				t.Errorf("queued write: %v", err)
 			}
 		}()

@@ -7,16 +7,16 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // AgentKey is the KV key of a registered subagent: <tenant>.<agent id>.
-func AgentKey(tenant events.TenantID, id events.AgentID) string {
+func AgentKey(tenant domain.TenantID, id domain.AgentID) string {
 	return string(tenant) + "." + string(id)
 }
 
 // PutAgent stores a newly registered subagent; ErrExists if the id is taken.
-func (s *Store) PutAgent(ctx context.Context, a *events.Agent) error {
+func (s *Store) PutAgent(ctx context.Context, a *domain.Agent) error {
 	data, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -30,12 +30,12 @@ func (s *Store) PutAgent(ctx context.Context, a *events.Agent) error {
 
 // GetAgent reads a registered subagent and its KV revision; ErrNotFound if
 // there is none.
-func (s *Store) GetAgent(ctx context.Context, tenant events.TenantID, id events.AgentID) (events.Agent, uint64, error) {
+func (s *Store) GetAgent(ctx context.Context, tenant domain.TenantID, id domain.AgentID) (domain.Agent, uint64, error) {
 	e, err := s.agents.Get(ctx, AgentKey(tenant, id))
 	if err != nil {
-		return events.Agent{}, 0, mapErr(err)
+		return domain.Agent{}, 0, mapErr(err)
 	}
-	var a events.Agent
+	var a domain.Agent
 	if err := json.Unmarshal(e.Value(), &a); err != nil {
 		return a, 0, fmt.Errorf("kvstate: decode agent %s: %w", id, err)
 	}
@@ -45,7 +45,7 @@ func (s *Store) GetAgent(ctx context.Context, tenant events.TenantID, id events.
 // RetireAgent marks a registered subagent retired at at with one
 // compare-and-set and returns it with its KV revision. Retiring a retired
 // agent returns it unchanged. Errors: ErrNotFound, ErrConflict.
-func (s *Store) RetireAgent(ctx context.Context, tenant events.TenantID, id events.AgentID, at time.Time) (events.Agent, uint64, error) {
+func (s *Store) RetireAgent(ctx context.Context, tenant domain.TenantID, id domain.AgentID, at time.Time) (domain.Agent, uint64, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		a, rev, err := s.GetAgent(ctx, tenant, id)
 		if err != nil || a.RetiredAt != nil {
@@ -62,16 +62,16 @@ func (s *Store) RetireAgent(ctx context.Context, tenant events.TenantID, id even
 			return a, rev, err
 		}
 	}
-	return events.Agent{}, 0, ErrConflict
+	return domain.Agent{}, 0, ErrConflict
 }
 
 // RuleKey is the KV key of a rule: <tenant>.<agent id>.<rule id>.
-func RuleKey(tenant events.TenantID, agent events.AgentID, id events.RuleID) string {
+func RuleKey(tenant domain.TenantID, agent domain.AgentID, id domain.RuleID) string {
 	return string(tenant) + "." + string(agent) + "." + string(id)
 }
 
 // PutRule stores a rule of tenant.
-func (s *Store) PutRule(ctx context.Context, tenant events.TenantID, r *events.Rule) error {
+func (s *Store) PutRule(ctx context.Context, tenant domain.TenantID, r *domain.Rule) error {
 	r.Tenant = tenant
 	data, err := json.Marshal(r)
 	if err != nil {
@@ -82,12 +82,12 @@ func (s *Store) PutRule(ctx context.Context, tenant events.TenantID, r *events.R
 }
 
 // GetRule reads a kept rule; ErrNotFound if there is none.
-func (s *Store) GetRule(ctx context.Context, tenant events.TenantID, agent events.AgentID, id events.RuleID) (events.Rule, error) {
+func (s *Store) GetRule(ctx context.Context, tenant domain.TenantID, agent domain.AgentID, id domain.RuleID) (domain.Rule, error) {
 	e, err := s.rules.Get(ctx, RuleKey(tenant, agent, id))
 	if err != nil {
-		return events.Rule{}, mapErr(err)
+		return domain.Rule{}, mapErr(err)
 	}
-	var r events.Rule
+	var r domain.Rule
 	if err := json.Unmarshal(e.Value(), &r); err != nil {
 		return r, fmt.Errorf("kvstate: decode rule %s: %w", id, err)
 	}
@@ -95,7 +95,7 @@ func (s *Store) GetRule(ctx context.Context, tenant events.TenantID, agent event
 }
 
 // DeleteRule removes a rule; ErrNotFound if there is none.
-func (s *Store) DeleteRule(ctx context.Context, tenant events.TenantID, agent events.AgentID, id events.RuleID) error {
+func (s *Store) DeleteRule(ctx context.Context, tenant domain.TenantID, agent domain.AgentID, id domain.RuleID) error {
 	key := RuleKey(tenant, agent, id)
 	e, err := s.rules.Get(ctx, key)
 	if err != nil {

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -127,13 +127,13 @@ func subjectOf(bucket, key string) string { return "$KV." + bucket + "." + key }
 
 // RequestSubjectPrefix is the stream subject of a tenant's requests, up to
 // the request id, in its shard's stream among k (ShardOf).
-func RequestSubjectPrefix(tenant events.TenantID, k int) string {
+func RequestSubjectPrefix(tenant domain.TenantID, k int) string {
 	return subjectOf(RequestBucket(ShardOf(tenant, k)), string(tenant)+".")
 }
 
 // GrantSubjectPrefix is the stream subject of a tenant's grants, up to the
 // grant id.
-func GrantSubjectPrefix(tenant events.TenantID) string {
+func GrantSubjectPrefix(tenant domain.TenantID) string {
 	return subjectOf(BucketGrants, string(tenant)+".")
 }
 

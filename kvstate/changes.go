@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -32,7 +33,7 @@ type changeStart struct {
 
 // changeBuckets are the buckets whose writes carry tenant's events: its
 // requests shard's and the grants'.
-func (s *Store) changeBuckets(tenant events.TenantID) [2]string {
+func (s *Store) changeBuckets(tenant domain.TenantID) [2]string {
 	return [2]string{s.RequestBucketOf(tenant), BucketGrants}
 }
 
@@ -45,7 +46,7 @@ const ResumeSkew = 2 * time.Second
 
 // CursorNow returns a cursor at the current end of both streams of
 // tenant's changes: only changes stored from now on.
-func (s *Store) CursorNow(ctx context.Context, tenant events.TenantID) (ChangeCursor, error) {
+func (s *Store) CursorNow(ctx context.Context, tenant domain.TenantID) (ChangeCursor, error) {
 	var c ChangeCursor
 	for i, b := range s.changeBuckets(tenant) {
 		st, err := s.js.Stream(ctx, StreamOf(b))
@@ -62,7 +63,7 @@ func (s *Store) CursorNow(ctx context.Context, tenant events.TenantID) (ChangeCu
 // the next write, the other one ResumeSkew before it was stored. It returns
 // ErrNotFound if that write is not stored (never made, or removed with its
 // request after the retention).
-func (s *Store) CursorAfter(ctx context.Context, tenant events.TenantID, id events.ChangeID) (ChangeCursor, Change, error) {
+func (s *Store) CursorAfter(ctx context.Context, tenant domain.TenantID, id events.ChangeID) (ChangeCursor, Change, error) {
 	buckets := s.changeBuckets(tenant)
 	i, subject := 0, subjectOf(buckets[0], RequestKey(tenant, id.Request))
 	match := func(h nats.Header) bool { return h.Get("ce-revision") == strconv.FormatUint(id.Revision, 10) }
@@ -109,7 +110,7 @@ func (s *Store) findWrite(ctx context.Context, bucket, subject string, match fun
 // from one goroutine. Writes without an event (delete and purge markers)
 // are skipped. A NATS restart only pauses delivery: the streams are
 // durable, and each reader resumes after the last write it delivered.
-func (s *Store) Changes(ctx context.Context, tenant events.TenantID, cur ChangeCursor, fn func(Change) error) error {
+func (s *Store) Changes(ctx context.Context, tenant domain.TenantID, cur ChangeCursor, fn func(Change) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := make(chan jetstream.Msg)
@@ -140,7 +141,7 @@ func (s *Store) Changes(ctx context.Context, tenant events.TenantID, cur ChangeC
 	}
 }
 
-func (s *Store) changeReader(ctx context.Context, bucket string, tenant events.TenantID, from changeStart) (jetstream.MessagesContext, error) {
+func (s *Store) changeReader(ctx context.Context, bucket string, tenant domain.TenantID, from changeStart) (jetstream.MessagesContext, error) {
 	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{subjectOf(bucket, string(tenant)+".>")},
 		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from.seq}
 	if from.seq == 0 {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
@@ -37,7 +37,7 @@ func BenchmarkCommitWays(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+					if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 						b.Error(err)
 						return
 					}
@@ -178,7 +178,7 @@ func BenchmarkCreateAlone(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if _, err := s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+		if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -9,13 +9,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // DelegationKey is the KV key of agent's delegated work in session:
 // <tenant>.<agent id>.<sha256 of the session> (a session never appears raw
 // in a key).
-func DelegationKey(tenant events.TenantID, agent events.AgentID, session string) string {
+func DelegationKey(tenant domain.TenantID, agent domain.AgentID, session string) string {
 	sum := sha256.Sum256([]byte(session))
 	return string(tenant) + "." + string(agent) + "." + hex.EncodeToString(sum[:])
 }
@@ -26,11 +26,11 @@ func DelegationKey(tenant events.TenantID, agent events.AgentID, session string)
 // ended before d was approved: an active delegation is kept (the first
 // delegator holds the session), and an approval replayed after its
 // delegation ended never brings it back. Safe to repeat.
-func (s *Store) PutDelegation(ctx context.Context, d *events.Delegation) (events.Delegation, uint64, error) {
+func (s *Store) PutDelegation(ctx context.Context, d *domain.Delegation) (domain.Delegation, uint64, error) {
 	key := DelegationKey(d.Tenant, d.Agent, d.Session)
 	data, err := json.Marshal(d)
 	if err != nil {
-		return events.Delegation{}, 0, err
+		return domain.Delegation{}, 0, err
 	}
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		cur, rev, err := s.GetDelegation(ctx, d.Tenant, d.Agent, d.Session)
@@ -48,17 +48,17 @@ func (s *Store) PutDelegation(ctx context.Context, d *events.Delegation) (events
 			return *d, rev, err
 		}
 	}
-	return events.Delegation{}, 0, ErrConflict
+	return domain.Delegation{}, 0, ErrConflict
 }
 
 // GetDelegation reads agent's delegation in session and its KV revision;
 // ErrNotFound if there is none.
-func (s *Store) GetDelegation(ctx context.Context, tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, uint64, error) {
+func (s *Store) GetDelegation(ctx context.Context, tenant domain.TenantID, agent domain.AgentID, session string) (domain.Delegation, uint64, error) {
 	e, err := s.delegations.Get(ctx, DelegationKey(tenant, agent, session))
 	if err != nil {
-		return events.Delegation{}, 0, mapErr(err)
+		return domain.Delegation{}, 0, mapErr(err)
 	}
-	var d events.Delegation
+	var d domain.Delegation
 	if err := json.Unmarshal(e.Value(), &d); err != nil {
 		return d, 0, fmt.Errorf("kvstate: decode delegation of %s: %w", agent, err)
 	}
@@ -69,7 +69,7 @@ func (s *Store) GetDelegation(ctx context.Context, tenant events.TenantID, agent
 // compare-and-set, and returns it with its KV revision. The record stays
 // (ended) so that a replayed approval cannot bring it back. Errors:
 // ErrNotFound (none, or it has ended already), ErrConflict.
-func (s *Store) EndDelegation(ctx context.Context, tenant events.TenantID, agent events.AgentID, session string, at time.Time) (events.Delegation, uint64, error) {
+func (s *Store) EndDelegation(ctx context.Context, tenant domain.TenantID, agent domain.AgentID, session string, at time.Time) (domain.Delegation, uint64, error) {
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		d, rev, err := s.GetDelegation(ctx, tenant, agent, session)
 		if err != nil {
@@ -86,5 +86,5 @@ func (s *Store) EndDelegation(ctx context.Context, tenant events.TenantID, agent
 			return d, rev, err
 		}
 	}
-	return events.Delegation{}, 0, ErrConflict
+	return domain.Delegation{}, 0, ErrConflict
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -17,7 +17,7 @@ func TestPutDelegationKeepsEndedAndActive(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
 	t0 := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	first := events.Delegation{Tenant: "acme", Agent: "agt_b", Delegator: "agt_a", Session: "s/1", RequestID: "req_1", ApprovedAt: t0}
+	first := domain.Delegation{Tenant: "acme", Agent: "agt_b", Delegator: "agt_a", Session: "s/1", RequestID: "req_1", ApprovedAt: t0}
 	if got, _, err := s.PutDelegation(ctx, &first); err != nil || got.RequestID != "req_1" {
 		t.Fatalf("first put: %v %+v", err, got)
 	}
@@ -32,7 +32,7 @@ func TestPutDelegationKeepsEndedAndActive(t *testing.T) {
 	if _, _, err := s.EndDelegation(ctx, "acme", "agt_b", "s/1", t0.Add(3*time.Minute)); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Errorf("ending an ended delegation: %v, want ErrNotFound", err)
 	}
-	for _, replay := range []events.Delegation{first, other} {
+	for _, replay := range []domain.Delegation{first, other} {
 		if got, _, err := s.PutDelegation(ctx, &replay); err != nil || got.Active() {
 			t.Errorf("replay of %s: %v; active %v, want it to stay ended", replay.RequestID, err, got.Active())
 		}

@@ -7,20 +7,21 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // GrantKey is the KV key of a grant: <tenant>.<grant id>.
-func GrantKey(tenant events.TenantID, id events.GrantID) string {
+func GrantKey(tenant domain.TenantID, id domain.GrantID) string {
 	return string(tenant) + "." + string(id)
 }
 
 // PutGrant creates g with its grant.created event and returns its KV
 // revision, or 0 if a grant with that id already exists (a no-op, so
 // derived grants can be written again after a crash).
-func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
+func (s *Store) PutGrant(ctx context.Context, g *domain.Grant) (uint64, error) {
 	data, err := json.Marshal(g)
 	if err != nil {
 		return 0, err
@@ -36,17 +37,17 @@ func (s *Store) PutGrant(ctx context.Context, g *events.Grant) (uint64, error) {
 
 // GetGrant reads a grant (from the stream leader on a replicated bucket);
 // ErrNotFound if there is none.
-func (s *Store) GetGrant(ctx context.Context, tenant events.TenantID, id events.GrantID) (events.Grant, uint64, error) {
+func (s *Store) GetGrant(ctx context.Context, tenant domain.TenantID, id domain.GrantID) (domain.Grant, uint64, error) {
 	return s.getGrantAfter(ctx, tenant, id, 0)
 }
 
 // getGrantAfter is GetGrant knowing revision floor (see readKeyAfter).
-func (s *Store) getGrantAfter(ctx context.Context, tenant events.TenantID, id events.GrantID, floor uint64) (events.Grant, uint64, error) {
+func (s *Store) getGrantAfter(ctx context.Context, tenant domain.TenantID, id domain.GrantID, floor uint64) (domain.Grant, uint64, error) {
 	e, err := s.readKeyAfter(ctx, BucketGrants, s.grants, GrantKey(tenant, id), floor)
 	if err != nil {
-		return events.Grant{}, 0, err
+		return domain.Grant{}, 0, err
 	}
-	var g events.Grant
+	var g domain.Grant
 	if err := json.Unmarshal(e.value, &g); err != nil {
 		return g, 0, fmt.Errorf("kvstate: decode grant %s: %w", id, err)
 	}
@@ -56,7 +57,7 @@ func (s *Store) getGrantAfter(ctx context.Context, tenant events.TenantID, id ev
 // RevokeGrant marks a grant revoked with one compare-and-set and its
 // grant.revoked event, and returns it with its new KV revision. Revoking a
 // revoked grant returns it unchanged. Errors: ErrNotFound, ErrConflict.
-func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, at time.Time) (events.Grant, uint64, error) {
+func (s *Store) RevokeGrant(ctx context.Context, tenant domain.TenantID, id domain.GrantID, at time.Time) (domain.Grant, uint64, error) {
 	var floor uint64
 	for attempt := 0; attempt < maxAttempts; attempt++ {
 		g, rev, err := s.getGrantAfter(ctx, tenant, id, floor)
@@ -74,13 +75,13 @@ func (s *Store) RevokeGrant(ctx context.Context, tenant events.TenantID, id even
 		}
 		floor = rev + 1 // the grant moved past rev: a read below is stale
 	}
-	return events.Grant{}, 0, ErrConflict
+	return domain.Grant{}, 0, ErrConflict
 }
 
 // RemoveGrant removes a grant's key (a revoked grant past its retention)
 // if its latest revision is still kvRev; otherwise ErrConflict. The purge
 // marker it leaves expires after PurgeMarkerTTL.
-func (s *Store) RemoveGrant(ctx context.Context, tenant events.TenantID, id events.GrantID, kvRev uint64) error {
+func (s *Store) RemoveGrant(ctx context.Context, tenant domain.TenantID, id domain.GrantID, kvRev uint64) error {
 	err := s.grants.Purge(ctx, GrantKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
 	return mapErr(err)
 }

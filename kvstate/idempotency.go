@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -17,14 +17,14 @@ import (
 // Idempotency is what an Idempotency-Key remembers: the request it made
 // and the digest of the body that made it.
 type Idempotency struct {
-	RequestID  events.RequestID `json:"request_id"`
+	RequestID  domain.RequestID `json:"request_id"`
 	BodyDigest string           `json:"body_digest"`
 	CreatedAt  time.Time        `json:"created_at"`
 }
 
 // IdempotencyKey is the KV key for a client's key: <tenant>.<hash>, the hash
 // covering the principal and the key (neither appears raw in the key).
-func IdempotencyKey(tenant events.TenantID, principal events.Ref, key string) string {
+func IdempotencyKey(tenant domain.TenantID, principal domain.Ref, key string) string {
 	sum := sha256.Sum256([]byte(principal.Kind + ":" + principal.ID + "\x00" + key))
 	return string(tenant) + "." + hex.EncodeToString(sum[:])
 }

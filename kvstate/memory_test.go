@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -31,8 +31,8 @@ func TestPendingHeldOnce(t *testing.T) {
 	base := liveHeap()
 	stored := 0
 	for i := range n {
-		r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Agent: "a", Status: events.StatusPending, Tool: "deploy",
-			Capability: events.Capability{Action: events.ActionToolsCall, Target: "deploy"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour),
+		r := domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Agent: "a", Status: domain.StatusPending, Tool: "deploy",
+			Capability: domain.Capability{Action: domain.ActionToolsCall, Target: "deploy"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour),
 			Arguments: json.RawMessage(`{"blob":"` + strings.Repeat("x", 1<<20) + `"}`)}
 		raw, err := json.Marshal(&r)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,7 +28,7 @@ const pageConsumerIdle = 5 * time.Second
 // returns ErrNotFound if that write is not stored (never made, a grant's
 // change, or removed with its request after the retention, or dropped
 // from the key's history).
-func (s *Store) ChangesAt(ctx context.Context, tenant events.TenantID, id events.ChangeID, fn func(Change) bool) error {
+func (s *Store) ChangesAt(ctx context.Context, tenant domain.TenantID, id events.ChangeID, fn func(Change) bool) error {
 	if id.Request == "" {
 		return ErrNotFound
 	}

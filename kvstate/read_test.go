@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -41,7 +42,7 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 	kvstate.UseLeaderReads(s)
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	if _, err := s.CreateRequest(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -54,16 +55,16 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 	}, "the lagging replica answers a direct get")
 	for i := range 100 {
 		rec, err := s.GetRequest(ctx, r.Tenant, r.ID)
-		if err != nil || rec.Status != events.StatusPending {
+		if err != nil || rec.Status != domain.StatusPending {
 			t.Fatalf("read %d: %+v, %v", i, rec.Status, err)
 		}
-		if rec, err = s.PeekRequest(ctx, r.Tenant, r.ID, 0); err != nil || rec.Status != events.StatusPending {
+		if rec, err = s.PeekRequest(ctx, r.Tenant, r.ID, 0); err != nil || rec.Status != domain.StatusPending {
 			t.Fatalf("display read %d: %+v, %v", i, rec.Status, err)
 		}
 	}
-	rec, err := s.Transition(ctx, r.Tenant, r.ID, func(q *events.Request) (string, error) {
-		q.Status = events.StatusCancelled
-		q.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}}
+	rec, err := s.Transition(ctx, r.Tenant, r.ID, func(q *domain.Request) (string, error) {
+		q.Status = domain.StatusCancelled
+		q.Decision = &domain.Decision{Status: domain.StatusCancelled, By: domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}}
 		return events.TypeRequestCancelled, nil
 	})
 	if err != nil || rec.Revision != 1 {
@@ -85,7 +86,7 @@ func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 func TestReadBelowAKnownRevisionIsStale(t *testing.T) {
 	kvstate.FewReadRetries(t)
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	rec, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -97,11 +98,11 @@ func TestReadBelowAKnownRevisionIsStale(t *testing.T) {
 	if !errors.Is(err, kvstate.ErrUnavailable) || !errors.Is(err, kvstate.ErrStale) {
 		t.Fatalf("read below a known revision: %v, want ErrUnavailable and ErrStale", err)
 	}
-	_, err = s.GetRequestAfter(ctx, r.Tenant, events.NewRequestID(), 1)
+	_, err = s.GetRequestAfter(ctx, r.Tenant, domain.NewRequestID(), 1)
 	if !errors.Is(err, kvstate.ErrStale) {
 		t.Fatalf("not-found below a known revision: %v, want ErrStale", err)
 	}
-	if _, err := s.GetRequest(ctx, r.Tenant, events.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
+	if _, err := s.GetRequest(ctx, r.Tenant, domain.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Fatalf("unknown request: %v, want ErrNotFound", err)
 	}
 }
@@ -112,7 +113,7 @@ func TestReadBelowAKnownRevisionIsStale(t *testing.T) {
 func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	kvstate.UseLeaderReads(s)
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	old, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -120,7 +121,7 @@ func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
 	if _, err := s.TransitionFrom(ctx, old, endorse("agt_b")); err != nil {
 		t.Fatal(err)
 	}
-	atRevision1 := func(q *events.Request) (string, error) {
+	atRevision1 := func(q *domain.Request) (string, error) {
 		if q.Revision != 1 {
 			return "", errors.New("refused: not at revision 1")
 		}
@@ -135,9 +136,9 @@ func TestRefusalOnAReplicasRecordIsCheckedWithTheLeader(t *testing.T) {
 	}
 }
 
-func endorse(agent events.AgentID) kvstate.Mutation {
-	return func(q *events.Request) (string, error) {
-		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
+func endorse(agent domain.AgentID) kvstate.Mutation {
+	return func(q *domain.Request) (string, error) {
+		q.Endorsements = append(q.Endorsements, domain.Endorsement{Agent: agent, At: time.Now()})
 		return events.TypeRequestEscalated, nil
 	}
 }
@@ -149,11 +150,11 @@ func endorse(agent events.AgentID) kvstate.Mutation {
 // whose compare-and-set then failed.
 func TestTransitionFromLeavesItsInputAlone(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
-	r.SetStages([]events.Stage{{Text: "git status"}, {Text: "git push"}})
-	r.Chain = make([]events.AgentID, 1, 4) // room to append in place
+	r := pending(domain.NewRequestID())
+	r.SetStages([]domain.Stage{{Text: "git status"}, {Text: "git push"}})
+	r.Chain = make([]domain.AgentID, 1, 4) // room to append in place
 	r.Chain[0] = "agt_a"
-	r.Endorsements = make(events.Endorsements, 0, 4)
+	r.Endorsements = make(domain.Endorsements, 0, 4)
 	cur, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -162,10 +163,10 @@ func TestTransitionFromLeavesItsInputAlone(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.TransitionFrom(ctx, cur, func(q *events.Request) (string, error) {
-		q.AllowStage(events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.ScopeOnce, time.Now())
+	_, err = s.TransitionFrom(ctx, cur, func(q *domain.Request) (string, error) {
+		q.AllowStage(domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, domain.ScopeOnce, time.Now())
 		q.Chain = append(q.Chain, "agt_b")
-		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: "agt_b", At: time.Now()})
+		q.Endorsements = append(q.Endorsements, domain.Endorsement{Agent: "agt_b", At: time.Now()})
 		q.Approver.ID = "u-2"
 		return events.TypeRequestEscalated, nil
 	})
@@ -190,21 +191,21 @@ func TestTransitionFromLeavesItsInputAlone(t *testing.T) {
 // ErrNotFound.
 func TestRequestAt(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	first, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ended := transition(t, s, first, deny("u-1"))
 	got, err := s.RequestAt(ctx, r.Tenant, r.ID, first.KVRevision)
-	if err != nil || got.Status != events.StatusPending || got.KVRevision != first.KVRevision {
+	if err != nil || got.Status != domain.StatusPending || got.KVRevision != first.KVRevision {
 		t.Fatalf("at the first revision: %s at %d, %v", got.Status, got.KVRevision, err)
 	}
 	got, err = s.RequestAt(ctx, r.Tenant, r.ID, ended.KVRevision)
-	if err != nil || got.Status != events.StatusDenied || got.Revision != 1 {
+	if err != nil || got.Status != domain.StatusDenied || got.Revision != 1 {
 		t.Fatalf("at the last revision: %s (revision %d), %v", got.Status, got.Revision, err)
 	}
-	other := pending(events.NewRequestID())
+	other := pending(domain.NewRequestID())
 	if _, err := s.CreateRequest(ctx, other); err != nil {
 		t.Fatal(err)
 	}
@@ -220,9 +221,9 @@ func TestRequestAt(t *testing.T) {
 }
 
 func deny(person string) kvstate.Mutation {
-	return func(q *events.Request) (string, error) {
-		q.Status = events.StatusDenied
-		q.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: person}, DecidedAt: time.Now()}
+	return func(q *domain.Request) (string, error) {
+		q.Status = domain.StatusDenied
+		q.Decision = &domain.Decision{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: person}, DecidedAt: time.Now()}
 		return events.TypeRequestDecided, nil
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,7 +16,7 @@ import (
 
 // Record is a request as stored, with the KV revision it was read at.
 type Record struct {
-	events.Request
+	domain.Request
 	KVRevision uint64
 	// Written is when the stored revision was written (server clock).
 	Written time.Time
@@ -85,14 +86,14 @@ func (r *Record) Stored() []byte { return r.raw }
 
 // Mutation changes a request in place and returns the event type of the
 // change, or an error that aborts the transition (returned unchanged).
-type Mutation func(r *events.Request) (eventType string, err error)
+type Mutation func(r *domain.Request) (eventType string, err error)
 
 // maxAttempts bounds the retries of a Transition that loses its
 // compare-and-set to a concurrent writer.
 const maxAttempts = 8
 
 // RequestKey is the KV key of a request: <tenant>.<id>.
-func RequestKey(tenant events.TenantID, id events.RequestID) string {
+func RequestKey(tenant domain.TenantID, id domain.RequestID) string {
 	return string(tenant) + "." + string(id)
 }
 
@@ -107,7 +108,7 @@ func WithTraceparent(ctx context.Context, tp string) context.Context {
 // CreateRequest stores a new request with the event of its creation
 // (created when pending, decided when steps 1–4 decided). It returns
 // ErrExists if the id is taken and ErrIllegal for a bad status.
-func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, error) {
+func (s *Store) CreateRequest(ctx context.Context, r *domain.Request) (Record, error) {
 	typ := events.TypeRequestCreated
 	if r.Status.Terminal() {
 		typ = events.TypeRequestDecided
@@ -124,7 +125,7 @@ func (s *Store) CreateRequest(ctx context.Context, r *events.Request) (Record, e
 
 // GetRequest reads a request (from the stream leader on a replicated
 // bucket, see read.go). It returns ErrNotFound if there is none.
-func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id events.RequestID) (Record, error) {
+func (s *Store) GetRequest(ctx context.Context, tenant domain.TenantID, id domain.RequestID) (Record, error) {
 	return s.GetRequestAfter(ctx, tenant, id, 0)
 }
 
@@ -132,7 +133,7 @@ func (s *Store) GetRequest(ctx context.Context, tenant events.TenantID, id event
 // floor of the request (0: none): a read below it, or a not-found, is
 // stale and read again; reads that stay stale are ErrUnavailable (with
 // ErrStale).
-func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+func (s *Store) GetRequestAfter(ctx context.Context, tenant domain.TenantID, id domain.RequestID, floor uint64) (Record, error) {
 	sh := s.shard(tenant)
 	e, err := s.readKeyAfter(ctx, sh.reqBucket, sh.requests, RequestKey(tenant, id), floor)
 	if err != nil {
@@ -147,7 +148,7 @@ func (s *Store) GetRequestAfter(ctx context.Context, tenant events.TenantID, id 
 // costs a scan of its message block. A revision that is gone is
 // ErrNotFound (the request was removed); on a replicated bucket, where a
 // lagging replica may not have it yet, the read falls back to PeekRequest.
-func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events.RequestID, rev uint64) (Record, error) {
+func (s *Store) RequestAt(ctx context.Context, tenant domain.TenantID, id domain.RequestID, rev uint64) (Record, error) {
 	key, sh := RequestKey(tenant, id), s.shard(tenant)
 	m, err := sh.requestStream.GetMsg(ctx, rev)
 	switch {
@@ -166,7 +167,7 @@ func (s *Store) RequestAt(ctx context.Context, tenant events.TenantID, id events
 // the leader (GetRequestAfter) on a not-found or an answer below floor,
 // which a lagging replica may give. Its record may still be a moment old:
 // TransitionFrom checks a refusal based on it against the leader's.
-func (s *Store) PeekRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, floor uint64) (Record, error) {
+func (s *Store) PeekRequest(ctx context.Context, tenant domain.TenantID, id domain.RequestID, floor uint64) (Record, error) {
 	if s.leaderReads {
 		e, err := s.shard(tenant).requests.Get(ctx, RequestKey(tenant, id))
 		if err == nil && e.Revision() >= floor {
@@ -215,7 +216,7 @@ func decodeRecord(e stored) (Record, error) {
 // then returns ErrConflict. Errors from fn come back unchanged (with the
 // record fn saw); a move outside the legal table is ErrIllegal; a missing
 // request ErrNotFound.
-func (s *Store) Transition(ctx context.Context, tenant events.TenantID, id events.RequestID, fn Mutation) (Record, error) {
+func (s *Store) Transition(ctx context.Context, tenant domain.TenantID, id domain.RequestID, fn Mutation) (Record, error) {
 	cur, err := s.GetRequest(ctx, tenant, id)
 	if err != nil {
 		return Record{}, err
@@ -278,7 +279,7 @@ func (s *Store) TransitionFrom(ctx context.Context, cur Record, fn Mutation) (Re
 // absent), with the CloudEvent of the change in the headers, and returns
 // its revision and the bytes written. was is whom the request waited on
 // before the change (nil: nobody).
-func (s *Store) write(ctx context.Context, typ string, r *events.Request, last uint64, was *events.Ref) (uint64, []byte, error) {
+func (s *Store) write(ctx context.Context, typ string, r *domain.Request, last uint64, was *domain.Ref) (uint64, []byte, error) {
 	data, err := encode(r)
 	if err != nil {
 		return 0, nil, fmt.Errorf("kvstate: encode %s: %w", r.ID, err)
@@ -297,7 +298,7 @@ func (s *Store) write(ctx context.Context, typ string, r *events.Request, last u
 // effects are the internal headers telling the outbox what a change
 // derives: the decider's work subject, or grants (and delegated work,
 // SPEC §3) to write.
-func effects(typ string, r *events.Request) nats.Header {
+func effects(typ string, r *domain.Request) nats.Header {
 	h := nats.Header{}
 	switch {
 	case (typ == events.TypeRequestCreated || typ == events.TypeRequestEscalated || typ == events.TypeRequestUpdated) && r.Approver != nil:
@@ -313,8 +314,8 @@ func effects(typ string, r *events.Request) nats.Header {
 }
 
 // waitedOn is whom r waits on: its approver while it is pending, else nil.
-func waitedOn(r *events.Request) *events.Ref {
-	if r.Status != events.StatusPending {
+func waitedOn(r *domain.Request) *domain.Ref {
+	if r.Status != domain.StatusPending {
 		return nil
 	}
 	return r.Approver
@@ -322,23 +323,23 @@ func waitedOn(r *events.Request) *events.Ref {
 
 // stagesLeaveGrants reports whether a decider allowed a stage of r with
 // scope session or lifetime: each such stage leaves grants (SPEC §8).
-func stagesLeaveGrants(r *events.Request) bool {
+func stagesLeaveGrants(r *domain.Request) bool {
 	for _, st := range r.Stages {
-		if st.AllowedBy != nil && st.AllowedBy.Kind != events.KindGrant && events.ScopeRank(st.Scope) > events.ScopeRank(events.ScopeOnce) {
+		if st.AllowedBy != nil && st.AllowedBy.Kind != domain.KindGrant && domain.ScopeRank(st.Scope) > domain.ScopeRank(domain.ScopeOnce) {
 			return true
 		}
 	}
 	return false
 }
 
-func leavesGrants(d *events.Decision) bool {
-	return d != nil && (d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) &&
-		(d.Scope == events.ScopeSession || d.Scope == events.ScopeLifetime)
+func leavesGrants(d *domain.Decision) bool {
+	return d != nil && (d.By.Kind == domain.KindPerson || d.By.Kind == domain.KindAgent) &&
+		(d.Scope == domain.ScopeSession || d.Scope == domain.ScopeLifetime)
 }
 
 // LastWrite returns the stored message of a request's latest change: the
 // record and the CloudEvent headers it was written with.
-func (s *Store) LastWrite(ctx context.Context, tenant events.TenantID, id events.RequestID) (*jetstream.RawStreamMsg, error) {
+func (s *Store) LastWrite(ctx context.Context, tenant domain.TenantID, id domain.RequestID) (*jetstream.RawStreamMsg, error) {
 	bucket := s.RequestBucketOf(tenant)
 	if s.leaderReads {
 		return s.leaderLast(ctx, StreamOf(bucket), subjectOf(bucket, RequestKey(tenant, id)))
@@ -372,7 +373,7 @@ const PurgeMarkerTTL = 24 * time.Hour
 // is still kvRev (ErrConflict otherwise): a terminal record past its
 // retention (SPEC §9). Watchers see the removal and drop it from memory;
 // the removal's own marker goes after PurgeMarkerTTL.
-func (s *Store) RemoveRequest(ctx context.Context, tenant events.TenantID, id events.RequestID, kvRev uint64) error {
+func (s *Store) RemoveRequest(ctx context.Context, tenant domain.TenantID, id domain.RequestID, kvRev uint64) error {
 	err := s.shard(tenant).requests.Purge(ctx, RequestKey(tenant, id), jetstream.LastRevision(kvRev), jetstream.PurgeTTL(PurgeMarkerTTL))
 	return mapErr(err)
 }

@@ -5,7 +5,7 @@ import (
 	"hash/fnv"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // TestShardOfIsFNV1a: the shard is FNV-1a (32 bits) of the tenant id
@@ -16,7 +16,7 @@ func TestShardOfIsFNV1a(t *testing.T) {
 		h := fnv.New32a()
 		_, _ = h.Write([]byte(tenant))
 		for _, k := range []int{2, 3, 7, 64} {
-			if got, want := ShardOf(events.TenantID(tenant), k), int(h.Sum32()%uint32(k)); got != want {
+			if got, want := ShardOf(domain.TenantID(tenant), k), int(h.Sum32()%uint32(k)); got != want {
 				t.Fatalf("ShardOf(%s, %d) = %d, want %d", tenant, k, got, want)
 			}
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -56,7 +56,7 @@ func shardBucket(base string, i int) string {
 }
 
 // ShardOf is the shard of tenant's requests among k.
-func ShardOf(tenant events.TenantID, k int) int {
+func ShardOf(tenant domain.TenantID, k int) int {
 	if k <= 1 {
 		return 0
 	}
@@ -77,21 +77,21 @@ type shard struct {
 }
 
 // shard returns tenant's shard.
-func (s *Store) shard(tenant events.TenantID) *shard {
+func (s *Store) shard(tenant domain.TenantID) *shard {
 	return &s.shards[ShardOf(tenant, len(s.shards))]
 }
 
 // shardOfKey returns the shard of a key <tenant>.<rest>.
 func (s *Store) shardOfKey(key string) *shard {
 	t, _, _ := strings.Cut(key, ".")
-	return s.shard(events.TenantID(t))
+	return s.shard(domain.TenantID(t))
 }
 
 // Shards is K, the number of request shards.
 func (s *Store) Shards() int { return len(s.shards) }
 
 // RequestBucketOf names the requests bucket of tenant's shard.
-func (s *Store) RequestBucketOf(tenant events.TenantID) string { return s.shard(tenant).reqBucket }
+func (s *Store) RequestBucketOf(tenant domain.TenantID) string { return s.shard(tenant).reqBucket }
 
 // RequestShard returns shard i's requests bucket and its stream, for
 // mirrors, snapshots and watchers.

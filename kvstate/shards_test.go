@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -32,13 +32,13 @@ func TestShardLayout(t *testing.T) {
 	}
 	// A tenant that hashes away from shard 0 among 3: with its request in
 	// shard 0, a K of 3 would lose it.
-	tenant := events.TenantID("")
+	tenant := domain.TenantID("")
 	for n := 0; tenant == ""; n++ {
-		if id := events.TenantID(fmt.Sprint("t", n)); kvstate.ShardOf(id, 3) != 0 {
+		if id := domain.TenantID(fmt.Sprint("t", n)); kvstate.ShardOf(id, 3) != 0 {
 			tenant = id
 		}
 	}
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	r.Tenant = tenant
 	if _, err := store.CreateRequest(ctx, r); err != nil {
 		t.Fatal(err)

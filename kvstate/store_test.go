@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -26,16 +27,16 @@ func newStore(t testing.TB) *kvstate.Store {
 	return s
 }
 
-func pending(id events.RequestID) *events.Request {
+func pending(id domain.RequestID) *domain.Request {
 	now := time.Now().UTC()
-	return &events.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: events.StatusPending,
-		Capability: events.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
-		Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
+	return &domain.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: domain.StatusPending,
+		Capability: domain.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
+		Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
 }
 
 func TestCreateGetAndExists(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	rec, err := s.CreateRequest(ctx, r)
 	if err != nil || rec.Revision != 0 || rec.KVRevision == 0 {
 		t.Fatalf("CreateRequest = %+v, %v", rec, err)
@@ -44,10 +45,10 @@ func TestCreateGetAndExists(t *testing.T) {
 		t.Fatalf("second create: got %v, want ErrExists", err)
 	}
 	got, err := s.GetRequest(ctx, "acme", r.ID)
-	if err != nil || got.ID != r.ID || got.Status != events.StatusPending {
+	if err != nil || got.ID != r.ID || got.Status != domain.StatusPending {
 		t.Fatalf("GetRequest = %+v, %v", got, err)
 	}
-	if _, err := s.GetRequest(ctx, "acme", events.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
+	if _, err := s.GetRequest(ctx, "acme", domain.NewRequestID()); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Fatalf("missing: got %v, want ErrNotFound", err)
 	}
 }
@@ -56,7 +57,7 @@ func TestCreateGetAndExists(t *testing.T) {
 // record; the others see it terminal and stop.
 func TestTransitionOneWinner(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	if _, err := s.CreateRequest(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -67,11 +68,11 @@ func TestTransitionOneWinner(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+			_, err := s.Transition(ctx, "acme", r.ID, func(r *domain.Request) (string, error) {
 				if r.Status.Terminal() {
 					return "", errTerminal
 				}
-				r.Status = events.StatusApproved
+				r.Status = domain.StatusApproved
 				return events.TypeRequestDecided, nil
 			})
 			if err == nil {
@@ -83,33 +84,33 @@ func TestTransitionOneWinner(t *testing.T) {
 	}
 	wg.Wait()
 	got, _ := s.GetRequest(ctx, "acme", r.ID)
-	if wins.Load() != 1 || got.Revision != 1 || got.Status != events.StatusApproved {
+	if wins.Load() != 1 || got.Revision != 1 || got.Status != domain.StatusApproved {
 		t.Fatalf("wins = %d, revision = %d, status = %s; want 1, 1, approved", wins.Load(), got.Revision, got.Status)
 	}
 }
 
 func TestTransitionRefusesIllegalMove(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
-	r.Status = events.StatusDenied
+	r := pending(domain.NewRequestID())
+	r.Status = domain.StatusDenied
 	if _, err := s.CreateRequest(ctx, r); err != nil {
 		t.Fatal(err)
 	}
-	_, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
-		r.Status = events.StatusApproved
+	_, err := s.Transition(ctx, "acme", r.ID, func(r *domain.Request) (string, error) {
+		r.Status = domain.StatusApproved
 		return events.TypeRequestDecided, nil
 	})
 	if !errors.Is(err, kvstate.ErrIllegal) {
 		t.Fatalf("denied → approved: got %v, want ErrIllegal", err)
 	}
-	if got, _ := s.GetRequest(ctx, "acme", r.ID); got.Status != events.StatusDenied || got.Revision != 0 {
+	if got, _ := s.GetRequest(ctx, "acme", r.ID); got.Status != domain.StatusDenied || got.Revision != 0 {
 		t.Fatalf("record changed: %+v", got)
 	}
 }
 
 func TestIdempotencyClaim(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	key := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_a"}, "k-1")
+	key := kvstate.IdempotencyKey("acme", domain.Ref{Kind: "agent", ID: "agt_a"}, "k-1")
 	first := kvstate.Idempotency{RequestID: "req_1", BodyDigest: "d1"}
 	got, took, err := s.ClaimIdempotency(ctx, key, first, time.Hour)
 	if err != nil || !took || got.RequestID != "req_1" {
@@ -119,7 +120,7 @@ func TestIdempotencyClaim(t *testing.T) {
 	if err != nil || took || got.RequestID != "req_1" || got.BodyDigest != "d1" {
 		t.Fatalf("second claim = %+v, %v, %v; want the first", got, took, err)
 	}
-	other := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_b"}, "k-1")
+	other := kvstate.IdempotencyKey("acme", domain.Ref{Kind: "agent", ID: "agt_b"}, "k-1")
 	if other == key {
 		t.Fatal("keys must be per principal")
 	}
@@ -134,7 +135,7 @@ func TestWriteCarriesEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	if _, err := s.CreateRequest(ctx, r); err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +241,7 @@ func testGroupCommitSequences(t *testing.T, s *kvstate.Store) {
 		go func() {
 			defer wg.Done()
 			var err error
-			if recs[i], err = s.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+			if recs[i], err = s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 				t.Errorf("create %d: %v", i, err)
 			}
 		}()
@@ -260,7 +261,7 @@ func testGroupCommitSequences(t *testing.T, s *kvstate.Store) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r := pending(events.NewRequestID())
+			r := pending(domain.NewRequestID())
 			if i == 25 {
 				r = &recs[0].Request
 			}
@@ -279,7 +280,7 @@ func testGroupCommitSequences(t *testing.T, s *kvstate.Store) {
 // (its expiry leaves a marker, which a plain create must step over).
 func TestIdempotencyExpires(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	key := kvstate.IdempotencyKey("acme", events.Ref{Kind: "agent", ID: "agt_a"}, "short")
+	key := kvstate.IdempotencyKey("acme", domain.Ref{Kind: "agent", ID: "agt_a"}, "short")
 	if _, took, err := s.ClaimIdempotency(ctx, key, kvstate.Idempotency{RequestID: "req_1", BodyDigest: "d1"}, time.Second); !took || err != nil {
 		t.Fatalf("first claim: %v %v", took, err)
 	}
@@ -304,15 +305,15 @@ func TestIdempotencyExpires(t *testing.T) {
 // a record read back carries none.
 func TestWrittenRecordsCarryTheirStoredJSON(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	r := pending(events.NewRequestID())
+	r := pending(domain.NewRequestID())
 	r.Arguments = []byte(`{"path":"<a&b>/é"}`)
 	created, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	next, err := s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
-		r.Status = events.StatusApproved
-		r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: events.ScopeOnce, DecidedAt: time.Now().UTC()}
+	next, err := s.Transition(ctx, "acme", r.ID, func(r *domain.Request) (string, error) {
+		r.Status = domain.StatusApproved
+		r.Decision = &domain.Decision{Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, Scope: domain.ScopeOnce, DecidedAt: time.Now().UTC()}
 		return events.TypeRequestDecided, nil
 	})
 	if err != nil {
@@ -348,9 +349,9 @@ func TestWrittenRecordsCarryTheirStoredJSON(t *testing.T) {
 func TestSameKeyWritesShareNoBatch(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
 	kvstate.CommitWay(s, false)
-	var ids []events.RequestID
+	var ids []domain.RequestID
 	for i := 0; i < 40; i++ {
-		r := pending(events.NewRequestID())
+		r := pending(domain.NewRequestID())
 		if _, err := s.CreateRequest(ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -362,7 +363,7 @@ func TestSameKeyWritesShareNoBatch(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				_, err := s.Transition(ctx, "acme", id, func(r *events.Request) (string, error) {
+				_, err := s.Transition(ctx, "acme", id, func(r *domain.Request) (string, error) {
 					r.Reason += "x"
 					return events.TypeRequestUpdated, nil
 				})
@@ -385,7 +386,7 @@ func TestSameKeyWritesShareNoBatch(t *testing.T) {
 
 // largePending is a pending request whose arguments are past
 // kvstate.LargeArguments.
-func largePending(id events.RequestID) *events.Request {
+func largePending(id domain.RequestID) *domain.Request {
 	r := pending(id)
 	r.Arguments = []byte(`{"blob":"` + strings.Repeat("x", 2*kvstate.LargeArguments) + `"}`)
 	return r
@@ -397,7 +398,7 @@ func largePending(id events.RequestID) *events.Request {
 func TestPartialRecordKeepsItsArguments(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	r := largePending(events.NewRequestID())
+	r := largePending(domain.NewRequestID())
 	rec, err := s.CreateRequest(ctx, r)
 	if err != nil {
 		t.Fatal(err)
@@ -407,7 +408,7 @@ func TestPartialRecordKeepsItsArguments(t *testing.T) {
 	if !held.Partial() || held.Arguments != nil {
 		t.Fatalf("trimmed: partial %v, %d bytes of arguments; want partial, none", held.Partial(), len(held.Arguments))
 	}
-	small := kvstate.Record{Request: *pending(events.NewRequestID())}
+	small := kvstate.Record{Request: *pending(domain.NewRequestID())}
 	if small.Trim(); small.Partial() || small.Arguments == nil {
 		t.Errorf("small arguments trimmed: partial %v", small.Partial())
 	}
@@ -415,11 +416,11 @@ func TestPartialRecordKeepsItsArguments(t *testing.T) {
 	if err != nil || !bytes.Equal(full.Arguments, r.Arguments) || full.KVRevision != rec.KVRevision || full.Partial() {
 		t.Fatalf("Full: %d bytes at revision %d (partial %v), %v; want %d at %d", len(full.Arguments), full.KVRevision, full.Partial(), err, len(r.Arguments), rec.KVRevision)
 	}
-	next, err := s.TransitionFrom(ctx, held, func(q *events.Request) (string, error) {
+	next, err := s.TransitionFrom(ctx, held, func(q *domain.Request) (string, error) {
 		if !bytes.Equal(q.Arguments, r.Arguments) {
 			t.Errorf("the mutation saw %d bytes of arguments, want %d", len(q.Arguments), len(r.Arguments))
 		}
-		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: "agt_b", At: time.Now()})
+		q.Endorsements = append(q.Endorsements, domain.Endorsement{Agent: "agt_b", At: time.Now()})
 		return events.TypeRequestEscalated, nil
 	})
 	if err != nil {

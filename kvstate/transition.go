@@ -4,39 +4,40 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
 // move is one legal change of a request: its event type, the status it may
 // start from ("" for creation) and the statuses it may end in.
 type move struct {
-	from []events.Status
-	to   []events.Status
+	from []domain.Status
+	to   []domain.Status
 }
 
-const none events.Status = ""
+const none domain.Status = ""
 
 // legal is the table of legal moves (SPEC §4). Creation may end terminal
 // when steps 1–4 decided; every other move starts from pending except a
 // claim, which keeps an approval approved.
 var legal = map[string]move{
-	events.TypeRequestCreated:   {from: []events.Status{none}, to: []events.Status{events.StatusPending}},
-	events.TypeRequestDecided:   {from: []events.Status{none, events.StatusPending}, to: []events.Status{events.StatusApproved, events.StatusDenied}},
-	events.TypeRequestEscalated: {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusPending}},
-	events.TypeRequestUpdated:   {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusPending}},
-	events.TypeRequestExpired:   {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusExpired}},
-	events.TypeRequestCancelled: {from: []events.Status{events.StatusPending}, to: []events.Status{events.StatusCancelled}},
-	events.TypeRequestClaimed:   {from: []events.Status{events.StatusApproved}, to: []events.Status{events.StatusApproved}},
+	events.TypeRequestCreated:   {from: []domain.Status{none}, to: []domain.Status{domain.StatusPending}},
+	events.TypeRequestDecided:   {from: []domain.Status{none, domain.StatusPending}, to: []domain.Status{domain.StatusApproved, domain.StatusDenied}},
+	events.TypeRequestEscalated: {from: []domain.Status{domain.StatusPending}, to: []domain.Status{domain.StatusPending}},
+	events.TypeRequestUpdated:   {from: []domain.Status{domain.StatusPending}, to: []domain.Status{domain.StatusPending}},
+	events.TypeRequestExpired:   {from: []domain.Status{domain.StatusPending}, to: []domain.Status{domain.StatusExpired}},
+	events.TypeRequestCancelled: {from: []domain.Status{domain.StatusPending}, to: []domain.Status{domain.StatusCancelled}},
+	events.TypeRequestClaimed:   {from: []domain.Status{domain.StatusApproved}, to: []domain.Status{domain.StatusApproved}},
 }
 
 // Legal reports whether a change of type typ may take a request from
 // status from (none for creation) to status to.
-func Legal(typ string, from, to events.Status) bool {
+func Legal(typ string, from, to domain.Status) bool {
 	m, ok := legal[typ]
 	return ok && contains(m.from, from) && contains(m.to, to)
 }
 
-func contains(xs []events.Status, s events.Status) bool {
+func contains(xs []domain.Status, s domain.Status) bool {
 	for _, x := range xs {
 		if x == s {
 			return true
@@ -49,7 +50,7 @@ func contains(xs []events.Status, s events.Status) bool {
 // Type taking it from From (none, "", for creation) to To.
 type Move struct {
 	Type     string
-	From, To events.Status
+	From, To domain.Status
 }
 
 // Moves lists every legal move of the table, sorted by type, from and to:

@@ -3,13 +3,14 @@ package kvstate
 import (
 	"testing"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
 func TestLegalMoves(t *testing.T) {
-	P, A, D, E, C := events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled
-	all := []events.Status{none, P, A, D, E, C}
-	legalSet := map[string]map[[2]events.Status]bool{
+	P, A, D, E, C := domain.StatusPending, domain.StatusApproved, domain.StatusDenied, domain.StatusExpired, domain.StatusCancelled
+	all := []domain.Status{none, P, A, D, E, C}
+	legalSet := map[string]map[[2]domain.Status]bool{
 		events.TypeRequestCreated:       {{none, P}: true},
 		events.TypeRequestDecided:       {{none, A}: true, {none, D}: true, {P, A}: true, {P, D}: true},
 		events.TypeRequestEscalated:     {{P, P}: true},
@@ -21,7 +22,7 @@ func TestLegalMoves(t *testing.T) {
 	for typ, ok := range legalSet {
 		for _, from := range all {
 			for _, to := range all {
-				want := ok[[2]events.Status{from, to}]
+				want := ok[[2]domain.Status{from, to}]
 				if got := Legal(typ, from, to); got != want {
 					t.Errorf("Legal(%s, %q → %q) = %v, want %v", typ, from, to, got, want)
 				}
@@ -32,7 +33,7 @@ func TestLegalMoves(t *testing.T) {
 
 // TestMovesIsTheTable: Moves lists exactly the moves Legal accepts.
 func TestMovesIsTheTable(t *testing.T) {
-	all := []events.Status{none, events.StatusPending, events.StatusApproved, events.StatusDenied, events.StatusExpired, events.StatusCancelled}
+	all := []domain.Status{none, domain.StatusPending, domain.StatusApproved, domain.StatusDenied, domain.StatusExpired, domain.StatusCancelled}
 	listed := map[Move]bool{}
 	for _, m := range Moves() {
 		listed[m] = true

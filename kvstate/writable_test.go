@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -68,12 +68,12 @@ func TestWriteProbeGatesWrites(t *testing.T) {
 	if err := probe.Check(ctx); err == nil {
 		t.Fatal("probe: nil without the idempotency bucket")
 	}
-	if _, err := store.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+	if _, err := store.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 		t.Fatalf("unreplicated: a write gated: %v", err)
 	}
 	kvstate.UseLeaderReads(store)
 	_ = probe.Check(ctx)
-	refused := events.NewRequestID()
+	refused := domain.NewRequestID()
 	if _, err := store.CreateRequest(ctx, pending(refused)); !errors.Is(err, kvstate.ErrUnavailable) {
 		t.Fatalf("replicated, no idempotency bucket: write %v, want ErrUnavailable", err)
 	}
@@ -83,7 +83,7 @@ func TestWriteProbeGatesWrites(t *testing.T) {
 	if err := probe.Check(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.CreateRequest(ctx, pending(events.NewRequestID())); err != nil {
+	if _, err := store.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
 		t.Fatalf("the bucket is back: write %v", err)
 	}
 	if _, err := store.GetRequest(ctx, "acme", refused); !errors.Is(err, kvstate.ErrNotFound) {
@@ -101,13 +101,13 @@ func TestWriteProbeGatesOneShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var onShard [2]events.TenantID // a tenant of each shard
+	var onShard [2]domain.TenantID // a tenant of each shard
 	for n := 0; onShard[0] == "" || onShard[1] == ""; n++ {
-		id := events.TenantID(fmt.Sprint("t", n))
+		id := domain.TenantID(fmt.Sprint("t", n))
 		onShard[kvstate.ShardOf(id, 2)] = id
 	}
-	write := func(tenant events.TenantID) error {
-		r := pending(events.NewRequestID())
+	write := func(tenant domain.TenantID) error {
+		r := pending(domain.NewRequestID())
 		r.Tenant = tenant
 		_, err := store.CreateRequest(ctx, r)
 		return err

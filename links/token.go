@@ -7,7 +7,7 @@ import (
 	"encoding/binary"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Decisions a link may carry.
@@ -19,10 +19,10 @@ const (
 // Claim is what a link stands for: person answers decision on request at
 // revision, before Deadline.
 type Claim struct {
-	Tenant   events.TenantID
-	Request  events.RequestID
+	Tenant   domain.TenantID
+	Request  domain.RequestID
 	Revision uint64
-	Person   events.MemberID
+	Person   domain.MemberID
 	Decision string // Approve or Deny
 	Deadline time.Time
 }
@@ -30,8 +30,8 @@ type Claim struct {
 const (
 	version = 1
 	macLen  = sha256.Size
-	// domain separates link MACs from any other use of the secret.
-	domain = "countersign decision link v1\x00"
+	// macDomain separates link MACs from any other use of the secret.
+	macDomain = "countersign decision link v1\x00"
 )
 
 var decisionByte = map[string]byte{Approve: 'a', Deny: 'd'}
@@ -65,7 +65,7 @@ func Check(secret []byte, token string, now time.Time) (Claim, error) {
 
 func sign(secret, body []byte) []byte {
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(domain))
+	m.Write([]byte(macDomain))
 	m.Write(body)
 	return m.Sum(nil)
 }
@@ -110,13 +110,13 @@ func decode(b []byte) (Claim, bool) {
 		}
 		parts[i], b = string(b[1:1+int(b[0])]), b[1+int(b[0]):]
 	}
-	c.Tenant, c.Request, c.Person = events.TenantID(parts[0]), events.RequestID(parts[1]), events.MemberID(parts[2])
+	c.Tenant, c.Request, c.Person = domain.TenantID(parts[0]), domain.RequestID(parts[1]), domain.MemberID(parts[2])
 	return c, len(b) == 0 && c.valid()
 }
 
 // valid checks the ids inside a decoded claim as the rest of the system
 // would: configured ids and a generated request id.
 func (c Claim) valid() bool {
-	return events.ConfigIDPattern.MatchString(string(c.Tenant)) && events.ConfigIDPattern.MatchString(string(c.Person)) &&
-		events.ValidGeneratedID(string(c.Request))
+	return domain.ConfigIDPattern.MatchString(string(c.Tenant)) && domain.ConfigIDPattern.MatchString(string(c.Person)) &&
+		domain.ValidGeneratedID(string(c.Request))
 }

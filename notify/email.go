@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/countersign/countersign/clock"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 )
 
@@ -30,7 +30,7 @@ func MailBucketConfig(replicas int) jetstream.KeyValueConfig {
 
 // Mail is one tenant's mail server (SPEC §10 "Email").
 type Mail struct {
-	Tenant events.TenantID
+	Tenant domain.TenantID
 	// Addr is the SMTP server, host:port.
 	Addr string
 	// From is the sender address (RFC 5322, a name allowed).
@@ -75,13 +75,13 @@ type MailConfig struct {
 	Links *Links
 	// Tenant is the tenant as it stands now: its members' email, names,
 	// backups, and who a group's request waits on. Required.
-	Tenant func(events.TenantID) (*events.Tenant, bool)
+	Tenant func(domain.TenantID) (*domain.Tenant, bool)
 	// Name, when set, is a person's name when the config gives none (the
 	// ID token's, approvals.Service.PersonName).
-	Name func(events.TenantID, events.MemberID) string
+	Name func(domain.TenantID, domain.MemberID) string
 	// Request reads a request as stored now (nil, nil when it is gone),
 	// to check that a reminder is still due. Required.
-	Request func(ctx context.Context, tenant events.TenantID, id events.RequestID) (*events.Request, error)
+	Request func(ctx context.Context, tenant domain.TenantID, id domain.RequestID) (*domain.Request, error)
 	// Replicas of the email bucket. Default 1.
 	Replicas int
 	// Shards is request_shards. Default 1.
@@ -157,7 +157,7 @@ func NewMailer(cfg MailConfig) (*Mailer, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Mailer{cfg: cfg, metrics: newMailMetrics(cfg.Registry), holder: string(events.NewEventID())}, nil
+	return &Mailer{cfg: cfg, metrics: newMailMetrics(cfg.Registry), holder: string(domain.NewEventID())}, nil
 }
 
 // Prepare binds the email bucket and stores where a tenant seen for the
@@ -220,7 +220,7 @@ func (m *Mailer) bucket(ctx context.Context) (jetstream.KeyValue, error) {
 }
 
 // requestStream is the stream of the tenant's requests shard.
-func (m *Mailer) requestStream(t events.TenantID) string {
+func (m *Mailer) requestStream(t domain.TenantID) string {
 	return kvstate.StreamOf(kvstate.RequestBucket(kvstate.ShardOf(t, m.cfg.Shards)))
 }
 

@@ -10,19 +10,19 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/clock"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
-func testFeed(name string) (*mailFeed, *events.Tenant) {
-	t := &events.Tenant{ID: "acme", Members: map[events.MemberID]*events.Member{
+func testFeed(name string) (*mailFeed, *domain.Tenant) {
+	t := &domain.Tenant{ID: "acme", Members: map[domain.MemberID]*domain.Member{
 		"u-1": {ID: "u-1", Email: "ada@example.com"}}}
-	m := &Mailer{cfg: MailConfig{Clock: clock.System{}, Name: func(events.TenantID, events.MemberID) string { return name }}}
+	m := &Mailer{cfg: MailConfig{Clock: clock.System{}, Name: func(domain.TenantID, domain.MemberID) string { return name }}}
 	return &mailFeed{m: m, mail: &Mail{Tenant: "acme", From: "Approvals <approvals@example.com>"}}, t
 }
 
-func testRequest(tool string) *events.Request {
-	return &events.Request{ID: "req_1", Tenant: "acme", Agent: "agt_main", Capability: events.Capability{Action: "tools.call", Target: tool},
-		Arguments: json.RawMessage(`{"a":1}`), Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"},
+func testRequest(tool string) *domain.Request {
+	return &domain.Request{ID: "req_1", Tenant: "acme", Agent: "agt_main", Capability: domain.Capability{Action: "tools.call", Target: tool},
+		Arguments: json.RawMessage(`{"a":1}`), Status: domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"},
 		DeadlineAt: time.Now().Add(time.Hour)}
 }
 
@@ -56,7 +56,7 @@ func TestEmailHeadersTakeNoInjection(t *testing.T) {
 func TestEmailRefusesBadAddress(t *testing.T) {
 	f, tenant := testFeed("")
 	for _, bad := range []string{"ada@example.com, eve@evil.example", "Ada <ada@example.com>", "not an address"} {
-		mem := &events.Member{ID: "u-1", Email: bad}
+		mem := &domain.Member{ID: "u-1", Email: bad}
 		if _, err := f.compose(testRequest("refund"), tenant, mem, 0, kindRequest); err == nil {
 			t.Errorf("%q: composed", bad)
 		}
@@ -69,19 +69,19 @@ func TestEmailReminderTimeAndAsk(t *testing.T) {
 	since := time.Date(2026, 12, 4, 10, 0, 0, 0, time.UTC)
 	r := testRequest("refund")
 	r.DeadlineAt = since.Add(2 * time.Hour)
-	if got := remindAt(&events.Member{AnswerWithin: 30 * time.Minute}, r, since); !got.Equal(since.Add(15 * time.Minute)) {
+	if got := remindAt(&domain.Member{AnswerWithin: 30 * time.Minute}, r, since); !got.Equal(since.Add(15 * time.Minute)) {
 		t.Errorf("with answer_within: %v", got)
 	}
-	if got := remindAt(&events.Member{}, r, since); !got.Equal(since.Add(time.Hour)) {
+	if got := remindAt(&domain.Member{}, r, since); !got.Equal(since.Add(time.Hour)) {
 		t.Errorf("without: %v", got)
 	}
-	if got := remindAt(&events.Member{}, r, since.Add(3*time.Hour)); !got.IsZero() {
+	if got := remindAt(&domain.Member{}, r, since.Add(3*time.Hour)); !got.IsZero() {
 		t.Errorf("past the deadline: %v", got)
 	}
 	a := askOf(r)
 	r.CurrentStage = 1
 	b := askOf(r)
-	r.Escalation = &events.Escalation{Passed: []events.MemberID{"u-0"}}
+	r.Escalation = &domain.Escalation{Passed: []domain.MemberID{"u-0"}}
 	c := askOf(r)
 	if a == b || b == c || a == c {
 		t.Errorf("asks %q %q %q", a, b, c)
@@ -91,11 +91,11 @@ func TestEmailReminderTimeAndAsk(t *testing.T) {
 // A group's request names who has allowed, by name with the id beside it.
 func TestEmailGroupNamesWhoAllowed(t *testing.T) {
 	f, tenant := testFeed("")
-	tenant.Members["u-2"] = &events.Member{ID: "u-2", Name: "Grace Hopper", Email: "grace@example.com"}
+	tenant.Members["u-2"] = &domain.Member{ID: "u-2", Name: "Grace Hopper", Email: "grace@example.com"}
 	tenant.Members["u-1"].Name = "Ada Lovelace"
 	r := testRequest("pay_invoice")
-	r.Approver, r.RequiredApprovals = &events.Ref{Kind: events.KindGroup, ID: "finance"}, 2
-	r.Approvals = events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-1"}}}
+	r.Approver, r.RequiredApprovals = &domain.Ref{Kind: domain.KindGroup, ID: "finance"}, 2
+	r.Approvals = domain.Approvals{{By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}}}
 	if got, want := f.waitingOn(r, tenant, tenant.Members["u-2"]), "group finance (you are a member): 1 of 2 approved, by Ada Lovelace (u-1)"; got != want {
 		t.Errorf("waiting on = %q, want %q", got, want)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // mailFeed reads one tenant's request writes and sends what they ask
@@ -27,14 +27,14 @@ type mailFeed struct {
 
 	mu    sync.Mutex
 	lanes map[string][]*item
-	locks map[events.RequestID]*sync.Mutex
+	locks map[domain.RequestID]*sync.Mutex
 	due   map[reminderKey]time.Time // reminders owed, by when
 	tries map[reminderKey]int       // failed attempts of a reminder
 }
 
 type reminderKey struct {
-	Request events.RequestID
-	Member  events.MemberID
+	Request domain.RequestID
+	Member  domain.MemberID
 }
 
 func newMailFeed(m *Mailer, ml *Mail) *mailFeed {
@@ -53,7 +53,7 @@ func (f *mailFeed) run(ctx context.Context) error {
 	defer cancel()
 	go l.hold(ctx, cancel)
 	f.mu.Lock()
-	f.lanes, f.locks, f.due, f.tries = map[string][]*item{}, map[events.RequestID]*sync.Mutex{}, map[reminderKey]time.Time{}, map[reminderKey]int{}
+	f.lanes, f.locks, f.due, f.tries = map[string][]*item{}, map[domain.RequestID]*sync.Mutex{}, map[reminderKey]time.Time{}, map[reminderKey]int{}
 	f.mu.Unlock()
 	tr, start, err := f.load(ctx)
 	if err != nil {
@@ -185,7 +185,7 @@ func (f *mailFeed) drain(ctx context.Context, key string) {
 
 // lock serializes what is sent about one request (its lane and its
 // reminders); the returned func unlocks.
-func (f *mailFeed) lock(id events.RequestID) func() {
+func (f *mailFeed) lock(id domain.RequestID) func() {
 	l := f.mutex(id)
 	l.Lock()
 	return l.Unlock
@@ -193,12 +193,12 @@ func (f *mailFeed) lock(id events.RequestID) func() {
 
 // tryLock is lock when the request is not busy (its lane may be retrying
 // for hours); ok is false otherwise.
-func (f *mailFeed) tryLock(id events.RequestID) (unlock func(), ok bool) {
+func (f *mailFeed) tryLock(id domain.RequestID) (unlock func(), ok bool) {
 	l := f.mutex(id)
 	return l.Unlock, l.TryLock()
 }
 
-func (f *mailFeed) mutex(id events.RequestID) *sync.Mutex {
+func (f *mailFeed) mutex(id domain.RequestID) *sync.Mutex {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	l := f.locks[id]

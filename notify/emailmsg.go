@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Kinds of message, the kind label of countersign_email_messages_total.
@@ -45,7 +45,7 @@ type mailView struct {
 }
 
 // compose builds the n-th message (0 opens the thread) to mem about r.
-func (f *mailFeed) compose(r *events.Request, t *events.Tenant, mem *events.Member, n int, kind string) (*message, error) {
+func (f *mailFeed) compose(r *domain.Request, t *domain.Tenant, mem *domain.Member, n int, kind string) (*message, error) {
 	to, err := mail.ParseAddress(mem.Email)
 	if err != nil || to.Address != strings.TrimSpace(mem.Email) {
 		return nil, fmt.Errorf("notify: email: member %s: %q is not an address", mem.ID, mem.Email)
@@ -71,7 +71,7 @@ func (f *mailFeed) compose(r *events.Request, t *events.Tenant, mem *events.Memb
 
 // header is the n-th message's addresses, subject, date and thread: the
 // first has the request's Message-ID, later ones answer it.
-func (f *mailFeed) header(r *events.Request, m events.MemberID, n int, from, to *mail.Address) [][2]string {
+func (f *mailFeed) header(r *domain.Request, m domain.MemberID, n int, from, to *mail.Address) [][2]string {
 	domain := domainOf(from.Address)
 	root := threadID(r.Tenant, r.ID, domain)
 	subject, id := subjectOf(r), root
@@ -87,7 +87,7 @@ func (f *mailFeed) header(r *events.Request, m events.MemberID, n int, from, to 
 }
 
 // name is how a person is named: the config's name, else the ID token's.
-func (f *mailFeed) name(t *events.Tenant, m events.MemberID) string {
+func (f *mailFeed) name(t *domain.Tenant, m domain.MemberID) string {
 	if mem := t.Members[m]; mem != nil && mem.Name != "" {
 		return mem.Name
 	}
@@ -97,14 +97,14 @@ func (f *mailFeed) name(t *events.Tenant, m events.MemberID) string {
 	return ""
 }
 
-func (f *mailFeed) person(t *events.Tenant, m events.MemberID) string {
+func (f *mailFeed) person(t *domain.Tenant, m domain.MemberID) string {
 	return display.Person(f.name(t, m), string(m))
 }
 
 // view lays out what the message says: the call as the inbox shows it
 // (escaped, look-alikes marked), the reason quoted as the agent's words,
 // where it stands, the deadline and the decision links.
-func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member, kind string) mailView {
+func (f *mailFeed) view(r *domain.Request, t *domain.Tenant, mem *domain.Member, kind string) mailView {
 	v := mailView{Reminder: kind == kindReminder, ID: string(r.ID), Arguments: clipRunes(display.JSON(r.Arguments, ""), mailArgumentsMax, "arguments")}
 	agent, call := display.Text(string(r.Agent)), display.Text(r.Capability.String())
 	v.Lead = fmt.Sprintf("Agent %s asks to run %s. It waits on you.", agent, call)
@@ -113,7 +113,7 @@ func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member,
 	}
 	v.Fields = [][2]string{{"Request", display.Text(string(r.ID))}, {"Capability", display.Text(r.Capability.String())},
 		{"Agent", display.Text(string(r.Agent))}, {"Waiting on", f.waitingOn(r, t, mem)}}
-	if r.Subject.Kind == events.SubjectShell && r.CurrentStage < len(r.Stages) {
+	if r.Subject.Kind == domain.SubjectShell && r.CurrentStage < len(r.Stages) {
 		st := r.Stages[r.CurrentStage]
 		v.Fields = append(v.Fields, [2]string{"Stage", fmt.Sprintf("%d of %d: %s", r.CurrentStage+1, len(r.Stages), display.Text(st.Text))})
 	}
@@ -124,7 +124,7 @@ func (f *mailFeed) view(r *events.Request, t *events.Tenant, mem *events.Member,
 	if r.Reason != "" {
 		v.Reason = strings.Split(clipRunes(display.Text(r.Reason), mailReasonMax, "reason"), "\n")
 	}
-	if l := f.m.cfg.Links; l != nil && r.Status == events.StatusPending {
+	if l := f.m.cfg.Links; l != nil && r.Status == domain.StatusPending {
 		p := l.ForPerson(r, mem.ID)
 		v.Approve, v.Deny = p.ApproveURL, p.DenyURL
 	}
@@ -147,12 +147,12 @@ func clipRunes(s string, max int, what string) string {
 	return string(rs[:max]) + fmt.Sprintf("\n… (%d more characters of the %s: open a link or the inbox to see all of it)", len(rs)-max, what)
 }
 
-func (f *mailFeed) waitingOn(r *events.Request, t *events.Tenant, mem *events.Member) string {
-	if r.Approver.Kind == events.KindGroup {
+func (f *mailFeed) waitingOn(r *domain.Request, t *domain.Tenant, mem *domain.Member) string {
+	if r.Approver.Kind == domain.KindGroup {
 		s := fmt.Sprintf("group %s (you are a member): %d of %d approved", display.Text(r.Approver.ID), len(r.Approvals), r.Quorum())
 		var who []string
 		for _, a := range r.Approvals {
-			who = append(who, f.person(t, events.MemberID(a.By.ID)))
+			who = append(who, f.person(t, domain.MemberID(a.By.ID)))
 		}
 		if len(who) > 0 {
 			s += ", by " + strings.Join(who, ", ")
@@ -176,7 +176,7 @@ func deadline(at, now time.Time) string {
 }
 
 // subjectOf is the thread's subject, on one line.
-func subjectOf(r *events.Request) string {
+func subjectOf(r *domain.Request) string {
 	s := "Approval needed: " + display.Text(r.Capability.String()) + " by " + display.Text(string(r.Agent))
 	s = strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
 	if rs := []rune(s); len(rs) > 160 {
@@ -187,13 +187,13 @@ func subjectOf(r *events.Request) string {
 
 // threadID is the Message-ID of the first message about a request, the
 // same for everyone and on every resend: what later ones answer.
-func threadID(t events.TenantID, id events.RequestID, domain string) string {
+func threadID(t domain.TenantID, id domain.RequestID, domain string) string {
 	return "<" + digest("thread", string(t), string(id)) + "@" + domain + ">"
 }
 
 // replyID is the Message-ID of the n-th message to m about a request:
 // stable, so that a message sent again is one message to the reader.
-func replyID(t events.TenantID, id events.RequestID, m events.MemberID, n int, domain string) string {
+func replyID(t domain.TenantID, id domain.RequestID, m domain.MemberID, n int, domain string) string {
 	return "<" + digest("reply", string(t), string(id), string(m), fmt.Sprint(n)) + "@" + domain + ">"
 }
 

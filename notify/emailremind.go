@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // loadReminders reads the reminders owed from the tenant's records.
@@ -22,7 +22,7 @@ func (f *mailFeed) loadReminders(ctx context.Context) error {
 		if err != nil || json.Unmarshal(e.Value(), &rec) != nil {
 			continue
 		}
-		id := events.RequestID(key[len(recordKey(f.mail.Tenant, "")):])
+		id := domain.RequestID(key[len(recordKey(f.mail.Tenant, "")):])
 		f.mu.Lock()
 		for m, pm := range rec.People {
 			if !pm.RemindAt.IsZero() {
@@ -113,7 +113,7 @@ func (f *mailFeed) remindOne(ctx context.Context, k reminderKey) {
 	done()
 }
 
-func memberOf(t *events.Tenant, m events.MemberID) *events.Member {
+func memberOf(t *domain.Tenant, m domain.MemberID) *domain.Member {
 	if t == nil {
 		return nil
 	}

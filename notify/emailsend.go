@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -18,7 +19,7 @@ import (
 // process taking the feed over, sends each message once and owes each
 // reminder still due. It is removed once the request ends.
 type mailRecord struct {
-	People map[events.MemberID]*personMail `json:"people"`
+	People map[domain.MemberID]*personMail `json:"people"`
 }
 
 // personMail is what one person was sent about a request.
@@ -36,7 +37,7 @@ type personMail struct {
 
 // askOf is what a pending request asks of the people it waits on: a
 // new approver, a later stage or a move to a backup is a new ask.
-func askOf(r *events.Request) string {
+func askOf(r *domain.Request) string {
 	moves := 0
 	if r.Escalation != nil {
 		moves = len(r.Escalation.Passed)
@@ -44,7 +45,7 @@ func askOf(r *events.Request) string {
 	return r.Approver.Kind + ":" + r.Approver.ID + "/" + strconv.Itoa(r.CurrentStage) + "/" + strconv.Itoa(moves)
 }
 
-func recordKey(t events.TenantID, id events.RequestID) string {
+func recordKey(t domain.TenantID, id domain.RequestID) string {
 	return "r." + string(t) + "." + string(id)
 }
 
@@ -57,8 +58,8 @@ func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 	if !strings.HasPrefix(events.ShortType(x.typ), "request.") {
 		return true
 	}
-	var r events.Request
-	if err := json.Unmarshal(x.data, &r); err != nil || r.Approver == nil && r.Status == events.StatusPending {
+	var r domain.Request
+	if err := json.Unmarshal(x.data, &r); err != nil || r.Approver == nil && r.Status == domain.StatusPending {
 		return true
 	}
 	defer f.lock(r.ID)()
@@ -70,7 +71,7 @@ func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 	if !ok {
 		return true
 	}
-	var people []*events.Member
+	var people []*domain.Member
 	for _, p := range t.Awaiting(&r) {
 		if mem := t.Members[p]; mem != nil && mem.Email != "" {
 			people = append(people, mem)
@@ -82,7 +83,7 @@ func (f *mailFeed) handle(ctx context.Context, x *item) bool {
 // askAll tries each person's message until it is sent, superseded by a
 // later write of the request, dropped (MaxAge after the write) or ctx
 // ends (false).
-func (f *mailFeed) askAll(ctx context.Context, x *item, r *events.Request, t *events.Tenant, people []*events.Member) bool {
+func (f *mailFeed) askAll(ctx context.Context, x *item, r *domain.Request, t *domain.Tenant, people []*domain.Member) bool {
 	m, tn := f.m.metrics, f.m.cfg.Tuning
 	retrying := 0 // people in the retry backlog
 	defer func() { m.backlog.Sub(float64(retrying)) }()
@@ -92,7 +93,7 @@ func (f *mailFeed) askAll(ctx context.Context, x *item, r *events.Request, t *ev
 			m.messages.WithLabelValues(kindRequest, mailSuperseded).Add(float64(len(people)))
 			return true
 		}
-		var failed []*events.Member
+		var failed []*domain.Member
 		for _, mem := range people {
 			err := f.ask(ctx, x, r, t, mem)
 			if ctx.Err() != nil {
@@ -153,7 +154,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 // ask makes one attempt at mem's message unless they were asked this
 // already, and records it once sent; the error is the attempt's (nil
 // also when there was nothing to send, or ctx ended).
-func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *events.Tenant, mem *events.Member) error {
+func (f *mailFeed) ask(ctx context.Context, x *item, r *domain.Request, t *domain.Tenant, mem *domain.Member) error {
 	rec, rev, ok := f.record(ctx, r.ID)
 	if !ok {
 		return nil
@@ -188,7 +189,7 @@ func (f *mailFeed) ask(ctx context.Context, x *item, r *events.Request, t *event
 
 // remindAt is when mem is reminded of r, which came to wait on them at
 // since: half of their answer_within, else half of the time left.
-func remindAt(mem *events.Member, r *events.Request, since time.Time) time.Time {
+func remindAt(mem *domain.Member, r *domain.Request, since time.Time) time.Time {
 	half := mem.AnswerWithin / 2
 	if half <= 0 {
 		half = r.DeadlineAt.Sub(since) / 2
@@ -201,17 +202,17 @@ func remindAt(mem *events.Member, r *events.Request, since time.Time) time.Time 
 
 // record reads a request's record (empty when there is none), retrying
 // while the bucket is unreachable; ok is false when ctx ended first.
-func (f *mailFeed) record(ctx context.Context, id events.RequestID) (rec mailRecord, rev uint64, ok bool) {
+func (f *mailFeed) record(ctx context.Context, id domain.RequestID) (rec mailRecord, rev uint64, ok bool) {
 	for n := 1; ; n++ {
 		e, err := f.m.kv.Get(ctx, recordKey(f.mail.Tenant, id))
 		switch {
 		case err == nil:
 			if json.Unmarshal(e.Value(), &rec) != nil || rec.People == nil {
-				rec.People = map[events.MemberID]*personMail{}
+				rec.People = map[domain.MemberID]*personMail{}
 			}
 			return rec, e.Revision(), true
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return mailRecord{People: map[events.MemberID]*personMail{}}, 0, true
+			return mailRecord{People: map[domain.MemberID]*personMail{}}, 0, true
 		}
 		select {
 		case <-ctx.Done():
@@ -223,7 +224,7 @@ func (f *mailFeed) record(ctx context.Context, id events.RequestID) (rec mailRec
 
 // store writes rec over revision rev (0: a new record). A failure is
 // logged: the message may then be sent again, with the same Message-ID.
-func (f *mailFeed) store(ctx context.Context, id events.RequestID, rec mailRecord, rev uint64) {
+func (f *mailFeed) store(ctx context.Context, id domain.RequestID, rec mailRecord, rev uint64) {
 	// What was sent is recorded even when a stop ends ctx between the
 	// send and here: else the next start would owe, and send, it again.
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), storeTimeout)
@@ -250,7 +251,7 @@ const mailMarkerTTL = time.Hour
 // forget removes an ended request's record and its reminders; the
 // marker the removal leaves expires after mailMarkerTTL, so the bucket
 // holds the requests in flight only.
-func (f *mailFeed) forget(ctx context.Context, r *events.Request) {
+func (f *mailFeed) forget(ctx context.Context, r *domain.Request) {
 	f.mu.Lock()
 	for k := range f.due {
 		if k.Request == r.ID {

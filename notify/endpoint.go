@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -19,7 +20,7 @@ const (
 
 // Endpoint is one webhook of a tenant.
 type Endpoint struct {
-	Tenant events.TenantID
+	Tenant domain.TenantID
 	URL    string
 	// Key signs every POST (Standard Webhooks); nil sends it unsigned
 	// (allowed for format slack only: Slack's incoming webhooks do not

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/links"
 )
 
@@ -13,11 +13,11 @@ import (
 // request keeps its one pair, and a group's request has no single pair.
 func TestLinksForEachPersonOfAGroup(t *testing.T) {
 	secret := []byte("k")
-	l := &Links{PublicURL: "https://x.example", Secret: secret, Awaiting: func(r *events.Request) []events.MemberID {
-		return []events.MemberID{"u-3", "u-4"}
+	l := &Links{PublicURL: "https://x.example", Secret: secret, Awaiting: func(r *domain.Request) []domain.MemberID {
+		return []domain.MemberID{"u-3", "u-4"}
 	}}
-	r := &events.Request{ID: "req_01JC0000000000000000000000", Tenant: "acme", Status: events.StatusPending, Revision: 1,
-		Approver: &events.Ref{Kind: events.KindGroup, ID: "finance"}, DeadlineAt: time.Now().Add(time.Hour)}
+	r := &domain.Request{ID: "req_01JC0000000000000000000000", Tenant: "acme", Status: domain.StatusPending, Revision: 1,
+		Approver: &domain.Ref{Kind: domain.KindGroup, ID: "finance"}, DeadlineAt: time.Now().Add(time.Hour)}
 	if l.For(r) != nil {
 		t.Fatal("a group's request got a single pair of links")
 	}
@@ -31,7 +31,7 @@ func TestLinksForEachPersonOfAGroup(t *testing.T) {
 			t.Fatalf("%s's approve link: %+v, %v", m, c, err)
 		}
 	}
-	r.Approver = &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	r.Approver = &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 	if l.For(r) == nil || l.ForPeople(r) != nil {
 		t.Fatal("a person's request: one pair, and no links by person")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -45,9 +46,9 @@ func newItem(seq uint64, subject string, h nats.Header, data []byte) (*item, boo
 // of a request waiting on a person gets its decision links; a Slack
 // message names people by names.
 func (it *item) body(e *Endpoint, l *Links, names Names) (contentType string, body []byte, err error) {
-	var r *events.Request
+	var r *domain.Request
 	if strings.HasPrefix(events.ShortType(it.typ), "request.") {
-		r = new(events.Request)
+		r = new(domain.Request)
 		if err := json.Unmarshal(it.data, r); err != nil {
 			return "", nil, fmt.Errorf("notify: event %s: %w", it.id, err)
 		}
@@ -60,7 +61,7 @@ func (it *item) body(e *Endpoint, l *Links, names Names) (contentType string, bo
 		b, err := slackMessage(it.typ, r, e.Interactive, pair, names)
 		return "application/json", b, err
 	}
-	var people map[events.MemberID]*Pair
+	var people map[domain.MemberID]*Pair
 	if r != nil {
 		people = l.ForPeople(r)
 	}
@@ -72,7 +73,7 @@ func (it *item) body(e *Endpoint, l *Links, names Names) (contentType string, bo
 // stored plus "links" when there are any. A request waiting on a group gets, as "links_by_person", the links of
 // each person it still waits on (SPEC §12: each is told, and answers
 // through their own link).
-func cloudEvent(it *item, pair *Pair, people map[events.MemberID]*Pair) ([]byte, error) {
+func cloudEvent(it *item, pair *Pair, people map[domain.MemberID]*Pair) ([]byte, error) {
 	ce, err := events.DecodeHeaders(it.head)
 	if err != nil {
 		return nil, err

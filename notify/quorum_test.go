@@ -6,18 +6,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
 // groupRequest is a refund waiting on group finance (SPEC §12) that u-1
 // has allowed with a hostile note.
-func groupRequest() *events.Request {
+func groupRequest() *domain.Request {
 	r := hostileRequest()
-	r.ID = events.NewRequestID()
-	r.Approver = &events.Ref{Kind: events.KindGroup, ID: "finance"}
+	r.ID = domain.NewRequestID()
+	r.Approver = &domain.Ref{Kind: domain.KindGroup, ID: "finance"}
 	r.RequiredApprovals = 2
 	r.DeadlineAt = time.Now().Add(time.Hour)
-	r.Approvals = events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, At: time.Now(), Scope: "session",
+	r.Approvals = domain.Approvals{{By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, At: time.Now(), Scope: "session",
 		Note: "ok <!channel> \u202e & <https://evil.example|x>"}}
 	return r
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/display"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -26,22 +27,22 @@ type block = map[string]any
 // Names gives a member's name for people by name (SPEC §10): the
 // config's, else their ID token's ("" when none; approvals.Service's
 // PersonName). A nil Names names everyone by id.
-type Names func(events.TenantID, events.MemberID) string
+type Names func(domain.TenantID, domain.MemberID) string
 
 // person is how member id of tenant t is named: "Ada Lovelace (u-1)" (the
 // name shown by package display), or the id alone.
-func (n Names) person(t events.TenantID, id string) string {
+func (n Names) person(t domain.TenantID, id string) string {
 	name := ""
 	if n != nil {
-		name = n(t, events.MemberID(id))
+		name = n(t, domain.MemberID(id))
 	}
 	return display.Person(name, display.Text(id))
 }
 
 // ref names a principal: "person Ada Lovelace (u-1)", "group finance",
 // "agent a-1".
-func (n Names) ref(t events.TenantID, p events.Ref) string {
-	if p.Kind == events.KindPerson {
+func (n Names) ref(t domain.TenantID, p domain.Ref) string {
+	if p.Kind == domain.KindPerson {
 		return "person " + n.person(t, p.ID)
 	}
 	return p.Kind + " " + display.Text(p.ID)
@@ -54,7 +55,7 @@ func (n Names) ref(t events.TenantID, p events.Ref) string {
 // display (escapes, look-alikes marked), and every text field, the
 // fallback text included, has Slack's & < > escaped: agent text never
 // becomes a mention, a link or markup. grant events get one line.
-func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair, names Names) ([]byte, error) {
+func slackMessage(typ string, r *domain.Request, interactive bool, pair *Pair, names Names) ([]byte, error) {
 	if r == nil {
 		return json.Marshal(map[string]any{"text": slackText("countersign: " + events.ShortType(typ))})
 	}
@@ -67,7 +68,7 @@ func slackMessage(typ string, r *events.Request, interactive bool, pair *Pair, n
 
 // headline is the message's fallback text (notifications, screen readers),
 // escaped for Slack.
-func headline(typ string, r *events.Request, names Names) string {
+func headline(typ string, r *domain.Request, names Names) string {
 	switch events.ShortType(typ) {
 	case "request.created", "request.escalated":
 		return slackText(fmt.Sprintf("Approval needed: %s for %s", display.Text(r.Capability.String()), display.Text(string(r.Agent))))
@@ -76,18 +77,18 @@ func headline(typ string, r *events.Request, names Names) string {
 }
 
 // Outcome says in words where r stands, people by name.
-func Outcome(r *events.Request, names Names) string {
+func Outcome(r *domain.Request, names Names) string {
 	d := r.Decision
 	switch {
-	case r.Status == events.StatusPending && r.Approver != nil && quorum(r):
+	case r.Status == domain.StatusPending && r.Approver != nil && quorum(r):
 		return "waiting on " + names.ref(r.Tenant, *r.Approver) + ": " + Quorum(r, names)
-	case r.Status == events.StatusPending && r.Approver != nil:
+	case r.Status == domain.StatusPending && r.Approver != nil:
 		return "waiting on " + names.ref(r.Tenant, *r.Approver)
 	case d == nil:
 		return string(r.Status)
-	case d.Status == events.StatusExpired:
+	case d.Status == domain.StatusExpired:
 		return "expired: no decision was made in time"
-	case d.Status == events.StatusCancelled:
+	case d.Status == domain.StatusCancelled:
 		return "cancelled by the agent"
 	}
 	return fmt.Sprintf("%s by %s", d.Status, names.ref(r.Tenant, d.By))
@@ -95,13 +96,13 @@ func Outcome(r *events.Request, names Names) string {
 
 // quorum reports whether r waits (or waited) on a group, or needs more
 // than one person's allow (SPEC §12).
-func quorum(r *events.Request) bool {
-	return r.Approver != nil && r.Approver.Kind == events.KindGroup || r.Quorum() > 1
+func quorum(r *domain.Request) bool {
+	return r.Approver != nil && r.Approver.Kind == domain.KindGroup || r.Quorum() > 1
 }
 
 // Quorum says where r's quorum stands: "1 of 2 approved (Ada Lovelace
 // (u-1))", who in the order they allowed, shown by package display.
-func Quorum(r *events.Request, names Names) string {
+func Quorum(r *domain.Request, names Names) string {
 	s := fmt.Sprintf("%d of %d approved", len(r.Approvals), r.Quorum())
 	if len(r.Approvals) == 0 {
 		return s
@@ -117,7 +118,7 @@ func Quorum(r *events.Request, names Names) string {
 // code block, the reason quoted as the agent's words, where it stands,
 // and for a group's request who has allowed, each note quoted. What the
 // agent and people wrote is shown by package display; people by name.
-func CallBlocks(r *events.Request, names Names) []block {
+func CallBlocks(r *domain.Request, names Names) []block {
 	fields := []block{plain("Capability: " + display.Text(r.Capability.String())), plain("Agent: " + display.Text(string(r.Agent))),
 		plain("Request: " + display.Text(string(r.ID))), plain("Status: " + Outcome(r, names))}
 	out := []block{{"type": "section", "fields": fields}, richText("rich_text_preformatted", display.JSON(r.Arguments, ""))}
@@ -144,8 +145,8 @@ func CallBlocks(r *events.Request, names Names) []block {
 // stageGrant says, for a shell request that waits, what Approve here does
 // to its current stage (allows it once, keeps no grant) and which grant a
 // session or lifetime allow elsewhere would leave; "" for any other.
-func stageGrant(r *events.Request) string {
-	if r.Status != events.StatusPending || r.Subject.Kind != events.SubjectShell || r.CurrentStage >= len(r.Stages) {
+func stageGrant(r *domain.Request) string {
+	if r.Status != domain.StatusPending || r.Subject.Kind != domain.SubjectShell || r.CurrentStage >= len(r.Stages) {
 		return ""
 	}
 	st := r.Stages[r.CurrentStage]
@@ -194,8 +195,8 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // person or a group, or there is nothing for the buttons to do (a group's
 // request has buttons only when they are interactive: whoever of the group
 // clicks answers as themselves).
-func buttons(r *events.Request, interactive bool, pair *Pair) block {
-	if r.Status != events.StatusPending || r.Approver == nil || (r.Approver.Kind != events.KindPerson && r.Approver.Kind != events.KindGroup) {
+func buttons(r *domain.Request, interactive bool, pair *Pair) block {
+	if r.Status != domain.StatusPending || r.Approver == nil || (r.Approver.Kind != domain.KindPerson && r.Approver.Kind != domain.KindGroup) {
 		return nil
 	}
 	approve := block{"type": "button", "action_id": ActionApprove, "style": "primary", "text": plain("Approve")}
@@ -214,21 +215,21 @@ func buttons(r *events.Request, interactive bool, pair *Pair) block {
 
 // ActionValue is what an interactive button carries: the tenant, the
 // request and the revision shown.
-func ActionValue(t events.TenantID, id events.RequestID, rev uint64) string {
+func ActionValue(t domain.TenantID, id domain.RequestID, rev uint64) string {
 	return "v1 " + string(t) + " " + string(id) + " " + strconv.FormatUint(rev, 10)
 }
 
 // ParseActionValue reads ActionValue; false on anything else.
-func ParseActionValue(v string) (events.TenantID, events.RequestID, uint64, bool) {
+func ParseActionValue(v string) (domain.TenantID, domain.RequestID, uint64, bool) {
 	parts := strings.Split(v, " ")
-	if len(parts) != 4 || parts[0] != "v1" || !events.ConfigIDPattern.MatchString(parts[1]) || !events.ValidGeneratedID(parts[2]) {
+	if len(parts) != 4 || parts[0] != "v1" || !domain.ConfigIDPattern.MatchString(parts[1]) || !domain.ValidGeneratedID(parts[2]) {
 		return "", "", 0, false
 	}
 	rev, err := strconv.ParseUint(parts[3], 10, 64)
 	if err != nil || strconv.FormatUint(rev, 10) != parts[3] {
 		return "", "", 0, false
 	}
-	return events.TenantID(parts[1]), events.RequestID(parts[2]), rev, true
+	return domain.TenantID(parts[1]), domain.RequestID(parts[2]), rev, true
 }
 
 // Replacement is the body posted to a click's response_url: the message
@@ -236,9 +237,9 @@ func ParseActionValue(v string) (events.TenantID, events.RequestID, uint64, bool
 // who answered from Slack. A group's request still short of its quorum
 // keeps its buttons (at the new revision), so that the others can answer.
 // People are named by names.
-func Replacement(r *events.Request, note string, names Names) ([]byte, error) {
+func Replacement(r *domain.Request, note string, names Names) ([]byte, error) {
 	blocks := append(CallBlocks(r, names), block{"type": "context", "elements": []block{plain(note)}})
-	if r.Approver != nil && r.Approver.Kind == events.KindGroup {
+	if r.Approver != nil && r.Approver.Kind == domain.KindGroup {
 		if b := buttons(r, true, nil); b != nil {
 			blocks = append(blocks, b)
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -14,13 +15,13 @@ import (
 // mention and a link in Slack's mrkdwn.
 const hostileTool = "<!channel> <https://evil.example|Approve here>"
 
-func hostileRequest() *events.Request {
-	return &events.Request{
+func hostileRequest() *domain.Request {
+	return &domain.Request{
 		ID: "req_01", Tenant: "acme", Agent: "agt_main", Revision: 3,
-		Capability: events.Capability{Action: events.ActionToolsCall, Target: hostileTool},
+		Capability: domain.Capability{Action: domain.ActionToolsCall, Target: hostileTool},
 		Arguments:  json.RawMessage(`{"file":"invoice` + "\u202e" + `fdp.exe","iban":"GB12\u200b3456","payee":"p\u0430ypal","site":"раураӏ.com","note":"a & b <@U1>"}`),
 		Reason:     "Pay <!here> at раураӏ.com\u202e now & <https://evil.example|here>",
-		Status:     events.StatusPending, Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"},
+		Status:     domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"},
 	}
 }
 
@@ -116,9 +117,9 @@ func TestClipKeepsEntities(t *testing.T) {
 // A shell request's message says that Approve allows the current stage
 // once, and which grant a lasting allow elsewhere would leave.
 func TestSlackSaysWhichGrant(t *testing.T) {
-	r := &events.Request{ID: "req_1", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"},
-		Subject: events.Subject{Kind: events.SubjectShell, Command: "git push origin main && sqlite3 db .tables"},
-		Stages:  []events.Stage{{Text: "git push origin main", Grant: "any `git push …`"}, {Text: "sqlite3 db .tables", Grant: "exactly this command"}}}
+	r := &domain.Request{ID: "req_1", Status: domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"},
+		Subject: domain.Subject{Kind: domain.SubjectShell, Command: "git push origin main && sqlite3 db .tables"},
+		Stages:  []domain.Stage{{Text: "git push origin main", Grant: "any `git push …`"}, {Text: "sqlite3 db .tables", Grant: "exactly this command"}}}
 	for stage, want := range []string{"Stage 1 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of any `git push …`",
 		"Stage 2 of 2: Approve allows it once and keeps no grant; a session or lifetime allow (inbox, CLI) leaves a grant of exactly this command"} {
 		r.CurrentStage = stage

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -69,7 +70,7 @@ func TestFeedKeepsOrderPerRequestOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	slow, fast := events.NewRequestID(), events.NewRequestID()
+	slow, fast := domain.NewRequestID(), domain.NewRequestID()
 	rc := &receiver{refuse: map[string]int{string(slow): 3}}
 	srv := httptest.NewServer(rc)
 	defer srv.Close()
@@ -85,18 +86,18 @@ func TestFeedKeepsOrderPerRequestOnly(t *testing.T) {
 	go func() { done <- w.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 
-	pending := func(id events.RequestID) {
-		r := &events.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: events.StatusPending,
-			Capability: events.Capability{Action: "tools.call", Target: "deploy"}, Subject: events.Subject{Kind: "tool"},
-			Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: time.Now(), DeadlineAt: time.Now().Add(time.Hour)}
+	pending := func(id domain.RequestID) {
+		r := &domain.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: domain.StatusPending,
+			Capability: domain.Capability{Action: "tools.call", Target: "deploy"}, Subject: domain.Subject{Kind: "tool"},
+			Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, CreatedAt: time.Now(), DeadlineAt: time.Now().Add(time.Hour)}
 		if _, err := store.CreateRequest(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pending(slow)
 	pending(fast)
-	for _, id := range []events.RequestID{slow, fast, slow} {
-		if _, err := store.Transition(ctx, "acme", id, func(r *events.Request) (string, error) {
+	for _, id := range []domain.RequestID{slow, fast, slow} {
+		if _, err := store.Transition(ctx, "acme", id, func(r *domain.Request) (string, error) {
 			r.Reason = "updated"
 			return events.TypeRequestUpdated, nil
 		}); err != nil {

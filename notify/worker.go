@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sync/errgroup"
@@ -18,7 +18,7 @@ const Bucket = "webhooks"
 
 // sourceBuckets are the state buckets whose writes carry tenant's events,
 // as kvstate names them: its requests shard's and the grants'.
-func sourceBuckets(tenant events.TenantID, shards int) []string {
+func sourceBuckets(tenant domain.TenantID, shards int) []string {
 	return []string{kvstate.RequestBucket(kvstate.ShardOf(tenant, shards)), kvstate.BucketGrants}
 }
 
@@ -50,7 +50,7 @@ func New(cfg Config) (*Worker, error) {
 		return nil, err
 	}
 	return &Worker{js: cfg.JS, eps: cfg.Endpoints, links: cfg.Links, tuning: cfg.Tuning, metrics: newMetrics(cfg.Registry),
-		log: cfg.Logger, holder: string(events.NewEventID()), cfg: cfg}, nil
+		log: cfg.Logger, holder: string(domain.NewEventID()), cfg: cfg}, nil
 }
 
 // Run delivers until ctx ends (nil). A feed that fails (NATS unreachable)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/outbox/heal"
@@ -74,7 +75,7 @@ type Worker struct {
 // otherwise, safe to repeat, and its error is retried.
 // (*approvals.Service).RepairGrants is the one implementation.
 type Grants interface {
-	RepairGrants(ctx context.Context, r *events.Request) error
+	RepairGrants(ctx context.Context, r *domain.Request) error
 }
 
 // Config wires a Worker.
@@ -351,7 +352,7 @@ func shadowedMsg(data []byte, h nats.Header, c events.Change) *nats.Msg {
 // repairGrants writes the grants a decision leaves, if a crash stopped the
 // answer before it wrote them (a no-op otherwise).
 func (o *Worker) repairGrants(ctx context.Context, data []byte) error {
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil
 	}
@@ -365,7 +366,7 @@ func (o *Worker) repairGrants(ctx context.Context, data []byte) error {
 func (o *Worker) rederiveWork(ctx context.Context) error {
 	var pending []kvstate.Record
 	o.views.Requests().Each(func(_ string, r kvstate.Record) {
-		if r.Status == events.StatusPending && r.Approver != nil {
+		if r.Status == domain.StatusPending && r.Approver != nil {
 			pending = append(pending, r)
 		}
 	})

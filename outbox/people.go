@@ -1,6 +1,7 @@
 package outbox
 
 import (
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/outbox/people"
@@ -20,7 +21,7 @@ func (o *Worker) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats
 
 // superseded reports whether this process's mirror already holds a later
 // revision of r (a change redelivered late): its review is stale.
-func (o *Worker) superseded(r *events.Request) bool {
+func (o *Worker) superseded(r *domain.Request) bool {
 	m, _, ok := o.views.Requests().Held(kvstate.RequestKey(r.Tenant, r.ID))
 	return ok && m.Revision > r.Revision
 }

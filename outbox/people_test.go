@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/nats-io/nats.go"
@@ -25,41 +26,41 @@ func TestPeopleMsgs(t *testing.T) {
     agents: [{id: agt_a, member: u-1}]
 `)
 	o := &Worker{store: store, views: views}
-	u1, u2 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}
-	agent := events.Ref{Kind: events.KindAgent, ID: "agt_a"}
-	finance := events.Ref{Kind: events.KindGroup, ID: "finance"}
-	byU1 := events.Approvals{{By: u1, Scope: events.ScopeOnce}}
-	byU1u2 := append(byU1, events.Approval{By: u2, Scope: events.ScopeOnce})
+	u1, u2 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, domain.Ref{Kind: domain.KindPerson, ID: "u-2"}
+	agent := domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}
+	finance := domain.Ref{Kind: domain.KindGroup, ID: "finance"}
+	byU1 := domain.Approvals{{By: u1, Scope: domain.ScopeOnce}}
+	byU1u2 := append(byU1, domain.Approval{By: u2, Scope: domain.ScopeOnce})
 	for _, c := range []struct {
 		name    string
 		typ     string
-		was, to *events.Ref
-		status  events.Status
-		counted events.Approvals
+		was, to *domain.Ref
+		status  domain.Status
+		counted domain.Approvals
 		want    string // "<type short> <person> <status>" each, in order
 	}{
-		{"created on a person", events.TypeRequestCreated, nil, &u1, events.StatusPending, nil, "requested u-1"},
-		{"moved to another person", events.TypeRequestEscalated, &u1, &u2, events.StatusPending, nil, "withdrawn u-1 pending, requested u-2"},
-		{"escalated from an agent", events.TypeRequestEscalated, &agent, &u1, events.StatusPending, nil, "requested u-1"},
-		{"next stage, same person", events.TypeRequestUpdated, &u1, &u1, events.StatusPending, nil, "requested u-1"},
-		{"answered", events.TypeRequestDecided, &u1, nil, events.StatusApproved, nil, "withdrawn u-1 approved"},
-		{"expired", events.TypeRequestExpired, &u1, nil, events.StatusExpired, nil, "withdrawn u-1 expired"},
-		{"cancelled", events.TypeRequestCancelled, &u1, nil, events.StatusCancelled, nil, "withdrawn u-1 cancelled"},
-		{"still on the same person", events.TypeRequestUpdated, &u1, nil, events.StatusPending, nil, ""},
-		{"agent to agent", events.TypeRequestEscalated, &agent, &agent, events.StatusPending, nil, ""},
-		{"on a group", events.TypeRequestCreated, nil, &finance, events.StatusPending, nil, "requested u-1, requested u-2"},
-		{"one of two allowed", events.TypeRequestUpdated, &finance, &finance, events.StatusPending, byU1, "withdrawn u-1 pending"},
-		{"the group's quorum reached", events.TypeRequestDecided, &finance, nil, events.StatusApproved, byU1u2, "withdrawn u-2 approved"},
-		{"denied after one allow", events.TypeRequestDecided, &finance, nil, events.StatusDenied, byU1, "withdrawn u-2 denied"},
+		{"created on a person", events.TypeRequestCreated, nil, &u1, domain.StatusPending, nil, "requested u-1"},
+		{"moved to another person", events.TypeRequestEscalated, &u1, &u2, domain.StatusPending, nil, "withdrawn u-1 pending, requested u-2"},
+		{"escalated from an agent", events.TypeRequestEscalated, &agent, &u1, domain.StatusPending, nil, "requested u-1"},
+		{"next stage, same person", events.TypeRequestUpdated, &u1, &u1, domain.StatusPending, nil, "requested u-1"},
+		{"answered", events.TypeRequestDecided, &u1, nil, domain.StatusApproved, nil, "withdrawn u-1 approved"},
+		{"expired", events.TypeRequestExpired, &u1, nil, domain.StatusExpired, nil, "withdrawn u-1 expired"},
+		{"cancelled", events.TypeRequestCancelled, &u1, nil, domain.StatusCancelled, nil, "withdrawn u-1 cancelled"},
+		{"still on the same person", events.TypeRequestUpdated, &u1, nil, domain.StatusPending, nil, ""},
+		{"agent to agent", events.TypeRequestEscalated, &agent, &agent, domain.StatusPending, nil, ""},
+		{"on a group", events.TypeRequestCreated, nil, &finance, domain.StatusPending, nil, "requested u-1, requested u-2"},
+		{"one of two allowed", events.TypeRequestUpdated, &finance, &finance, domain.StatusPending, byU1, "withdrawn u-1 pending"},
+		{"the group's quorum reached", events.TypeRequestDecided, &finance, nil, domain.StatusApproved, byU1u2, "withdrawn u-2 approved"},
+		{"denied after one allow", events.TypeRequestDecided, &finance, nil, domain.StatusDenied, byU1, "withdrawn u-2 denied"},
 	} {
-		r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Status: c.status, Revision: 3, Approver: c.to, Approvals: c.counted,
+		r := domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Status: c.status, Revision: 3, Approver: c.to, Approvals: c.counted,
 			Tool: "send_email", Arguments: json.RawMessage(`{"to":"a@example.com"}`), Reason: "<why>"}
-		if c.to == nil && c.status == events.StatusPending {
+		if c.to == nil && c.status == domain.StatusPending {
 			r.Approver = c.was
 		}
 		if c.status.Terminal() {
-			r.Decision = &events.Decision{Status: c.status, By: events.Ref{Kind: events.KindDeadline}}
-			if c.status == events.StatusApproved || c.status == events.StatusDenied {
+			r.Decision = &domain.Decision{Status: c.status, By: domain.Ref{Kind: domain.KindDeadline}}
+			if c.status == domain.StatusApproved || c.status == domain.StatusDenied {
 				r.Decision.By = u2
 			}
 		}
@@ -81,9 +82,9 @@ func TestPeopleMsgs(t *testing.T) {
 			person := strings.TrimPrefix(m.Subject, "countersign.acme.people.")
 			switch e.Type() {
 			case events.TypeReviewRequested:
-				var b events.PersonReviewBundle
+				var b domain.PersonReviewBundle
 				_ = json.Unmarshal(m.Data, &b)
-				if b.Request.ID != r.ID || b.Decider != (events.Ref{Kind: events.KindPerson, ID: person}) {
+				if b.Request.ID != r.ID || b.Decider != (domain.Ref{Kind: domain.KindPerson, ID: person}) {
 					t.Errorf("%s: bundle %s", c.name, m.Data)
 				}
 				var stored struct{ Request json.RawMessage }
@@ -92,7 +93,7 @@ func TestPeopleMsgs(t *testing.T) {
 				}
 				got = append(got, "requested "+person)
 			case events.TypeReviewWithdrawn:
-				var w events.ReviewWithdrawn
+				var w domain.ReviewWithdrawn
 				_ = json.Unmarshal(m.Data, &w)
 				if w.RequestID != r.ID {
 					t.Errorf("%s: withdrawn %s", c.name, m.Data)
@@ -117,15 +118,15 @@ func BenchmarkPeopleMsgs(b *testing.B) {
     members: [{id: u-1, policy: {allow: ["*"]}}]
 `)
 	o := &Worker{store: store, views: views}
-	u1 := events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	u1 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 	now := time.Now()
-	r := events.Request{ID: events.NewRequestID(), Tenant: "acme", Agent: "agt_a", Tool: "send_email",
-		Capability: events.Capability{Action: "tools.call", Target: "send_email"}, Arguments: json.RawMessage(`{"n":12345}`),
-		Subject: events.Subject{Kind: "tool"}, Status: events.StatusPending, Approver: &u1, Chain: []events.AgentID{"agt_a"},
+	r := domain.Request{ID: domain.NewRequestID(), Tenant: "acme", Agent: "agt_a", Tool: "send_email",
+		Capability: domain.Capability{Action: "tools.call", Target: "send_email"}, Arguments: json.RawMessage(`{"n":12345}`),
+		Subject: domain.Subject{Kind: "tool"}, Status: domain.StatusPending, Approver: &u1, Chain: []domain.AgentID{"agt_a"},
 		Timeout: "5m", CallDigest: "sha256:" + strings.Repeat("0", 64), CreatedAt: now, DeadlineAt: now.Add(5 * time.Minute), RequiredApprovals: 1}
 	created, _ := json.Marshal(r)
-	r.Status, r.Revision = events.StatusApproved, 1
-	r.Decision = &events.Decision{Status: events.StatusApproved, By: u1, Scope: events.ScopeOnce, DecidedAt: now}
+	r.Status, r.Revision = domain.StatusApproved, 1
+	r.Decision = &domain.Decision{Status: domain.StatusApproved, By: u1, Scope: domain.ScopeOnce, DecidedAt: now}
 	decided, _ := json.Marshal(r)
 	ch, dh := nats.Header{}, nats.Header{}
 	ch.Set(events.HeaderWorkTo, events.WorkTo(u1))

@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -56,18 +57,18 @@ func newDeriveFixture(t *testing.T) *deriveFixture {
 		}
 	})
 	caller := func(kind, id string, scopes ...string) approvals.Caller {
-		p := events.Ref{Kind: kind, ID: id}
-		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: events.Token{Principal: p, Scopes: scopes}}
+		p := domain.Ref{Kind: kind, ID: id}
+		return approvals.Caller{Tenant: tenants[0], Principal: p, Token: domain.Token{Principal: p, Scopes: scopes}}
 	}
 	return &deriveFixture{js: br.JS, svc: svc,
-		agent:  caller(events.KindAgent, "agt_a", events.ScopeRequestsWrite),
-		person: caller(events.KindPerson, "u-1", events.ScopeApprovalsRead, events.ScopeApprovalsWrite)}
+		agent:  caller(domain.KindAgent, "agt_a", domain.ScopeRequestsWrite),
+		person: caller(domain.KindPerson, "u-1", domain.ScopeApprovalsRead, domain.ScopeApprovalsWrite)}
 }
 
 func (f *deriveFixture) submit(t *testing.T) kvstate.Record {
 	t.Helper()
 	rec, _, err := f.svc.Submit(context.Background(), f.agent, approvals.SubmitInput{Tool: "deploy", Arguments: json.RawMessage(`{"env":"prod"}`)}, "", "")
-	if err != nil || rec.Status != events.StatusPending {
+	if err != nil || rec.Status != domain.StatusPending {
 		t.Fatalf("submit: %v %s", err, rec.Status)
 	}
 	return rec
@@ -106,7 +107,7 @@ func TestOutboxDerivesEventsAndWork(t *testing.T) {
 	f := newDeriveFixture(t)
 	rec := f.submit(t)
 	created := events.EventSubject("acme", events.TypeRequestCreated)
-	work := events.DecideSubject("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"})
+	work := events.DecideSubject("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-1"})
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		return len(f.msgs(t, events.EventsStream, created)) == 1 && len(f.msgs(t, events.WorkStream, work)) == 1
 	}, "the created event and the work message derived")
@@ -118,7 +119,7 @@ func TestOutboxDerivesEventsAndWork(t *testing.T) {
 		if !ok || c.Type != events.TypeRequestCreated || c.Subject != string(rec.ID) || c.Tenant != "acme" {
 			t.Errorf("%s: change %+v %v", m.Subject, c, ok)
 		}
-		var r events.Request
+		var r domain.Request
 		if json.Unmarshal(m.Data, &r) != nil || r.ID != rec.ID {
 			t.Errorf("%s: data is not the record: %s", m.Subject, m.Data)
 		}
@@ -199,7 +200,7 @@ const deriveYAML = `tenants:
 `
 
 // stateOn opens the KV state on js and runs its views until ctx ends.
-func stateOn(t *testing.T, ctx context.Context, js jetstream.JetStream) (*kvstate.Store, *views.Views, []*events.Tenant) {
+func stateOn(t *testing.T, ctx context.Context, js jetstream.JetStream) (*kvstate.Store, *views.Views, []*domain.Tenant) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(deriveYAML))
 	if err != nil {

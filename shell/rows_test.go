@@ -18,7 +18,7 @@ func grantOf(s Stage) (prefix, argv []string) {
 	return nil, nil
 }
 
-// grantCovers is events.GrantMatch's rule for an allow grant: exact words
+// grantCovers is domain.GrantMatch's rule for an allow grant: exact words
 // cover a stage with the same words, a prefix a stage that is not opaque
 // with the same prefix.
 func grantCovers(prefix, argv []string, s Stage) bool {

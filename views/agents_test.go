@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -19,15 +19,15 @@ func TestRetiredAgentStopsAuthenticatingInAnotherProcess(t *testing.T) {
 	s := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tenant := &events.Tenant{ID: "acme", Agents: map[events.AgentID]*events.Agent{"agt_top": {ID: "agt_top", Tenant: "acme", Member: "u-1"}}}
-	other := views.NewViews(s, []*events.Tenant{tenant})
+	tenant := &domain.Tenant{ID: "acme", Agents: map[domain.AgentID]*domain.Agent{"agt_top": {ID: "agt_top", Tenant: "acme", Member: "u-1"}}}
+	other := views.NewViews(s, []*domain.Tenant{tenant})
 	done := make(chan error, 1)
 	go func() { done <- other.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 
-	parent := events.Agent{ID: events.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: "agt_top", Registered: true, TokenSHA256: events.HashToken("tok-parent")}
-	child := events.Agent{ID: events.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: parent.ID, Registered: true, TokenSHA256: events.HashToken("tok-child")}
-	for _, a := range []*events.Agent{&parent, &child} {
+	parent := domain.Agent{ID: domain.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: "agt_top", Registered: true, TokenSHA256: domain.HashToken("tok-parent")}
+	child := domain.Agent{ID: domain.NewAgentID(), Tenant: "acme", Member: "u-1", Parent: parent.ID, Registered: true, TokenSHA256: domain.HashToken("tok-child")}
+	for _, a := range []*domain.Agent{&parent, &child} {
 		if err := s.PutAgent(ctx, a); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +55,7 @@ func TestRetiredAgentStopsAuthenticatingInAnotherProcess(t *testing.T) {
 	if err != nil || again.RetiredAt == nil || !again.RetiredAt.Equal(*got.RetiredAt) {
 		t.Errorf("retiring again = %+v, %v; want it unchanged", again, err)
 	}
-	if _, _, err := s.RetireAgent(ctx, "acme", events.NewAgentID(), time.Now()); !errors.Is(err, kvstate.ErrNotFound) {
+	if _, _, err := s.RetireAgent(ctx, "acme", domain.NewAgentID(), time.Now()); !errors.Is(err, kvstate.ErrNotFound) {
 		t.Errorf("retiring an unknown agent: %v, want ErrNotFound", err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -20,16 +21,16 @@ func newStore(t testing.TB) *kvstate.Store {
 	return s
 }
 
-func pending(id events.RequestID) *events.Request {
+func pending(id domain.RequestID) *domain.Request {
 	now := time.Now().UTC()
-	return &events.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: events.StatusPending,
-		Capability: events.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
-		Approver: &events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
+	return &domain.Request{ID: id, Tenant: "acme", Agent: "agt_a", Status: domain.StatusPending,
+		Capability: domain.Capability{Action: "tools.call", Target: "x"}, Arguments: []byte(`{}`),
+		Approver: &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, CreatedAt: now, DeadlineAt: now.Add(time.Hour)}
 }
 
-func endorse(agent events.AgentID) kvstate.Mutation {
-	return func(q *events.Request) (string, error) {
-		q.Endorsements = append(q.Endorsements, events.Endorsement{Agent: agent, At: time.Now()})
+func endorse(agent domain.AgentID) kvstate.Mutation {
+	return func(q *domain.Request) (string, error) {
+		q.Endorsements = append(q.Endorsements, domain.Endorsement{Agent: agent, At: time.Now()})
 		return events.TypeRequestEscalated, nil
 	}
 }

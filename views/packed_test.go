@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/views/pack"
 )
 
@@ -18,16 +18,16 @@ func TestDecodePackedAllocatesNoBuffer(t *testing.T) {
 	z, release := p.Pack(raw)
 	kept := p.Keep(z)
 	release()
-	var want events.Request
+	var want domain.Request
 	if err := json.Unmarshal(raw, &want); err != nil {
 		t.Fatal(err)
 	}
-	var got events.Request
+	var got domain.Request
 	if err := decodePacked(&p, kept, &got); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("decoded %+v (%v), want %+v", got, err, want)
 	}
-	decode := testing.AllocsPerRun(100, func() { var r events.Request; _ = json.Unmarshal(raw, &r) })
-	packed := testing.AllocsPerRun(100, func() { var r events.Request; _ = decodePacked(&p, kept, &r) })
+	decode := testing.AllocsPerRun(100, func() { var r domain.Request; _ = json.Unmarshal(raw, &r) })
+	packed := testing.AllocsPerRun(100, func() { var r domain.Request; _ = decodePacked(&p, kept, &r) })
 	if packed > decode {
 		t.Errorf("decoding a packed request: %.0f allocations, decoding its JSON: %.0f", packed, decode)
 	}

@@ -3,7 +3,7 @@ package views
 import (
 	"strconv"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Replay's fast path. At start the request mirror reads every stored
@@ -21,11 +21,11 @@ func scanTerminal(data []byte) (p peekedRequest, ok bool) {
 		var ok bool
 		switch string(key) {
 		case "tenant":
-			p.Tenant, ok = textOf[events.TenantID](v)
+			p.Tenant, ok = textOf[domain.TenantID](v)
 		case "agent":
-			p.Agent, ok = textOf[events.AgentID](v)
+			p.Agent, ok = textOf[domain.AgentID](v)
 		case "status":
-			p.Status, ok = textOf[events.Status](v)
+			p.Status, ok = textOf[domain.Status](v)
 		case "revision":
 			var err error
 			p.Revision, err = strconv.ParseUint(string(v), 10, 64)
@@ -59,7 +59,7 @@ func scanDecision(v []byte, p *peekedRequest) bool {
 		var ok bool
 		switch string(key) {
 		case "status":
-			d.Status, ok = textOf[events.Status](v)
+			d.Status, ok = textOf[domain.Status](v)
 		case "by":
 			ok = scanRef(v, &d.By)
 		default:
@@ -70,16 +70,16 @@ func scanDecision(v []byte, p *peekedRequest) bool {
 }
 
 // scanApprover reads the approver: null, or a ref.
-func scanApprover(v []byte) (*events.Ref, bool) {
+func scanApprover(v []byte) (*domain.Ref, bool) {
 	if string(v) == "null" {
 		return nil, true
 	}
-	var r events.Ref
+	var r domain.Ref
 	return &r, scanRef(v, &r)
 }
 
 // scanRef reads a {kind, id} object into r.
-func scanRef(v []byte, r *events.Ref) bool {
+func scanRef(v []byte, r *domain.Ref) bool {
 	return scanObject(v, func(key []byte, v []byte) bool {
 		var ok bool
 		switch string(key) {
@@ -103,7 +103,7 @@ func scanAgents(v []byte) ([]peekedAgent, bool) {
 				return true
 			}
 			var ok bool
-			a.Agent, ok = textOf[events.AgentID](v)
+			a.Agent, ok = textOf[domain.AgentID](v)
 			return ok
 		})
 		return a, ok

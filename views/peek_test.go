@@ -7,7 +7,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // The replay's scanner reads exactly what encoding/json reads, or gives up
@@ -18,33 +18,33 @@ func TestScanTerminalMatchesDecode(t *testing.T) {
 	base := benchTerminal(t)
 	var cases [][]byte
 	for i := range 500 {
-		var r events.Request
+		var r domain.Request
 		if err := json.Unmarshal(base, &r); err != nil {
 			t.Fatal(err)
 		}
-		r.Tenant = events.TenantID(pick("demo", "acme", `we"ird`, "t\u00e9"))
-		r.Agent = events.AgentID(pick("agt_a", "agt_programmer", `a\b`, "agt_\u2028x"))
-		r.Status = events.Status(pick("approved", "denied", "expired", "cancelled", "pending"))
+		r.Tenant = domain.TenantID(pick("demo", "acme", `we"ird`, "t\u00e9"))
+		r.Agent = domain.AgentID(pick("agt_a", "agt_programmer", `a\b`, "agt_\u2028x"))
+		r.Status = domain.Status(pick("approved", "denied", "expired", "cancelled", "pending"))
 		r.Revision = rng.Uint64N(1 << 40)
 		r.Arguments = json.RawMessage(pick(`{}`, `{"s":"}]\"{[","n":[1,{"a":"b"}]}`, `[1,2,"x\\\""]`))
 		switch rng.IntN(3) {
 		case 0:
 			r.Decision = nil
 		case 1:
-			r.Decision.By = events.Ref{Kind: pick("person", "agent", "grant", "deadline"), ID: pick("u-1", "", `q"uote`)}
+			r.Decision.By = domain.Ref{Kind: pick("person", "agent", "grant", "deadline"), ID: pick("u-1", "", `q"uote`)}
 		}
 		// (not from rng: the other fields keep their draws)
-		r.Approver = []*events.Ref{nil, {Kind: "person", ID: "u-1"}, {Kind: "agent", ID: "agt_main"}, {Kind: "group", ID: "fin"}, {Kind: "deadline"}}[i%5]
+		r.Approver = []*domain.Ref{nil, {Kind: "person", ID: "u-1"}, {Kind: "agent", ID: "agt_main"}, {Kind: "group", ID: "fin"}, {Kind: "deadline"}}[i%5]
 		r.Endorsements, r.Abstentions = nil, nil
 		for range rng.IntN(3) {
-			r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: events.AgentID(pick("agt_main", "agt_x"))})
+			r.Endorsements = append(r.Endorsements, domain.Endorsement{Agent: domain.AgentID(pick("agt_main", "agt_x"))})
 		}
 		for range rng.IntN(2) {
-			r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: "agt_y"})
+			r.Abstentions = append(r.Abstentions, domain.Endorsement{Agent: "agt_y"})
 		}
 		r.Approvals = nil
 		for range rng.IntN(3) {
-			r.Approvals = append(r.Approvals, events.Approval{By: events.Ref{Kind: "person", ID: pick("u-1", "u-2")}, Scope: "once"})
+			r.Approvals = append(r.Approvals, domain.Approval{By: domain.Ref{Kind: "person", ID: pick("u-1", "u-2")}, Scope: "once"})
 		}
 		b, err := json.Marshal(r)
 		if err != nil {

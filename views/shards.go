@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"golang.org/x/sync/errgroup"
 )
@@ -28,14 +28,14 @@ func newRequestMirror(shards []*Mirror[kvstate.Record]) *RequestMirror {
 }
 
 // of is tenant's shard.
-func (r *RequestMirror) of(tenant events.TenantID) *Mirror[kvstate.Record] {
+func (r *RequestMirror) of(tenant domain.TenantID) *Mirror[kvstate.Record] {
 	return r.shards[kvstate.ShardOf(tenant, len(r.shards))]
 }
 
 // ofKey is the shard of a key <tenant>.<request id>.
 func (r *RequestMirror) ofKey(key string) *Mirror[kvstate.Record] {
 	t, _, _ := strings.Cut(key, ".")
-	return r.of(events.TenantID(t))
+	return r.of(domain.TenantID(t))
 }
 
 // Shard is shard i's mirror.

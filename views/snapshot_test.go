@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -24,7 +25,7 @@ func snapshotFixture(t *testing.T, s *kvstate.Store, n int) []kvstate.Record {
 	ctx := context.Background()
 	var out []kvstate.Record
 	for i := range n {
-		r := pending(events.NewRequestID())
+		r := pending(domain.NewRequestID())
 		rec, err := s.CreateRequest(ctx, r)
 		if err != nil {
 			t.Fatal(err)
@@ -33,12 +34,12 @@ func snapshotFixture(t *testing.T, s *kvstate.Store, n int) []kvstate.Record {
 		case 1:
 			rec = transition(t, s, rec, deny("u-1"))
 		case 2:
-			rec = transition(t, s, rec, endorse(events.AgentID(fmt.Sprintf("agt_%d", i%3))))
+			rec = transition(t, s, rec, endorse(domain.AgentID(fmt.Sprintf("agt_%d", i%3))))
 			rec = transition(t, s, rec, deny("u-2"))
 		case 3:
-			rec = transition(t, s, rec, func(q *events.Request) (string, error) {
-				q.Status = events.StatusCancelled
-				q.Decision = &events.Decision{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}, DecidedAt: time.Now()}
+			rec = transition(t, s, rec, func(q *domain.Request) (string, error) {
+				q.Status = domain.StatusCancelled
+				q.Decision = &domain.Decision{Status: domain.StatusCancelled, By: domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}, DecidedAt: time.Now()}
 				return events.TypeRequestCancelled, nil
 			})
 		}
@@ -48,9 +49,9 @@ func snapshotFixture(t *testing.T, s *kvstate.Store, n int) []kvstate.Record {
 }
 
 func deny(person string) kvstate.Mutation {
-	return func(q *events.Request) (string, error) {
-		q.Status = events.StatusDenied
-		q.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: person}, DecidedAt: time.Now()}
+	return func(q *domain.Request) (string, error) {
+		q.Status = domain.StatusDenied
+		q.Decision = &domain.Decision{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: person}, DecidedAt: time.Now()}
 		return events.TypeRequestDecided, nil
 	}
 }
@@ -68,7 +69,7 @@ func transition(t *testing.T, s *kvstate.Store, rec kvstate.Record, fn kvstate.M
 // returns them once ready, with the keys OnChange saw held in full.
 func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*views.Views, func() []string, context.CancelFunc) {
 	t.Helper()
-	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	if !useSnapshot {
 		views.NoSnapshots(v)
 	}
@@ -77,7 +78,7 @@ func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*views.Views, f
 	v.Requests().OnChange(func(key string, r kvstate.Record, deleted bool) {
 		mu.Lock()
 		defer mu.Unlock()
-		changed[key] = !deleted && r.Status == events.StatusPending
+		changed[key] = !deleted && r.Status == domain.StatusPending
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -117,11 +118,11 @@ func waitHeld(t *testing.T, v *views.Views, rec kvstate.Record) {
 func scans(v *views.Views) []string {
 	var out []string
 	for _, scope := range []views.RequestScope{views.TenantScope("acme"), views.PendingScope("acme"),
-		views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}),
-		views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-2"}),
-		views.InboxScope("acme", events.Ref{Kind: events.KindAgent, ID: "agt_1"})} {
+		views.InboxScope("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-1"}),
+		views.InboxScope("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-2"}),
+		views.InboxScope("acme", domain.Ref{Kind: domain.KindAgent, ID: "agt_1"})} {
 		var ids []string
-		v.ScanRequests("acme", scope, "", func(id events.RequestID, s views.Summary, rev uint64, r *kvstate.Record) bool {
+		v.ScanRequests("acme", scope, "", func(id domain.RequestID, s views.Summary, rev uint64, r *kvstate.Record) bool {
 			ids = append(ids, fmt.Sprintf("%s@%d/%v", id, rev, r != nil))
 			return true
 		})
@@ -212,7 +213,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	}
 	now := time.Now()
 	fresh := func() *views.Mirror[kvstate.Record] {
-		return views.NewViews(s, []*events.Tenant{{ID: "acme"}}).Requests().Shard(0)
+		return views.NewViews(s, []*domain.Tenant{{ID: "acme"}}).Requests().Shard(0)
 	}
 	for _, c := range []struct {
 		name    string
@@ -273,9 +274,9 @@ func TestSnapshotNotTrusted(t *testing.T) {
 
 // recs0 returns a terminal record, not stored.
 func recs0() kvstate.Record {
-	r := pending(events.NewRequestID())
-	r.Status = events.StatusDenied
-	r.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
+	r := pending(domain.NewRequestID())
+	r.Status = domain.StatusDenied
+	r.Decision = &domain.Decision{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
 	return kvstate.Record{Request: *r, KVRevision: 1}
 }
 

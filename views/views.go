@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views/pack"
 	"github.com/countersign/countersign/views/snapshot"
@@ -25,11 +25,11 @@ import (
 // the network.
 type Views struct {
 	conn     *nats.Conn // the watchers' connection
-	tenants  atomic.Pointer[map[events.TenantID]*events.Tenant]
-	agents   *Mirror[events.Agent]
-	grants   *Mirror[events.Grant]
-	rules    *Mirror[events.Rule]
-	delegs   *Mirror[events.Delegation]
+	tenants  atomic.Pointer[map[domain.TenantID]*domain.Tenant]
+	agents   *Mirror[domain.Agent]
+	grants   *Mirror[domain.Grant]
+	rules    *Mirror[domain.Rule]
+	delegs   *Mirror[domain.Delegation]
 	requests *RequestMirror
 	snaps    *RequestSnapshots
 }
@@ -48,19 +48,19 @@ func WithLogger(l *slog.Logger) Option {
 }
 
 // NewViews builds the views over store for the configured tenants.
-func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *Views {
+func NewViews(store *kvstate.Store, tenants []*domain.Tenant, opts ...Option) *Views {
 	v := &Views{conn: store.JetStream().Conn()}
 	v.SetTenants(tenants)
-	v.agents = NewMirror(store.Agents(), func(a events.Agent) []string {
+	v.agents = NewMirror(store.Agents(), func(a domain.Agent) []string {
 		return []string{"tok:" + a.TokenSHA256, childKey(a.Tenant, a.Parent)}
 	})
-	v.grants = NewMirror(store.Grants(), func(g events.Grant) []string {
+	v.grants = NewMirror(store.Grants(), func(g domain.Grant) []string {
 		return []string{string(g.Tenant) + "/" + string(g.Agent), "t:" + string(g.Tenant)}
 	})
-	v.rules = NewMirror(store.Rules(), func(r events.Rule) []string {
+	v.rules = NewMirror(store.Rules(), func(r domain.Rule) []string {
 		return []string{string(r.Tenant) + "/" + string(r.Agent)}
 	})
-	v.delegs = NewMirror(store.Delegations(), func(d events.Delegation) []string {
+	v.delegs = NewMirror(store.Delegations(), func(d domain.Delegation) []string {
 		return []string{"a:" + string(d.Tenant) + "/" + string(d.Agent)}
 	})
 	var shards []*Mirror[kvstate.Record]
@@ -88,7 +88,7 @@ func NewViews(store *kvstate.Store, tenants []*events.Tenant, opts ...Option) *V
 // key to it (Mirror.Expect): a write that fails puts nothing in the
 // mirror, and what the watcher delivered for the key meanwhile is applied
 // when WriteRequest returns. The record and error are write's.
-func (v *Views) WriteRequest(tenant events.TenantID, id events.RequestID, write func() (kvstate.Record, error)) (kvstate.Record, error) {
+func (v *Views) WriteRequest(tenant domain.TenantID, id domain.RequestID, write func() (kvstate.Record, error)) (kvstate.Record, error) {
 	m := v.requests.of(tenant)
 	defer m.Expect(kvstate.RequestKey(tenant, id))()
 	rec, err := write()
@@ -107,16 +107,16 @@ func (v *Views) Snapshots() *RequestSnapshots { return v.snaps }
 func (v *Views) Requests() *RequestMirror { return v.requests }
 
 // GrantMirror is the mirror of grants.
-func (v *Views) GrantMirror() *Mirror[events.Grant] { return v.grants }
+func (v *Views) GrantMirror() *Mirror[domain.Grant] { return v.grants }
 
 // AgentMirror is the mirror of registered subagents.
-func (v *Views) AgentMirror() *Mirror[events.Agent] { return v.agents }
+func (v *Views) AgentMirror() *Mirror[domain.Agent] { return v.agents }
 
 // RuleMirror is the mirror of rules kept through the API.
-func (v *Views) RuleMirror() *Mirror[events.Rule] { return v.rules }
+func (v *Views) RuleMirror() *Mirror[domain.Rule] { return v.rules }
 
 // DelegationMirror is the mirror of delegated work.
-func (v *Views) DelegationMirror() *Mirror[events.Delegation] { return v.delegs }
+func (v *Views) DelegationMirror() *Mirror[domain.Delegation] { return v.delegs }
 
 // Run keeps every mirror current until ctx ends. When the connection
 // drops, the mirrors are marked stale; when it comes back, their watchers
@@ -201,8 +201,8 @@ func (v *Views) WaitReady(ctx context.Context) error {
 // SetTenants replaces the configured tenants at once (a config revision
 // applied): every lookup after it sees only these. The tenants must not be
 // changed afterwards.
-func (v *Views) SetTenants(tenants []*events.Tenant) {
-	m := make(map[events.TenantID]*events.Tenant, len(tenants))
+func (v *Views) SetTenants(tenants []*domain.Tenant) {
+	m := make(map[domain.TenantID]*domain.Tenant, len(tenants))
 	for _, t := range tenants {
 		m[t.ID] = t
 	}
@@ -210,15 +210,15 @@ func (v *Views) SetTenants(tenants []*events.Tenant) {
 }
 
 // Tenant returns a configured tenant.
-func (v *Views) Tenant(id events.TenantID) (*events.Tenant, bool) {
+func (v *Views) Tenant(id domain.TenantID) (*domain.Tenant, bool) {
 	t, ok := (*v.tenants.Load())[id]
 	return t, ok
 }
 
 // Tenants returns every configured tenant.
-func (v *Views) Tenants() []*events.Tenant {
+func (v *Views) Tenants() []*domain.Tenant {
 	tenants := *v.tenants.Load()
-	out := make([]*events.Tenant, 0, len(tenants))
+	out := make([]*domain.Tenant, 0, len(tenants))
 	for _, t := range tenants {
 		out = append(out, t)
 	}
@@ -227,7 +227,7 @@ func (v *Views) Tenants() []*events.Tenant {
 }
 
 // Agent returns a configured agent or a registered subagent.
-func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent, bool) {
+func (v *Views) Agent(tenant domain.TenantID, id domain.AgentID) (*domain.Agent, bool) {
 	t, ok := v.Tenant(tenant)
 	if !ok {
 		return nil, false
@@ -244,13 +244,13 @@ func (v *Views) Agent(tenant events.TenantID, id events.AgentID) (*events.Agent,
 
 // Authenticate maps a bearer token to its tenant and token entry, comparing
 // hashes in constant time.
-func (v *Views) Authenticate(token string) (*events.Tenant, events.Token, bool) {
-	return v.AuthenticateHash(events.HashToken(token))
+func (v *Views) Authenticate(token string) (*domain.Tenant, domain.Token, bool) {
+	return v.AuthenticateHash(domain.HashToken(token))
 }
 
 // AuthenticateHash is Authenticate of a token known by its SHA-256 (lowercase
 // hex): what a held operation is checked against after a config change.
-func (v *Views) AuthenticateHash(h string) (*events.Tenant, events.Token, bool) {
+func (v *Views) AuthenticateHash(h string) (*domain.Tenant, domain.Token, bool) {
 	tenants := *v.tenants.Load()
 	for _, t := range tenants {
 		for _, tok := range t.Tokens {
@@ -261,18 +261,18 @@ func (v *Views) AuthenticateHash(h string) (*events.Tenant, events.Token, bool) 
 	}
 	for _, a := range v.agents.ByIndex("tok:" + h) {
 		if t, ok := tenants[a.Tenant]; ok && !v.Retired(a.Tenant, a.ID) {
-			return t, events.Token{SHA256: h, Principal: events.Ref{Kind: events.KindAgent, ID: string(a.ID)},
+			return t, domain.Token{SHA256: h, Principal: domain.Ref{Kind: domain.KindAgent, ID: string(a.ID)},
 				Scopes: a.TokenScopes()}, true
 		}
 	}
-	return nil, events.Token{}, false
+	return nil, domain.Token{}, false
 }
 
 // Retired reports whether agent or any agent above it is retired, or gone
 // from the config: a subagent registered under an agent while it was being
 // retired, or under one a config reload removed, is retired with it.
-func (v *Views) Retired(tenant events.TenantID, agent events.AgentID) bool {
-	seen := map[events.AgentID]bool{}
+func (v *Views) Retired(tenant domain.TenantID, agent domain.AgentID) bool {
+	seen := map[domain.AgentID]bool{}
 	for id := agent; id != "" && !seen[id]; {
 		seen[id] = true
 		a, ok := v.Agent(tenant, id)
@@ -288,60 +288,60 @@ func (v *Views) Retired(tenant events.TenantID, agent events.AgentID) bool {
 }
 
 // ChildrenOf returns the subagents registered under agent.
-func (v *Views) ChildrenOf(tenant events.TenantID, agent events.AgentID) []events.Agent {
+func (v *Views) ChildrenOf(tenant domain.TenantID, agent domain.AgentID) []domain.Agent {
 	return v.agents.ByIndex(childKey(tenant, agent))
 }
 
-func childKey(tenant events.TenantID, parent events.AgentID) string {
+func childKey(tenant domain.TenantID, parent domain.AgentID) string {
 	return "child:" + string(tenant) + "/" + string(parent)
 }
 
 // GrantsOf returns the grants (revoked ones too) of one agent.
-func (v *Views) GrantsOf(tenant events.TenantID, agent events.AgentID) []events.Grant {
+func (v *Views) GrantsOf(tenant domain.TenantID, agent domain.AgentID) []domain.Grant {
 	return v.grants.ByIndex(string(tenant) + "/" + string(agent))
 }
 
 // TenantGrants returns every grant in a tenant.
-func (v *Views) TenantGrants(tenant events.TenantID) []events.Grant {
+func (v *Views) TenantGrants(tenant domain.TenantID) []domain.Grant {
 	return v.grants.ByIndex("t:" + string(tenant))
 }
 
 // RulesOf returns an agent's rules kept through the API or answers, oldest
 // first (configured rules are the caller's to add).
-func (v *Views) RulesOf(tenant events.TenantID, agent events.AgentID) []events.Rule {
+func (v *Views) RulesOf(tenant domain.TenantID, agent domain.AgentID) []domain.Rule {
 	out := v.rules.ByIndex(string(tenant) + "/" + string(agent))
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
 	return out
 }
 
 // Delegation returns agent's delegated work in session, active or ended.
-func (v *Views) Delegation(tenant events.TenantID, agent events.AgentID, session string) (events.Delegation, bool) {
+func (v *Views) Delegation(tenant domain.TenantID, agent domain.AgentID, session string) (domain.Delegation, bool) {
 	return v.delegs.Get(kvstate.DelegationKey(tenant, agent, session))
 }
 
 // DelegationsOf returns agent's delegations, active and ended.
-func (v *Views) DelegationsOf(tenant events.TenantID, agent events.AgentID) []events.Delegation {
+func (v *Views) DelegationsOf(tenant domain.TenantID, agent domain.AgentID) []domain.Delegation {
 	return v.delegs.ByIndex("a:" + string(tenant) + "/" + string(agent))
 }
 
 // ScanGrants calls fn with the tenant's grants after the grant id after
 // ("": from the first), in id order, until fn returns false. fn must not
 // call back into the views' grants.
-func (v *Views) ScanGrants(tenant events.TenantID, after string, fn func(g *events.Grant) bool) {
-	v.grants.Scan("t:"+string(tenant), afterKey(tenant, after), func(_ string, _ Summary, _ uint64, g *events.Grant) bool { return fn(g) })
+func (v *Views) ScanGrants(tenant domain.TenantID, after string, fn func(g *domain.Grant) bool) {
+	v.grants.Scan("t:"+string(tenant), afterKey(tenant, after), func(_ string, _ Summary, _ uint64, g *domain.Grant) bool { return fn(g) })
 }
 
 // Requests are held in full while pending; a terminal one is held as its
 // Summary and index keys, and read from the bucket when it is shown.
 
 // Pending returns a tenant's pending requests, oldest first.
-func (v *Views) Pending(tenant events.TenantID) []kvstate.Record {
+func (v *Views) Pending(tenant domain.TenantID) []kvstate.Record {
 	return v.requests.of(tenant).ByIndex(pendingKey(tenant))
 }
 
 // PendingInbox returns the pending requests in which principal p takes
 // part in tenant: those waiting for p and those p endorsed or abstained on.
-func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []kvstate.Record {
+func (v *Views) PendingInbox(tenant domain.TenantID, p domain.Ref) []kvstate.Record {
 	var out []kvstate.Record
 	for _, r := range v.Pending(tenant) {
 		if v.InInbox(&r, p) {
@@ -352,7 +352,7 @@ func (v *Views) PendingInbox(tenant events.TenantID, p events.Ref) []kvstate.Rec
 }
 
 // InInbox reports whether principal p takes part in r (see InboxScope).
-func (v *Views) InInbox(r *kvstate.Record, p events.Ref) bool {
+func (v *Views) InInbox(r *kvstate.Record, p domain.Ref) bool {
 	return slices.Contains(v.requestIndex(*r), participantKey(r.Tenant, p))
 }
 
@@ -361,12 +361,12 @@ func (v *Views) InInbox(r *kvstate.Record, p events.Ref) bool {
 // stands it when the change is indexed.
 func (v *Views) requestIndex(r kvstate.Record) []string {
 	ix := requestIndex(r)
-	if r.Status != events.StatusPending || r.Approver == nil || r.Approver.Kind != events.KindGroup {
+	if r.Status != domain.StatusPending || r.Approver == nil || r.Approver.Kind != domain.KindGroup {
 		return ix
 	}
 	if t, ok := v.Tenant(r.Tenant); ok {
 		for _, m := range t.People(*r.Approver) {
-			if p := (events.Ref{Kind: events.KindPerson, ID: string(m)}); !r.Approvals.By(p) { // indexed already
+			if p := (domain.Ref{Kind: domain.KindPerson, ID: string(m)}); !r.Approvals.By(p) { // indexed already
 				ix = append(ix, participantKey(r.Tenant, p))
 			}
 		}
@@ -379,38 +379,38 @@ type RequestScope string
 
 // InboxScope is the inbox of principal p in tenant: the requests waiting
 // for p and those p answered, endorsed or abstained on.
-func InboxScope(tenant events.TenantID, p events.Ref) RequestScope {
+func InboxScope(tenant domain.TenantID, p domain.Ref) RequestScope {
 	return RequestScope(participantKey(tenant, p))
 }
 
 // TenantScope is every request of a tenant; PendingScope its pending ones.
-func TenantScope(tenant events.TenantID) RequestScope  { return RequestScope("t:" + string(tenant)) }
-func PendingScope(tenant events.TenantID) RequestScope { return RequestScope(pendingKey(tenant)) }
+func TenantScope(tenant domain.TenantID) RequestScope  { return RequestScope("t:" + string(tenant)) }
+func PendingScope(tenant domain.TenantID) RequestScope { return RequestScope(pendingKey(tenant)) }
 
 // ScanRequests calls fn with the requests of scope in tenant after the
 // request id after ("": from the first), oldest first, until fn returns
 // false: each with its summary and KV revision, and the record when it is
 // held in full (pending), else nil. fn must not call back into the request
 // mirror, nor keep r.
-func (v *Views) ScanRequests(tenant events.TenantID, scope RequestScope, after string, fn func(id events.RequestID, s Summary, kvRev uint64, r *kvstate.Record) bool) {
+func (v *Views) ScanRequests(tenant domain.TenantID, scope RequestScope, after string, fn func(id domain.RequestID, s Summary, kvRev uint64, r *kvstate.Record) bool) {
 	skip := len(tenant) + 1
 	v.requests.of(tenant).Scan(string(scope), afterKey(tenant, after), func(key string, s Summary, rev uint64, r *kvstate.Record) bool {
-		return fn(events.RequestID(key[skip:]), s, rev, r)
+		return fn(domain.RequestID(key[skip:]), s, rev, r)
 	})
 }
 
 // HeldRequest returns the request the mirror holds packed at KV revision
 // kvRev (a terminal request), without reading KV; false when it holds it
 // at another revision, in full, or not at all.
-func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev uint64) (events.Request, bool) {
+func (v *Views) HeldRequest(tenant domain.TenantID, id domain.RequestID, kvRev uint64) (domain.Request, bool) {
 	m := v.requests.of(tenant)
 	z, rev, ok := m.Packed(kvstate.RequestKey(tenant, id))
 	if !ok || rev != kvRev {
-		return events.Request{}, false
+		return domain.Request{}, false
 	}
-	var r events.Request
+	var r domain.Request
 	if decodePacked(m.packer, z, &r) != nil {
-		return events.Request{}, false
+		return domain.Request{}, false
 	}
 	return r, true
 }
@@ -422,7 +422,7 @@ func (v *Views) HeldRequest(tenant events.TenantID, id events.RequestID, kvRev u
 // packed value's fields.
 var unpackScratch = sync.Pool{New: func() any { return new([]byte) }}
 
-func decodePacked(p *pack.Packer, z []byte, r *events.Request) error {
+func decodePacked(p *pack.Packer, z []byte, r *domain.Request) error {
 	buf := unpackScratch.Get().(*[]byte)
 	defer unpackScratch.Put(buf)
 	raw, err := p.UnpackInto(*buf, z)
@@ -434,33 +434,33 @@ func decodePacked(p *pack.Packer, z []byte, r *events.Request) error {
 }
 
 // afterKey is the key of id in tenant, or "" (from the first) for no id.
-func afterKey(tenant events.TenantID, id string) string {
+func afterKey(tenant domain.TenantID, id string) string {
 	if id == "" {
 		return ""
 	}
 	return string(tenant) + "." + id
 }
 
-func participantKey(tenant events.TenantID, p events.Ref) string {
+func participantKey(tenant domain.TenantID, p domain.Ref) string {
 	return string(tenant) + "/" + p.Kind + ":" + p.ID
 }
 
-func pendingKey(tenant events.TenantID) string { return "p:" + string(tenant) }
+func pendingKey(tenant domain.TenantID) string { return "p:" + string(tenant) }
 
-func agentPendingKey(tenant events.TenantID, agent events.AgentID) string {
+func agentPendingKey(tenant domain.TenantID, agent domain.AgentID) string {
 	return "pa:" + string(tenant) + "/" + string(agent)
 }
 
 // PendingOf counts the pending requests agent made in tenant, as this
 // process's mirror holds them: its own writes at once, other processes'
 // a moment later.
-func (v *Views) PendingOf(tenant events.TenantID, agent events.AgentID) int {
+func (v *Views) PendingOf(tenant domain.TenantID, agent domain.AgentID) int {
 	return v.requests.of(tenant).Count(agentPendingKey(tenant, agent))
 }
 
 // PendingOfAgent returns the pending requests agent made in tenant, oldest
 // first, as this process's mirror holds them.
-func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []kvstate.Record {
+func (v *Views) PendingOfAgent(tenant domain.TenantID, agent domain.AgentID) []kvstate.Record {
 	return v.requests.of(tenant).ByIndex(agentPendingKey(tenant, agent))
 }
 
@@ -473,18 +473,18 @@ func (v *Views) PendingOfAgent(tenant events.TenantID, agent events.AgentID) []k
 // requests stay out of its inbox.
 func requestIndex(r kvstate.Record) []string {
 	ix := []string{"t:" + string(r.Tenant)}
-	if r.Status == events.StatusPending {
+	if r.Status == domain.StatusPending {
 		ix = append(ix, pendingKey(r.Tenant), agentPendingKey(r.Tenant, r.Agent))
 	}
 	if r.Approver != nil {
 		ix = append(ix, participantKey(r.Tenant, *r.Approver))
 	}
-	if d := r.Decision; d != nil && d.Status != events.StatusCancelled &&
-		(d.By.Kind == events.KindPerson || d.By.Kind == events.KindAgent) && (r.Approver == nil || *r.Approver != d.By) {
+	if d := r.Decision; d != nil && d.Status != domain.StatusCancelled &&
+		(d.By.Kind == domain.KindPerson || d.By.Kind == domain.KindAgent) && (r.Approver == nil || *r.Approver != d.By) {
 		ix = append(ix, participantKey(r.Tenant, r.Decision.By))
 	}
-	for _, e := range append(append([]events.Endorsement(nil), r.Endorsements...), r.Abstentions...) {
-		ix = append(ix, participantKey(r.Tenant, events.Ref{Kind: events.KindAgent, ID: string(e.Agent)}))
+	for _, e := range append(append([]domain.Endorsement(nil), r.Endorsements...), r.Abstentions...) {
+		ix = append(ix, participantKey(r.Tenant, domain.Ref{Kind: domain.KindAgent, ID: string(e.Agent)}))
 	}
 	for _, a := range r.Approvals {
 		if r.Decision == nil || a.By != r.Decision.By {
@@ -507,11 +507,11 @@ func summarizeRequest(r *kvstate.Record) (Summary, bool) {
 // peekedRequest is what the request mirror reads of a stored terminal
 // request: its summary and the fields requestIndex looks at.
 type peekedRequest struct {
-	Tenant       events.TenantID `json:"tenant"`
-	Agent        events.AgentID  `json:"agent"`
-	Status       events.Status   `json:"status"`
+	Tenant       domain.TenantID `json:"tenant"`
+	Agent        domain.AgentID  `json:"agent"`
+	Status       domain.Status   `json:"status"`
 	Revision     uint64          `json:"revision"`
-	Approver     *events.Ref     `json:"approver"`
+	Approver     *domain.Ref     `json:"approver"`
 	Decision     *peekedDecision `json:"decision"`
 	Endorsements []peekedAgent   `json:"endorsements"`
 	Abstentions  []peekedAgent   `json:"abstentions"`
@@ -519,13 +519,13 @@ type peekedRequest struct {
 }
 
 type peekedDecision struct {
-	Status events.Status `json:"status"`
-	By     events.Ref    `json:"by"`
+	Status domain.Status `json:"status"`
+	By     domain.Ref    `json:"by"`
 }
 
 type peekedAgent struct {
-	Agent events.AgentID `json:"agent"`
-	By    events.Ref     `json:"by"` // an approval's
+	Agent domain.AgentID `json:"agent"`
+	By    domain.Ref     `json:"by"` // an approval's
 }
 
 // peekRequest reads the summary and index keys of a stored terminal
@@ -542,18 +542,18 @@ func peekRequest(data []byte) (Summary, []string, bool) {
 	if !p.Status.Terminal() {
 		return Summary{}, nil, false
 	}
-	r := kvstate.Record{Request: events.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision, Approver: p.Approver}}
+	r := kvstate.Record{Request: domain.Request{Tenant: p.Tenant, Agent: p.Agent, Status: p.Status, Revision: p.Revision, Approver: p.Approver}}
 	if p.Decision != nil {
-		r.Decision = &events.Decision{Status: p.Decision.Status, By: p.Decision.By}
+		r.Decision = &domain.Decision{Status: p.Decision.Status, By: p.Decision.By}
 	}
 	for _, e := range p.Endorsements {
-		r.Endorsements = append(r.Endorsements, events.Endorsement{Agent: e.Agent})
+		r.Endorsements = append(r.Endorsements, domain.Endorsement{Agent: e.Agent})
 	}
 	for _, e := range p.Abstentions {
-		r.Abstentions = append(r.Abstentions, events.Endorsement{Agent: e.Agent})
+		r.Abstentions = append(r.Abstentions, domain.Endorsement{Agent: e.Agent})
 	}
 	for _, a := range p.Approvals {
-		r.Approvals = append(r.Approvals, events.Approval{By: a.By})
+		r.Approvals = append(r.Approvals, domain.Approval{By: a.By})
 	}
 	s, _ := summarizeRequest(&r)
 	return s, internAll(requestIndex(r)), true

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -20,19 +21,19 @@ import (
 // stored values at start; its indexes walk in id order from a cursor.
 func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	var ids []events.RequestID
+	var ids []domain.RequestID
 	for i := range 4 {
-		r := pending(events.NewRequestID())
+		r := pending(domain.NewRequestID())
 		if i%2 == 1 {
-			r.Status = events.StatusDenied
-			r.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
+			r.Status = domain.StatusDenied
+			r.Decision = &domain.Decision{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
 		}
 		if _, err := s.CreateRequest(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
 	}
-	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = v.Run(rctx) }()
@@ -52,9 +53,9 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 		if p := v.Pending("acme"); len(p) != 2 || p[0].ID != ids[0] || p[1].ID != ids[2] {
 			t.Errorf("%s: pending %v", when, p)
 		}
-		var walked []events.RequestID
-		v.ScanRequests("acme", views.TenantScope("acme"), string(ids[0]), func(id events.RequestID, sum views.Summary, _ uint64, r *kvstate.Record) bool {
-			if (r == nil) != (sum.Status == string(events.StatusDenied)) {
+		var walked []domain.RequestID
+		v.ScanRequests("acme", views.TenantScope("acme"), string(ids[0]), func(id domain.RequestID, sum views.Summary, _ uint64, r *kvstate.Record) bool {
+			if (r == nil) != (sum.Status == string(domain.StatusDenied)) {
 				t.Errorf("%s: %s held wrongly: %+v, %v", when, id, sum, r != nil)
 			}
 			walked = append(walked, id)
@@ -63,8 +64,8 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 		if len(walked) != 3 || walked[0] != ids[1] || walked[2] != ids[3] {
 			t.Errorf("%s: walked %v after %s, want %v", when, walked, ids[0], ids[1:])
 		}
-		var inbox []events.RequestID
-		v.ScanRequests("acme", views.InboxScope("acme", events.Ref{Kind: events.KindPerson, ID: "u-1"}), "", func(id events.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
+		var inbox []domain.RequestID
+		v.ScanRequests("acme", views.InboxScope("acme", domain.Ref{Kind: domain.KindPerson, ID: "u-1"}), "", func(id domain.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
 			inbox = append(inbox, id)
 			return true
 		})
@@ -75,9 +76,9 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 	check("from the stored values")
 
 	// A request ended by this process's own write goes to its summary.
-	rec, err := s.Transition(ctx, "acme", ids[0], func(r *events.Request) (string, error) {
-		r.Status = events.StatusDenied
-		r.Decision = &events.Decision{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
+	rec, err := s.Transition(ctx, "acme", ids[0], func(r *domain.Request) (string, error) {
+		r.Status = domain.StatusDenied
+		r.Decision = &domain.Decision{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, DecidedAt: time.Now()}
 		return events.TypeRequestDecided, nil
 	})
 	if err != nil {
@@ -98,16 +99,16 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 // Held at another revision than asked, it is not returned.
 func TestTerminalRequestsHeldPacked(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	end := func(r *events.Request) {
+	end := func(r *domain.Request) {
 		at := time.Now()
-		r.Status = events.StatusApproved
+		r.Status = domain.StatusApproved
 		r.Arguments = json.RawMessage(`{"note":"café \u2028 <b>","n":[1,2.5e3]}`)
-		r.Endorsements = events.Endorsements{{Agent: "agt_main", Note: "ok", At: at}}
-		r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindPerson, ID: "u-1"}, Scope: events.ScopeOnce, DecidedAt: at, ExpiresAt: &at}
+		r.Endorsements = domain.Endorsements{{Agent: "agt_main", Note: "ok", At: at}}
+		r.Decision = &domain.Decision{Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, Scope: domain.ScopeOnce, DecidedAt: at, ExpiresAt: &at}
 	}
-	var ids []events.RequestID
+	var ids []domain.RequestID
 	create := func() kvstate.Record {
-		r := pending(events.NewRequestID())
+		r := pending(domain.NewRequestID())
 		end(r)
 		rec, err := s.CreateRequest(ctx, r)
 		if err != nil {
@@ -117,7 +118,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		return rec
 	}
 	create()
-	open := pending(events.NewRequestID())
+	open := pending(domain.NewRequestID())
 	created, err := s.CreateRequest(ctx, open)
 	if err != nil {
 		t.Fatal(err)
@@ -126,13 +127,13 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 	if created.Stored() == nil {
 		t.Fatal("a record just written does not carry its stored bytes")
 	}
-	hot := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	hot := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	hot.Requests().Apply(kvstate.RequestKey("acme", open.ID), created, created.KVRevision)
 	if got, ok := hot.Requests().Get(kvstate.RequestKey("acme", open.ID)); !ok || got.Stored() != nil {
 		t.Errorf("a pending record held in full (%v) keeps %d stored bytes", ok, len(got.Stored()))
 	}
 	v, _, _ := runViews(t, s, false)
-	rec, err := s.Transition(ctx, "acme", open.ID, func(r *events.Request) (string, error) {
+	rec, err := s.Transition(ctx, "acme", open.ID, func(r *domain.Request) (string, error) {
 		end(r)
 		return events.TypeRequestDecided, nil
 	})
@@ -140,7 +141,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A mirror with no watcher learns of it only from Apply.
-	own := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	own := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
 	if got, ok := own.HeldRequest("acme", open.ID, rec.KVRevision); !ok || got.Revision != rec.Revision || string(got.Arguments) != string(rec.Arguments) {
 		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
@@ -179,7 +180,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 // says why, instead of letting a process serve an empty mirror.
 func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
 	s := newStore(t)
-	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error, 1)
@@ -196,33 +197,33 @@ func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
 // or from this process's own write; never in anyone else's.
 func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	u1, u2 := events.Ref{Kind: events.KindPerson, ID: "u-1"}, events.Ref{Kind: events.KindPerson, ID: "u-2"}
-	ends := []events.Decision{
-		{Status: events.StatusExpired, By: events.Ref{Kind: "deadline"}},
-		{Status: events.StatusCancelled, By: events.Ref{Kind: events.KindAgent, ID: "agt_a"}},
-		{Status: events.StatusDenied, By: events.Ref{Kind: events.KindPerson, ID: "admin"}},
+	u1, u2 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, domain.Ref{Kind: domain.KindPerson, ID: "u-2"}
+	ends := []domain.Decision{
+		{Status: domain.StatusExpired, By: domain.Ref{Kind: "deadline"}},
+		{Status: domain.StatusCancelled, By: domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}},
+		{Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPerson, ID: "admin"}},
 	}
-	end := func(r *events.Request, d events.Decision) {
+	end := func(r *domain.Request, d domain.Decision) {
 		d.DecidedAt = time.Now()
 		r.Status, r.Decision = d.Status, &d
 	}
-	endOne := func(d events.Decision) (kvstate.Record, error) {
-		r := pending(events.NewRequestID())
+	endOne := func(d domain.Decision) (kvstate.Record, error) {
+		r := pending(domain.NewRequestID())
 		if _, err := s.CreateRequest(ctx, r); err != nil {
 			return kvstate.Record{}, err
 		}
-		return s.Transition(ctx, "acme", r.ID, func(r *events.Request) (string, error) {
+		return s.Transition(ctx, "acme", r.ID, func(r *domain.Request) (string, error) {
 			end(r, d)
 			switch d.Status {
-			case events.StatusExpired:
+			case domain.StatusExpired:
 				return events.TypeRequestExpired, nil
-			case events.StatusCancelled:
+			case domain.StatusCancelled:
 				return events.TypeRequestCancelled, nil
 			}
 			return events.TypeRequestDecided, nil
 		})
 	}
-	var stored, live []events.RequestID
+	var stored, live []domain.RequestID
 	for _, d := range ends {
 		rec, err := endOne(d)
 		if err != nil {
@@ -239,15 +240,15 @@ func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
 		v.Requests().Apply(kvstate.RequestKey("acme", rec.ID), rec, rec.KVRevision)
 		live = append(live, rec.ID)
 	}
-	inbox := func(p events.Ref) []events.RequestID {
-		var out []events.RequestID
-		v.ScanRequests("acme", views.InboxScope("acme", p), "", func(id events.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
+	inbox := func(p domain.Ref) []domain.RequestID {
+		var out []domain.RequestID
+		v.ScanRequests("acme", views.InboxScope("acme", p), "", func(id domain.RequestID, _ views.Summary, _ uint64, _ *kvstate.Record) bool {
 			out = append(out, id)
 			return true
 		})
 		return out
 	}
-	want := append(append([]events.RequestID(nil), stored...), live...)
+	want := append(append([]domain.RequestID(nil), stored...), live...)
 	slices.Sort(want) // the scan walks in id order
 	if got := inbox(u1); !reflect.DeepEqual(got, want) {
 		t.Errorf("u-1's inbox %v, want the %d requests that ended while waiting on u-1: %v", got, len(want), want)
@@ -263,7 +264,7 @@ func TestInboxKeepsWhatEndedWhileWaiting(t *testing.T) {
 // copies it drops leave the heap's pages partly used.
 func TestMirrorHoldsAnAppliedRecordOnce(t *testing.T) {
 	m := views.NewMirror[kvstate.Record](nil, nil)
-	r := kvstate.Record{Request: *pending(events.NewRequestID())}
+	r := kvstate.Record{Request: *pending(domain.NewRequestID())}
 	r.Arguments = []byte(`{"blob":"small"}`)
 	key, rev := kvstate.RequestKey(r.Tenant, r.ID), uint64(0)
 	if allocs := testing.AllocsPerRun(100, func() { rev++; m.Apply(key, r, rev) }); allocs > 1 {
@@ -280,18 +281,18 @@ func TestMirrorHoldsAnAppliedRecordOnce(t *testing.T) {
 func TestMirrorHoldsLargeArgumentsInKV(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	v := views.NewViews(s, []*events.Tenant{{ID: "acme"}})
+	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
 	var told []kvstate.Record
 	v.Requests().OnChange(func(_ string, r kvstate.Record, _ bool) { told = append(told, r) })
-	big, small := pending(events.NewRequestID()), pending(events.NewRequestID())
+	big, small := pending(domain.NewRequestID()), pending(domain.NewRequestID())
 	big.Arguments = []byte(`{"blob":"` + strings.Repeat("x", 2*kvstate.LargeArguments) + `"}`)
-	for _, r := range []*events.Request{big, small} {
+	for _, r := range []*domain.Request{big, small} {
 		if _, err := v.WriteRequest(r.Tenant, r.ID, func() (kvstate.Record, error) { return s.CreateRequest(ctx, r) }); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, c := range []struct {
-		r       *events.Request
+		r       *domain.Request
 		partial bool
 	}{{big, true}, {small, false}} {
 		got, ok := v.Requests().Get(kvstate.RequestKey("acme", c.r.ID))

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Format names a harness's hook protocol.
@@ -73,7 +73,7 @@ func Deny(reason string) Verdict { return Verdict{Reason: reason} }
 // Gate is the part of *adapter.Client the hook uses.
 type Gate interface {
 	Do(ctx context.Context, call adapter.Call, run func(context.Context) error) (adapter.Outcome, error)
-	CancelTurn(ctx context.Context, turn string) ([]events.RequestID, error)
+	CancelTurn(ctx context.Context, turn string) ([]domain.RequestID, error)
 }
 
 var _ Gate = (*adapter.Client)(nil)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 func TestWrite(t *testing.T) {
@@ -47,7 +47,7 @@ type gate struct {
 	err error
 }
 
-func (g *gate) CancelTurn(context.Context, string) ([]events.RequestID, error) { return nil, nil }
+func (g *gate) CancelTurn(context.Context, string) ([]domain.RequestID, error) { return nil, nil }
 
 func (g *gate) Do(_ context.Context, c adapter.Call, run func(context.Context) error) (adapter.Outcome, error) {
 	g.got = c
@@ -97,7 +97,7 @@ func TestDecideDeniesOnAnyProblem(t *testing.T) {
 
 type panicGate struct{}
 
-func (panicGate) CancelTurn(context.Context, string) ([]events.RequestID, error) { panic("boom") }
+func (panicGate) CancelTurn(context.Context, string) ([]domain.RequestID, error) { panic("boom") }
 
 func (panicGate) Do(context.Context, adapter.Call, func(context.Context) error) (adapter.Outcome, error) {
 	panic("boom")

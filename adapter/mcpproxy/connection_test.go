@@ -11,7 +11,7 @@ import (
 	"github.com/countersign/countersign/adapter"
 	"github.com/countersign/countersign/adapter/mcpproxy"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -52,7 +52,7 @@ func connectApp(t *testing.T, srvURL string, up *upstream, cfg mcpproxy.Config) 
 }
 
 // answerScoped answers id as the person with a scope.
-func answerScoped(t *testing.T, a servertest.API, id events.RequestID, decision, scope string) {
+func answerScoped(t *testing.T, a servertest.API, id domain.RequestID, decision, scope string) {
 	t.Helper()
 	body := map[string]any{"expected": a.Get(servertest.TokenPerson, id).Revision, "decision": decision, "scope": scope}
 	if code, data := a.Do(http.MethodPost, "/v1/requests/"+string(id), servertest.TokenPerson, body); code != http.StatusOK {
@@ -77,11 +77,11 @@ func TestProxyConnectionCallsAreBoundToTheRevision(t *testing.T) {
 	}
 	ch := callAsync(cs, "send_email", emailArgs)
 	r := a.AwaitPending(servertest.TokenPerson, "mail/send_email")
-	want := events.Connection{ID: "mail", Revision: rev}
-	if r.Capability != (events.Capability{Action: events.ActionAppsCall, Target: "mail/send_email"}) || r.Connection == nil || *r.Connection != want {
+	want := domain.Connection{ID: "mail", Revision: rev}
+	if r.Capability != (domain.Capability{Action: domain.ActionAppsCall, Target: "mail/send_email"}) || r.Connection == nil || *r.Connection != want {
 		t.Errorf("request capability %+v connection %+v; want apps.call:mail/send_email with %+v", r.Capability, r.Connection, want)
 	}
-	answerScoped(t, a, r.ID, "allow", events.ScopeLifetime)
+	answerScoped(t, a, r.ID, "allow", domain.ScopeLifetime)
 	if got, isErr := text(t, ch); isErr || got != "sent" {
 		t.Fatalf("approved call: %q (isError %v)", got, isErr)
 	}
@@ -120,7 +120,7 @@ func TestProxyConnectionToolListChangeNeedsANewDecision(t *testing.T) {
 	cs, p := connectApp(t, srv.URL, up, mcpproxy.Config{})
 	ch := callAsync(cs, "send_email", emailArgs)
 	r := a.AwaitPending(servertest.TokenPerson, "mail/send_email")
-	answerScoped(t, a, r.ID, "allow", events.ScopeLifetime)
+	answerScoped(t, a, r.ID, "allow", domain.ScopeLifetime)
 	if got, isErr := text(t, ch); isErr {
 		t.Fatalf("approved call: %q", got)
 	}
@@ -145,7 +145,7 @@ func TestProxyConnectionToolListChangeNeedsANewDecision(t *testing.T) {
 		if r.Connection == nil || r.Connection.Revision != p.Revision() {
 			t.Errorf("%s: request connection %+v, want revision %d", c.name, r.Connection, p.Revision())
 		}
-		answerScoped(t, a, r.ID, "allow", events.ScopeLifetime)
+		answerScoped(t, a, r.ID, "allow", domain.ScopeLifetime)
 		if got, isErr := text(t, ch); isErr {
 			t.Fatalf("%s: approved call: %q", c.name, got)
 		}

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -90,7 +90,7 @@ func Connect(ctx context.Context, upstream mcp.Transport, cfg Config) (*Proxy, e
 	if cfg.Gate == nil {
 		return nil, ErrNoGate
 	}
-	if cfg.Connection != "" && !events.ConfigIDPattern.MatchString(cfg.Connection) {
+	if cfg.Connection != "" && !domain.ConfigIDPattern.MatchString(cfg.Connection) {
 		return nil, fmt.Errorf("%w: %q", ErrBadConnection, cfg.Connection)
 	}
 	if cfg.Upstream == "" {

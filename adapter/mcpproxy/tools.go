@@ -9,7 +9,7 @@ import (
 	"io"
 
 	"github.com/countersign/countersign/adapter"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -93,11 +93,11 @@ func (p *Proxy) handler(name string, shell bool) mcp.ToolHandler {
 		call := adapter.Call{Tool: name, Arguments: args, Reason: reason, Session: p.session(req)}
 		if id := p.cfg.Connection; id != "" {
 			call.Tool = ""
-			call.Capability = events.Capability{Action: events.ActionAppsCall, Target: id + "/" + name}
-			call.Connection = &events.Connection{ID: id, Revision: p.rev.Load()}
+			call.Capability = domain.Capability{Action: domain.ActionAppsCall, Target: id + "/" + name}
+			call.Connection = &domain.Connection{ID: id, Revision: p.rev.Load()}
 		}
 		if shell {
-			call.Subject = events.ShellSubject(args)
+			call.Subject = domain.ShellSubject(args)
 		}
 		// A person's approval with edits runs with the edited arguments
 		// (SPEC §5): the adapter hands them over after their claim.

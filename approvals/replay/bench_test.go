@@ -10,6 +10,7 @@ import (
 	"github.com/countersign/countersign/approvals/replay"
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -21,9 +22,9 @@ import (
 func fillLog(tb testing.TB, n, pending int) [][]byte {
 	tb.Helper()
 	start := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	capability := events.Capability{Action: events.ActionToolsCall, Target: "bench_refund"}
-	g := events.Grant{ID: "grt_01FILL", Tenant: "demo", Agent: "agt_programmer", Capability: capability, Effect: events.EffectAllow,
-		Scope: events.ScopeLifetime, CreatedBy: events.Ref{Kind: events.KindPerson, ID: "u-1"}, CreatedAt: start}
+	capability := domain.Capability{Action: domain.ActionToolsCall, Target: "bench_refund"}
+	g := domain.Grant{ID: "grt_01FILL", Tenant: "demo", Agent: "agt_programmer", Capability: capability, Effect: domain.EffectAllow,
+		Scope: domain.ScopeLifetime, CreatedBy: domain.Ref{Kind: domain.KindPerson, ID: "u-1"}, CreatedAt: start}
 	var lines [][]byte
 	prev := audit.ZeroHash
 	add := func(typ, subject string, at time.Time, v any) {
@@ -43,19 +44,19 @@ func fillLog(tb testing.TB, n, pending int) [][]byte {
 	add(events.TypeGrantCreated, string(g.ID), start, g)
 	for i := range n {
 		at := start.Add(time.Duration(i+1) * time.Millisecond)
-		r := events.Request{ID: events.RequestID(fmt.Sprintf("req_%08d", i)), Tenant: "demo", Agent: "agt_programmer", Capability: capability,
+		r := domain.Request{ID: domain.RequestID(fmt.Sprintf("req_%08d", i)), Tenant: "demo", Agent: "agt_programmer", Capability: capability,
 			Tool: capability.Target, Arguments: json.RawMessage(fmt.Sprintf(`{"n":%d,"amount":4900,"currency":"GBP"}`, i)),
-			Subject: events.Subject{Kind: events.SubjectTool}, Chain: []events.AgentID{"agt_main", "agt_programmer"}, CreatedAt: at,
-			DeadlineAt: at.Add(24 * time.Hour), RequiredApprovals: 1, Approvals: events.Approvals{}, Endorsements: []events.Endorsement{}}
+			Subject: domain.Subject{Kind: domain.SubjectTool}, Chain: []domain.AgentID{"agt_main", "agt_programmer"}, CreatedAt: at,
+			DeadlineAt: at.Add(24 * time.Hour), RequiredApprovals: 1, Approvals: domain.Approvals{}, Endorsements: []domain.Endorsement{}}
 		typ := events.TypeRequestDecided
 		if i >= n-pending {
-			r.Agent, r.Chain, r.Tool = "agt_main", []events.AgentID{"agt_main"}, "bench_fill"
-			r.Capability = events.Capability{Action: events.ActionToolsCall, Target: "bench_fill"}
-			typ, r.Status, r.Approver = events.TypeRequestCreated, events.StatusPending, &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+			r.Agent, r.Chain, r.Tool = "agt_main", []domain.AgentID{"agt_main"}, "bench_fill"
+			r.Capability = domain.Capability{Action: domain.ActionToolsCall, Target: "bench_fill"}
+			typ, r.Status, r.Approver = events.TypeRequestCreated, domain.StatusPending, &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 		} else {
-			r.Status = events.StatusApproved
-			r.Decision = &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindGrant, ID: string(g.ID)},
-				Scope: events.ScopeOnce, DecidedAt: at}
+			r.Status = domain.StatusApproved
+			r.Decision = &domain.Decision{Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindGrant, ID: string(g.ID)},
+				Scope: domain.ScopeOnce, DecidedAt: at}
 		}
 		add(typ, string(r.ID), at, r)
 	}

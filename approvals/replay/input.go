@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -17,7 +17,7 @@ const DefaultSince = 720 * time.Hour
 // of since (a Go duration; "" is DefaultSince) before now. Errors, each an
 // InvalidRequest refusal naming its field: bad YAML or an invalid config
 // ("config"), a config without that tenant, a bad duration ("since").
-func Candidate(yaml []byte, tenant events.TenantID, since string, now time.Time) (Input, error) {
+func Candidate(yaml []byte, tenant domain.TenantID, since string, now time.Time) (Input, error) {
 	window := DefaultSince
 	if since != "" {
 		d, err := time.ParseDuration(since)

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // recordedJudge stands in for the judge, which a replay never calls: it
@@ -12,21 +12,21 @@ import (
 // rule that decision quoted is among the rules it is given word for word;
 // anything else escalates, and the request is reported as "judge".
 type recordedJudge struct {
-	recorded *events.Decision
+	recorded *domain.Decision
 }
 
 var _ deciders.RulesJudge = (*recordedJudge)(nil)
 
-func (j *recordedJudge) JudgeRules(_ context.Context, _ *events.Tenant, rules []events.Rule, _ *events.Request) deciders.JudgeResult {
+func (j *recordedJudge) JudgeRules(_ context.Context, _ *domain.Tenant, rules []domain.Rule, _ *domain.Request) deciders.JudgeResult {
 	d := j.recorded
-	if d == nil || d.By.Kind != events.KindRule || d.QuotedRule == "" {
+	if d == nil || d.By.Kind != domain.KindRule || d.QuotedRule == "" {
 		return deciders.JudgeResult{Verdict: "escalate"}
 	}
 	for _, rule := range rules {
 		if rule.Text == d.QuotedRule {
-			v := events.EffectAllow
-			if d.Status == events.StatusDenied {
-				v = events.EffectDeny
+			v := domain.EffectAllow
+			if d.Status == domain.StatusDenied {
+				v = domain.EffectDeny
 			}
 			return deciders.JudgeResult{Verdict: v, RuleID: rule.ID, Quote: d.QuotedRule}
 		}

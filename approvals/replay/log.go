@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/audit"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -35,19 +36,19 @@ func readHistory(src Source) (*history, error) {
 func (h *history) apply(e *audit.Entry) error {
 	switch e.Type {
 	case events.TypeGrantCreated, events.TypeGrantRevoked:
-		var g events.Grant
+		var g domain.Grant
 		if err := json.Unmarshal(e.Data, &g); err != nil {
 			return fmt.Errorf("replay: entry %d: grant: %w", e.Seq, err)
 		}
 		h.grant(g)
 	case events.TypeAgentRegistered, events.TypeAgentRetired:
-		var a events.Agent
+		var a domain.Agent
 		if err := json.Unmarshal(e.Data, &a); err != nil {
 			return fmt.Errorf("replay: entry %d: agent: %w", e.Seq, err)
 		}
 		h.agents[a.ID] = &agentSpan{agent: a}
 	case events.TypeAgentRemoved:
-		if sp, ok := h.agents[events.AgentID(e.Subject)]; ok {
+		if sp, ok := h.agents[domain.AgentID(e.Subject)]; ok {
 			at := e.At
 			sp.removedAt = &at
 		}
@@ -58,7 +59,7 @@ func (h *history) apply(e *audit.Entry) error {
 }
 
 func (h *history) rule(e *audit.Entry) error {
-	var r events.Rule
+	var r domain.Rule
 	if err := json.Unmarshal(e.Data, &r); err != nil {
 		return fmt.Errorf("replay: entry %d: rule: %w", e.Seq, err)
 	}
@@ -103,14 +104,14 @@ func typeOf(line []byte) (string, bool) {
 // request.created when it was left waiting, request.decided when steps
 // 1–4 decided it, both at revision 0; the request as its creation's check
 // order left it.
-func created(line []byte, since, until time.Time) (*events.Request, bool, error) {
+func created(line []byte, since, until time.Time) (*domain.Request, bool, error) {
 	r, ok, err := requestEntry(line, since, until, events.TypeRequestCreated, events.TypeRequestDecided)
 	return r, ok && r.Revision == 0, err // its creation: pending (created) or decided at once
 }
 
 // requestEntry decodes the request of line when line is an entry of one
 // of types in the window [since, until] (until zero: no end).
-func requestEntry(line []byte, since, until time.Time, types ...string) (*events.Request, bool, error) {
+func requestEntry(line []byte, since, until time.Time, types ...string) (*domain.Request, bool, error) {
 	if typ, ok := typeOf(line); ok && !slices.Contains(types, typ) {
 		return nil, false, nil
 	}
@@ -126,7 +127,7 @@ func requestEntry(line []byte, since, until time.Time, types ...string) (*events
 	if !slices.Contains(types, e.Type) || e.At.Before(since) || (!until.IsZero() && e.At.After(until)) {
 		return nil, false, nil
 	}
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(e.Data, &r); err != nil {
 		return nil, false, fmt.Errorf("replay: entry %d: request: %w", e.Seq, err)
 	}

@@ -5,16 +5,16 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // What decided a request, or who it would wait on (Outcome.By).
 const (
-	ByPolicy      = events.KindPolicy
-	ByRead        = events.KindRead
-	ByOwnSubagent = events.KindOwnSubagent
-	ByGrant       = events.KindGrant
-	ByRule        = events.KindRule
+	ByPolicy      = domain.KindPolicy
+	ByRead        = domain.KindRead
+	ByOwnSubagent = domain.KindOwnSubagent
+	ByGrant       = domain.KindGrant
+	ByRule        = domain.KindRule
 	ByJudge       = "judge"   // reaches the rules; the judge is not called
 	ByDecider     = "decider" // waits on the decider above
 	ByRefused     = "refused" // its agent is not in the config: no request
@@ -23,22 +23,22 @@ const (
 // Outcome is what the check order did with a request at its creation.
 type Outcome struct {
 	By     string        `json:"by"`
-	Status events.Status `json:"status,omitempty"`
+	Status domain.Status `json:"status,omitempty"`
 	// ID is the member, read pattern, grant or rule that decided.
 	ID string `json:"id,omitempty"`
 	// Approver, RequiredApprovals and Backup: who a request that waits
 	// is waiting on (By judge or decider).
-	Approver          *events.Ref `json:"approver,omitempty"`
+	Approver          *domain.Ref `json:"approver,omitempty"`
 	RequiredApprovals int         `json:"required_approvals,omitempty"`
-	Backup            *events.Ref `json:"backup,omitempty"`
+	Backup            *domain.Ref `json:"backup,omitempty"`
 }
 
 // outcomeOf reads r's outcome; t (nil: unknown) names the backup.
-func outcomeOf(r *events.Request, t *events.Tenant) Outcome {
-	if r.Decision != nil && r.Status != events.StatusPending {
+func outcomeOf(r *domain.Request, t *domain.Tenant) Outcome {
+	if r.Decision != nil && r.Status != domain.StatusPending {
 		return Outcome{By: r.Decision.By.Kind, Status: r.Decision.Status, ID: r.Decision.By.ID}
 	}
-	o := Outcome{By: ByDecider, Status: events.StatusPending, Approver: r.Approver, RequiredApprovals: max(r.RequiredApprovals, 1)}
+	o := Outcome{By: ByDecider, Status: domain.StatusPending, Approver: r.Approver, RequiredApprovals: max(r.RequiredApprovals, 1)}
 	if r.JudgeEscalated {
 		o.By = ByJudge
 	}
@@ -60,7 +60,7 @@ func same(a, b Outcome, backups bool) bool {
 	return !backups || sameRef(a.Backup, b.Backup)
 }
 
-func sameRef(a, b *events.Ref) bool {
+func sameRef(a, b *domain.Ref) bool {
 	if a == nil || b == nil {
 		return a == nil && b == nil
 	}
@@ -86,7 +86,7 @@ func (o Outcome) String() string {
 	return strings.TrimSpace(fmt.Sprintf("%s by %s %s", o.Status, o.By, o.ID))
 }
 
-func refString(r *events.Ref) string {
+func refString(r *domain.Ref) string {
 	if r == nil {
 		return "nobody"
 	}
@@ -94,7 +94,7 @@ func refString(r *events.Ref) string {
 }
 
 // reason says in words why r's outcome under t is nw rather than old.
-func reason(t *events.Tenant, r *events.Request, old, nw Outcome) string {
+func reason(t *domain.Tenant, r *domain.Request, old, nw Outcome) string {
 	switch nw.By {
 	case ByPolicy:
 		if r.Decision != nil && r.Decision.Note != "" {
@@ -118,9 +118,9 @@ func reason(t *events.Tenant, r *events.Request, old, nw Outcome) string {
 	return routing(t, r, nw)
 }
 
-func routing(t *events.Tenant, r *events.Request, nw Outcome) string {
+func routing(t *domain.Tenant, r *domain.Request, nw Outcome) string {
 	s := "it waits on " + refString(nw.Approver)
-	if p := t.ApprovalPolicyFor(r.Capability); p != nil && nw.Approver != nil && nw.Approver.Kind == events.KindGroup {
+	if p := t.ApprovalPolicyFor(r.Capability); p != nil && nw.Approver != nil && nw.Approver.Kind == domain.KindGroup {
 		s = fmt.Sprintf("approval policy %s sends it to group %s, %d approval(s) needed", p.ID, p.Group, p.Approve)
 	}
 	if nw.Backup != nil {
@@ -129,8 +129,8 @@ func routing(t *events.Tenant, r *events.Request, nw Outcome) string {
 	return s
 }
 
-func verb(s events.Status) string {
-	if s == events.StatusDenied {
+func verb(s domain.Status) string {
+	if s == domain.StatusDenied {
 		return "denies"
 	}
 	return "approves"

@@ -6,16 +6,16 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Input is what to replay.
 type Input struct {
 	// Candidate is the tenant as the candidate config has it (required).
-	Candidate *events.Tenant
+	Candidate *domain.Tenant
 	// Running is the tenant as the running config has it: it names the
 	// backups of the recorded approvers. nil: backups are not compared.
-	Running *events.Tenant
+	Running *domain.Tenant
 	// Since and Until bound the window by the entries' time; a zero
 	// Until has no end.
 	Since, Until time.Time
@@ -55,7 +55,7 @@ type result struct {
 
 // replayOne runs r, as it was created, through the candidate's check order
 // with the state in force at its creation.
-func replayOne(ctx context.Context, in Input, h *history, rec *events.Request) result {
+func replayOne(ctx context.Context, in Input, h *history, rec *domain.Request) result {
 	t := in.Candidate
 	st := at{h: h, tenant: t, t: rec.CreatedAt}
 	old := outcomeOf(rec, in.Running)
@@ -64,7 +64,7 @@ func replayOne(ctx context.Context, in Input, h *history, rec *events.Request) r
 		return result{old: old, new: Outcome{By: ByRefused}, why: "agent " + string(r.Agent) + " is not in this config: the submit would be refused"}
 	}
 	jd := &recordedJudge{recorded: rec.Decision}
-	chk := &deciders.Checker{Views: st, Judge: jd, Rules: func(t *events.Tenant, a events.AgentID) []events.Rule {
+	chk := &deciders.Checker{Views: st, Judge: jd, Rules: func(t *domain.Tenant, a domain.AgentID) []domain.Rule {
 		return append(approvals.ConfiguredRules(t, a), st.keptRules(a)...)
 	}}
 	approvals.Decide(ctx, chk, t, tokenPolicy(t, r), r)
@@ -74,12 +74,12 @@ func replayOne(ctx context.Context, in Input, h *history, rec *events.Request) r
 
 // asCreated is rec as it stood before its creation's check order: no
 // status, decision, approver or quorum; its shell stages all waiting.
-func asCreated(rec *events.Request) *events.Request {
+func asCreated(rec *domain.Request) *domain.Request {
 	r := *rec
 	r.Status, r.Decision, r.Approver, r.Escalation = "", nil, nil, nil
-	r.RequiredApprovals, r.Approvals = 1, events.Approvals{}
+	r.RequiredApprovals, r.Approvals = 1, domain.Approvals{}
 	r.JudgeEscalated, r.ReviewerReason, r.Shadow = false, nil, nil
-	stages := make([]events.Stage, len(rec.Stages))
+	stages := make([]domain.Stage, len(rec.Stages))
 	for i, s := range rec.Stages {
 		s.AllowedBy, s.Scope, s.AllowedAt = nil, "", nil
 		stages[i] = s
@@ -92,10 +92,10 @@ func asCreated(rec *events.Request) *events.Request {
 // request was made with is not recorded, so r is denied by token policy
 // only when every token of its agent in t has a policy and none permits r
 // (a policy that permits nothing stands for that); otherwise nil.
-func tokenPolicy(t *events.Tenant, r *events.Request) *events.Policy {
+func tokenPolicy(t *domain.Tenant, r *domain.Request) *domain.Policy {
 	n := 0
 	for _, tok := range t.Tokens {
-		if tok.Principal.Kind != events.KindAgent || tok.Principal.ID != string(r.Agent) {
+		if tok.Principal.Kind != domain.KindAgent || tok.Principal.ID != string(r.Agent) {
 			continue
 		}
 		if tok.Policy == nil || tok.Policy.Permits(r.Capability.String()) {
@@ -106,5 +106,5 @@ func tokenPolicy(t *events.Tenant, r *events.Request) *events.Policy {
 	if n == 0 {
 		return nil
 	}
-	return &events.Policy{}
+	return &domain.Policy{}
 }

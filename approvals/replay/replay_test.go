@@ -9,6 +9,7 @@ import (
 
 	"github.com/countersign/countersign/approvals/replay"
 	"github.com/countersign/countersign/audit"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -40,21 +41,21 @@ var t0 = time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 
 func at(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
 
-func request(id string, tool string, created time.Time) events.Request {
-	return events.Request{ID: events.RequestID(id), Tenant: "acme", Agent: "agt_main",
-		Capability: events.Capability{Action: events.ActionToolsCall, Target: tool}, Tool: tool,
-		Arguments: json.RawMessage(`{}`), Subject: events.Subject{Kind: events.SubjectTool}, Chain: []events.AgentID{"agt_main"},
-		CreatedAt: created, DeadlineAt: created.Add(time.Hour), RequiredApprovals: 1, Approvals: events.Approvals{}}
+func request(id string, tool string, created time.Time) domain.Request {
+	return domain.Request{ID: domain.RequestID(id), Tenant: "acme", Agent: "agt_main",
+		Capability: domain.Capability{Action: domain.ActionToolsCall, Target: tool}, Tool: tool,
+		Arguments: json.RawMessage(`{}`), Subject: domain.Subject{Kind: domain.SubjectTool}, Chain: []domain.AgentID{"agt_main"},
+		CreatedAt: created, DeadlineAt: created.Add(time.Hour), RequiredApprovals: 1, Approvals: domain.Approvals{}}
 }
 
-func decidedBy(r events.Request, by events.Ref, quote string) events.Request {
-	r.Status = events.StatusApproved
-	r.Decision = &events.Decision{Status: events.StatusApproved, By: by, Scope: events.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: quote}
+func decidedBy(r domain.Request, by domain.Ref, quote string) domain.Request {
+	r.Status = domain.StatusApproved
+	r.Decision = &domain.Decision{Status: domain.StatusApproved, By: by, Scope: domain.ScopeOnce, DecidedAt: r.CreatedAt, QuotedRule: quote}
 	return r
 }
 
-func waiting(r events.Request) events.Request {
-	r.Status, r.Approver = events.StatusPending, &events.Ref{Kind: events.KindPerson, ID: "u-1"}
+func waiting(r domain.Request) domain.Request {
+	r.Status, r.Approver = domain.StatusPending, &domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 	return r
 }
 
@@ -73,23 +74,23 @@ const acme = `tenants:
 // rule's words, and goes to the judge when it does not.
 func TestStateOfEachMoment(t *testing.T) {
 	l := &logBuilder{tb: t}
-	deploy := events.Capability{Action: events.ActionToolsCall, Target: "deploy"}
-	g1 := events.Grant{ID: "grt_1", Tenant: "acme", Agent: "agt_main", Capability: deploy, Effect: events.EffectAllow,
-		Scope: events.ScopeLifetime, CreatedAt: at(0)}
+	deploy := domain.Capability{Action: domain.ActionToolsCall, Target: "deploy"}
+	g1 := domain.Grant{ID: "grt_1", Tenant: "acme", Agent: "agt_main", Capability: deploy, Effect: domain.EffectAllow,
+		Scope: domain.ScopeLifetime, CreatedAt: at(0)}
 	l.add(events.TypeGrantCreated, "grt_1", at(0), g1)
-	l.add(events.TypeRequestDecided, "req_a", at(1), decidedBy(request("req_a", "deploy", at(1)), events.Ref{Kind: events.KindGrant, ID: "grt_1"}, ""))
+	l.add(events.TypeRequestDecided, "req_a", at(1), decidedBy(request("req_a", "deploy", at(1)), domain.Ref{Kind: domain.KindGrant, ID: "grt_1"}, ""))
 	revoked := at(2)
 	g1.RevokedAt = &revoked
 	l.add(events.TypeGrantRevoked, "grt_1", at(2), g1)
 	b := waiting(request("req_b", "deploy", at(3)))
 	b.JudgeEscalated = true // the judge read the rules and did not decide
 	l.add(events.TypeRequestCreated, "req_b", at(3), b)
-	l.add(events.TypeRequestDecided, "req_c", at(5), decidedBy(request("req_c", "deploy", at(5)), events.Ref{Kind: events.KindGrant, ID: "grt_2"}, ""))
+	l.add(events.TypeRequestDecided, "req_c", at(5), decidedBy(request("req_c", "deploy", at(5)), domain.Ref{Kind: domain.KindGrant, ID: "grt_2"}, ""))
 	g2 := g1
 	g2.ID, g2.CreatedAt, g2.RevokedAt = "grt_2", at(4), nil
 	l.add(events.TypeGrantCreated, "grt_2", at(6), g2) // logged after req_c, made before it
 	l.add(events.TypeRequestDecided, "req_d", at(7), decidedBy(request("req_d", "issue_refund", at(7)),
-		events.Ref{Kind: events.KindRule, ID: "rul_x"}, "Refunds under 50 GBP are fine."))
+		domain.Ref{Kind: domain.KindRule, ID: "rul_x"}, "Refunds under 50 GBP are fine."))
 
 	run := func(yaml string) replay.Report {
 		in, err := replay.Candidate([]byte(yaml), "acme", "24h", at(60))

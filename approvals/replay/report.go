@@ -5,12 +5,12 @@ import (
 	"slices"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Report is what a replay found (SPEC §16).
 type Report struct {
-	Tenant events.TenantID `json:"tenant"`
+	Tenant domain.TenantID `json:"tenant"`
 	Since  time.Time       `json:"since"`
 	Until  *time.Time      `json:"until,omitempty"`
 	// Requests counts the window's requests; Changes lists, in the log's
@@ -23,9 +23,9 @@ type Report struct {
 
 // Change is one request the candidate would treat otherwise.
 type Change struct {
-	Request    events.RequestID `json:"request"`
+	Request    domain.RequestID `json:"request"`
 	CreatedAt  time.Time        `json:"created_at"`
-	Agent      events.AgentID   `json:"agent"`
+	Agent      domain.AgentID   `json:"agent"`
 	Capability string           `json:"capability"`
 	Old        Outcome          `json:"old"`
 	New        Outcome          `json:"new"`
@@ -49,7 +49,7 @@ type Line struct {
 
 // Asked is who a capability's requests would wait on, and how often.
 type Asked struct {
-	Approver          events.Ref `json:"approver"`
+	Approver          domain.Ref `json:"approver"`
 	RequiredApprovals int        `json:"required_approvals"`
 	Requests          int        `json:"requests"`
 }
@@ -69,7 +69,7 @@ func newReport(in Input) *reportBuilder {
 	return &reportBuilder{rep: rep, lines: map[string]*Line{}, backups: in.Running != nil}
 }
 
-func (b *reportBuilder) add(r *events.Request, res result) {
+func (b *reportBuilder) add(r *domain.Request, res result) {
 	b.rep.Requests++
 	capStr := r.Capability.String()
 	if !same(res.old, res.new, b.backups) {
@@ -108,7 +108,7 @@ func (l *Line) count(o Outcome) {
 }
 
 func (l *Line) ask(o Outcome) {
-	var who events.Ref
+	var who domain.Ref
 	if o.Approver != nil {
 		who = *o.Approver
 	}

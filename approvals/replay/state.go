@@ -4,36 +4,36 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // history is what the log says of a tenant's agents, grants and kept
 // rules, each with the times it came and went.
 type history struct {
-	agents map[events.AgentID]*agentSpan
-	grants map[events.AgentID][]events.Grant
-	index  map[events.GrantID]int // into grants[agent]
-	rules  map[events.AgentID][]ruleSpan
+	agents map[domain.AgentID]*agentSpan
+	grants map[domain.AgentID][]domain.Grant
+	index  map[domain.GrantID]int // into grants[agent]
+	rules  map[domain.AgentID][]ruleSpan
 }
 
 type agentSpan struct {
-	agent     events.Agent
+	agent     domain.Agent
 	removedAt *time.Time
 }
 
 type ruleSpan struct {
-	rule      events.Rule
+	rule      domain.Rule
 	from      time.Time
 	deletedAt *time.Time
 }
 
 func newHistory() *history {
-	return &history{agents: map[events.AgentID]*agentSpan{}, grants: map[events.AgentID][]events.Grant{},
-		index: map[events.GrantID]int{}, rules: map[events.AgentID][]ruleSpan{}}
+	return &history{agents: map[domain.AgentID]*agentSpan{}, grants: map[domain.AgentID][]domain.Grant{},
+		index: map[domain.GrantID]int{}, rules: map[domain.AgentID][]ruleSpan{}}
 }
 
 // grant keeps g's latest record (a revocation replaces its creation).
-func (h *history) grant(g events.Grant) {
+func (h *history) grant(g domain.Grant) {
 	if i, ok := h.index[g.ID]; ok {
 		h.grants[g.Agent][i] = g
 		return
@@ -47,13 +47,13 @@ func (h *history) grant(g events.Grant) {
 // the grants made by t and not revoked by then.
 type at struct {
 	h      *history
-	tenant *events.Tenant
+	tenant *domain.Tenant
 	t      time.Time
 }
 
 var _ deciders.State = at{}
 
-func (s at) Agent(_ events.TenantID, id events.AgentID) (*events.Agent, bool) {
+func (s at) Agent(_ domain.TenantID, id domain.AgentID) (*domain.Agent, bool) {
 	if a, ok := s.tenant.Agents[id]; ok {
 		return a, true
 	}
@@ -68,8 +68,8 @@ func (s at) Agent(_ events.TenantID, id events.AgentID) (*events.Agent, bool) {
 	return &a, true
 }
 
-func (s at) GrantsOf(_ events.TenantID, agent events.AgentID) []events.Grant {
-	var out []events.Grant
+func (s at) GrantsOf(_ domain.TenantID, agent domain.AgentID) []domain.Grant {
+	var out []domain.Grant
 	for _, g := range s.h.grants[agent] {
 		if g.CreatedAt.After(s.t) {
 			continue
@@ -83,8 +83,8 @@ func (s at) GrantsOf(_ events.TenantID, agent events.AgentID) []events.Grant {
 }
 
 // keptRules are agent's kept rules in force at s.t.
-func (s at) keptRules(agent events.AgentID) []events.Rule {
-	var out []events.Rule
+func (s at) keptRules(agent domain.AgentID) []domain.Rule {
+	var out []domain.Rule
 	for _, r := range s.h.rules[agent] {
 		if !r.from.After(s.t) && (r.deletedAt == nil || r.deletedAt.After(s.t)) {
 			out = append(out, r.rule)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -13,7 +14,7 @@ import (
 // people allowed at least the minimum number of times in the window and
 // never denied (SPEC §16): a grant or a read rule to consider.
 type Suggestion struct {
-	Agent      events.AgentID `json:"agent"`
+	Agent      domain.AgentID `json:"agent"`
 	Capability string         `json:"capability"`
 	// ShellPrefix is set for a shell stage's prefix (only a prefix the
 	// shell command table reads: never an opaque stage, nor one covered
@@ -28,7 +29,7 @@ type tally struct {
 }
 
 type suggestKey struct {
-	agent      events.AgentID
+	agent      domain.AgentID
 	capability string
 	prefix     string // the words joined by NUL; "" for the capability
 }
@@ -66,13 +67,13 @@ func Suggest(src Source, since, until time.Time, min int) ([]Suggestion, error) 
 // peopleAnswers are the people's answers in r, a request's decision: for
 // a shell request, each stage a person allowed, and the stage a person
 // denied; for any other, the request. true is an allow.
-func peopleAnswers(r *events.Request) map[suggestKey]bool {
+func peopleAnswers(r *domain.Request) map[suggestKey]bool {
 	out := map[suggestKey]bool{}
 	capStr := r.Capability.String()
-	byPerson := r.Decision != nil && r.Decision.By.Kind == events.KindPerson
-	if r.Subject.Kind != events.SubjectShell {
+	byPerson := r.Decision != nil && r.Decision.By.Kind == domain.KindPerson
+	if r.Subject.Kind != domain.SubjectShell {
 		if byPerson {
-			out[suggestKey{r.Agent, capStr, ""}] = r.Decision.Status == events.StatusApproved
+			out[suggestKey{r.Agent, capStr, ""}] = r.Decision.Status == domain.StatusApproved
 		}
 		return out
 	}
@@ -82,11 +83,11 @@ func peopleAnswers(r *events.Request) map[suggestKey]bool {
 		}
 		k := suggestKey{r.Agent, capStr, strings.Join(st.Prefix, "\x00")}
 		switch {
-		case st.AllowedBy != nil && st.AllowedBy.Kind == events.KindPerson:
+		case st.AllowedBy != nil && st.AllowedBy.Kind == domain.KindPerson:
 			if _, ok := out[k]; !ok {
 				out[k] = true // a deny of the same prefix in r wins
 			}
-		case byPerson && r.Decision.Status == events.StatusDenied && i == r.CurrentStage:
+		case byPerson && r.Decision.Status == domain.StatusDenied && i == r.CurrentStage:
 			out[k] = false
 		}
 	}
@@ -113,6 +114,6 @@ func suggestions(seen map[suggestKey]*tally, min int) []Suggestion {
 }
 
 // decided is a request.decided entry of the window, decoded.
-func decided(line []byte, since, until time.Time) (*events.Request, bool, error) {
+func decided(line []byte, since, until time.Time) (*domain.Request, bool, error) {
 	return requestEntry(line, since, until, events.TypeRequestDecided)
 }

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // WriteSuggestions writes ss as YAML a person may paste, with the
@@ -23,7 +23,7 @@ func WriteSuggestions(w io.Writer, ss []Suggestion, since time.Time, min int) er
 		return err
 	}
 	fmt.Fprintln(w, "suggestions:")
-	var agent events.AgentID
+	var agent domain.AgentID
 	for _, s := range ss {
 		if s.Agent != agent {
 			agent = s.Agent

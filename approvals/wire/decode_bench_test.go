@@ -7,7 +7,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/jcs"
 )
 
@@ -29,7 +29,7 @@ func BenchmarkDecode(b *testing.B) {
 			name string
 			body string
 			v    func() any
-		}{fmt.Sprintf("submit-%dB", len(body)), body, func() any { return new(events.Submission) }})
+		}{fmt.Sprintf("submit-%dB", len(body)), body, func() any { return new(domain.Submission) }})
 	}
 	for _, c := range bodies {
 		raw := []byte(c.body)

@@ -6,7 +6,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/approvals/wire"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/jcs"
 	"github.com/countersign/countersign/problem"
 )
@@ -23,16 +23,16 @@ func TestDecodeExactNames(t *testing.T) {
 		{"DECISION beside decision", `{"expected":0,"decision":"deny","DECISION":"allow"}`, "DECISION", new(approvals.AnswerInput)},
 		{"Decision alone", `{"expected":0,"Decision":"allow"}`, "Decision", new(approvals.AnswerInput)},
 		{"EXPECTED", `{"EXPECTED":0,"decision":"allow"}`, "EXPECTED", new(approvals.AnswerInput)},
-		{"Tool", `{"Tool":"x","arguments":{}}`, "Tool", new(events.Submission)},
-		{"Arguments", `{"tool":"x","Arguments":{}}`, "Arguments", new(events.Submission)},
-		{"long s in session", `{"tool":"x","arguments":{},"ſession":"s"}`, "ſession", new(events.Submission)},
-		{"escaped long s", `{"tool":"x","arguments":{},"\u017fession":"s"}`, "ſession", new(events.Submission)},
-		{"Kelvin sign", `{"tool":"x","arguments":{},"\u212aind":"s"}`, "\u212aind", new(events.Submission)},
-		{"nested Kelvin sign", `{"tool":"x","arguments":{},"subject":{"\u212aind":"shell"}}`, "subject.\u212aind", new(events.Submission)},
-		{"nested ID", `{"tool":"x","arguments":{},"connection":{"ID":"c","revision":1}}`, "connection.ID", new(events.Submission)},
-		{"capability Target", `{"capability":{"action":"tools.call","Target":"x"},"arguments":{}}`, "capability.Target", new(events.Submission)},
-		{"unknown", `{"tool":"x","arguments":{},"colour":"red"}`, "colour", new(events.Submission)},
-		{"control character", `{"tool":"x","arguments":{},"a\u0001":1}`, "a\x01", new(events.Submission)},
+		{"Tool", `{"Tool":"x","arguments":{}}`, "Tool", new(domain.Submission)},
+		{"Arguments", `{"tool":"x","Arguments":{}}`, "Arguments", new(domain.Submission)},
+		{"long s in session", `{"tool":"x","arguments":{},"ſession":"s"}`, "ſession", new(domain.Submission)},
+		{"escaped long s", `{"tool":"x","arguments":{},"\u017fession":"s"}`, "ſession", new(domain.Submission)},
+		{"Kelvin sign", `{"tool":"x","arguments":{},"\u212aind":"s"}`, "\u212aind", new(domain.Submission)},
+		{"nested Kelvin sign", `{"tool":"x","arguments":{},"subject":{"\u212aind":"shell"}}`, "subject.\u212aind", new(domain.Submission)},
+		{"nested ID", `{"tool":"x","arguments":{},"connection":{"ID":"c","revision":1}}`, "connection.ID", new(domain.Submission)},
+		{"capability Target", `{"capability":{"action":"tools.call","Target":"x"},"arguments":{}}`, "capability.Target", new(domain.Submission)},
+		{"unknown", `{"tool":"x","arguments":{},"colour":"red"}`, "colour", new(domain.Submission)},
+		{"control character", `{"tool":"x","arguments":{},"a\u0001":1}`, "a\x01", new(domain.Submission)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -49,7 +49,7 @@ func TestDecodeExactNames(t *testing.T) {
 // any script.
 func TestDecodeFreeKeys(t *testing.T) {
 	body := `{"tool":"x","arguments":{"Tool":1,"ſession":{"DECISION":[{"K":"\""}]},"a\"b":2},"session":"s"}`
-	var sub events.Submission
+	var sub domain.Submission
 	if _, err := wire.Decode([]byte(body), &sub); err != nil {
 		t.Fatalf("Decode(%s) = %v, want nil", body, err)
 	}
@@ -94,7 +94,7 @@ func TestNoFoldedNames(t *testing.T) {
 // A body the canonicalizer refuses is an InvalidRequest about body whose
 // detail names the fault for people, without the Go package's prefix.
 func TestDecodeRefusalDetail(t *testing.T) {
-	_, err := wire.Decode([]byte(`{"tool":"x","tool":"y"}`), new(events.Submission))
+	_, err := wire.Decode([]byte(`{"tool":"x","tool":"y"}`), new(domain.Submission))
 	var p *problem.Error
 	if !errors.As(err, &p) || p.Field != "body" || p.Detail != `duplicate object key: "tool"` {
 		t.Fatalf("Decode = %#v, want field body, detail duplicate object key: \"tool\"", err)

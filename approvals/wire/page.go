@@ -5,7 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Page is one page of a list (SPEC §5): next_cursor is absent at the end.
@@ -22,7 +22,7 @@ func CursorAfter(id string) string { return base64.RawURLEncoding.EncodeToString
 // InvalidRequest about cursor.
 func CursorID(c string) (string, error) {
 	b, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !events.ValidGeneratedID(string(b)) {
+	if err != nil || !domain.ValidGeneratedID(string(b)) {
 		return "", invalid("cursor", "not a cursor this server issued")
 	}
 	return string(b), nil
@@ -38,13 +38,13 @@ const MaxPageBytes = 4 << 20
 // encoded, cut at MaxPageBytes. When the bound cuts the page, NextCursor
 // is the cursor after the last item kept; otherwise it is next, the
 // list's own cursor.
-func RequestPage(items []events.Request, next string) (Page[json.RawMessage], error) {
-	return boundPage(items, next, MaxPageBytes, func(r *events.Request) string { return CursorAfter(string(r.ID)) })
+func RequestPage(items []domain.Request, next string) (Page[json.RawMessage], error) {
+	return boundPage(items, next, MaxPageBytes, func(r *domain.Request) string { return CursorAfter(string(r.ID)) })
 }
 
 // GrantPage is RequestPage for grants.
-func GrantPage(items []events.Grant, next string) (Page[json.RawMessage], error) {
-	return boundPage(items, next, MaxPageBytes, func(g *events.Grant) string { return CursorAfter(string(g.ID)) })
+func GrantPage(items []domain.Grant, next string) (Page[json.RawMessage], error) {
+	return boundPage(items, next, MaxPageBytes, func(g *domain.Grant) string { return CursorAfter(string(g.ID)) })
 }
 
 // boundPage encodes items into a page of at most maxBytes of items (and

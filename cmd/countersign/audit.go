@@ -15,7 +15,7 @@ import (
 	"syscall"
 
 	"github.com/countersign/countersign/audit"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/cli"
 )
 
@@ -109,7 +109,7 @@ func verifyFile(path, checkpoint, key string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if err := audit.CheckExtends(chain, cp, audit.Origin(events.TenantID(chain.Tenant()))); err != nil {
+	if err := audit.CheckExtends(chain, cp, audit.Origin(domain.TenantID(chain.Tenant()))); err != nil {
 		return "", err
 	}
 	return msg + fmt.Sprintf("; its first %d are the checkpoint's", cp.Size), nil

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/bench"
 )
 
@@ -58,7 +58,7 @@ func runBench(args []string) int {
 		defer stopProfile()
 	}
 	o.Exe, _ = os.Executable()
-	o.Tenant = events.TenantID(*tenant)
+	o.Tenant = domain.TenantID(*tenant)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	code := 0

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -21,16 +21,16 @@ const cliTeamYAML = `tenants:
       - {token: main-token, principal: "agent:agt_main", scopes: [requests:write, approvals:read]}
 `
 
-func cliSubmitBody(t *testing.T, srv *servertest.Server, token, body string) events.Request {
+func cliSubmitBody(t *testing.T, srv *servertest.Server, token, body string) domain.Request {
 	t.Helper()
-	var rec events.Request
+	var rec domain.Request
 	cliHTTP(t, srv, http.MethodPost, "/v1/requests", token, body, &rec)
 	return rec
 }
 
-func cliTeamRecord(t *testing.T, srv *servertest.Server, id events.RequestID) events.Request {
+func cliTeamRecord(t *testing.T, srv *servertest.Server, id domain.RequestID) domain.Request {
 	t.Helper()
-	var rec events.Request
+	var rec domain.Request
 	cliHTTP(t, srv, http.MethodGet, "/v1/requests/"+string(id), "ada-token", "", &rec)
 	return rec
 }
@@ -53,7 +53,7 @@ func TestCLIApproveBatch(t *testing.T) {
 		if !strings.Contains(out, id+": applied: approved by Ada Lovelace (u-1)") {
 			t.Errorf("no result line for %s:\n%s", id, out)
 		}
-		if rec := cliTeamRecord(t, srv, events.RequestID(id)); rec.Status != events.StatusApproved {
+		if rec := cliTeamRecord(t, srv, domain.RequestID(id)); rec.Status != domain.StatusApproved {
 			t.Errorf("%s is %s", id, rec.Status)
 		}
 	}
@@ -88,7 +88,7 @@ func TestCLIBatchReportsEach(t *testing.T) {
 	if !strings.Contains(r.stderr, "1 of 3 answers applied") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	if rec := cliTeamRecord(t, srv, b.ID); rec.Status != events.StatusDenied {
+	if rec := cliTeamRecord(t, srv, b.ID); rec.Status != domain.StatusDenied {
 		t.Errorf("the denied one became %s", rec.Status)
 	}
 }
@@ -100,7 +100,7 @@ func TestCLIBatchRefusesMixed(t *testing.T) {
 	refund := cliSubmitBody(t, srv, "main-token", `{"tool":"issue_refund","arguments":{"amount":1}}`)
 	other := cliSubmitBody(t, srv, "main-token", `{"tool":"issue_refund","arguments":{"amount":1,"currency":"GBP"}}`)
 	mail := cliSubmitBody(t, srv, "main-token", `{"tool":"send_email","arguments":{"amount":1}}`)
-	for _, pair := range [][2]events.Request{{refund, other}, {refund, mail}} {
+	for _, pair := range [][2]domain.Request{{refund, other}, {refund, mail}} {
 		r := cliCall(t, srv, "ada-token", "approve", string(pair[0].ID), string(pair[1].ID))
 		if r.code == cliExitOK || !strings.Contains(r.stderr, "one capability whose arguments have the same keys") ||
 			!strings.Contains(r.stderr, "nothing was answered") {
@@ -110,8 +110,8 @@ func TestCLIBatchRefusesMixed(t *testing.T) {
 			t.Errorf("a mixed batch answered: %s", r.stdout)
 		}
 	}
-	for _, rec := range []events.Request{refund, other, mail} {
-		if got := cliTeamRecord(t, srv, rec.ID); got.Status != events.StatusPending || got.Revision != rec.Revision {
+	for _, rec := range []domain.Request{refund, other, mail} {
+		if got := cliTeamRecord(t, srv, rec.ID); got.Status != domain.StatusPending || got.Revision != rec.Revision {
 			t.Errorf("%s changed: %s revision %d", rec.ID, got.Status, got.Revision)
 		}
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -35,7 +35,7 @@ func TestCLIApproveWithEdits(t *testing.T) {
 	if r := cliCall(t, srv, servertest.TokenPerson, "approve", string(rec.ID), "--arguments", bad); !strings.Contains(r.stderr, "bad.json is not JSON") {
 		t.Errorf("approve --arguments with a file that is not JSON: stderr %q, want it to say so", r.stderr)
 	}
-	if got := cliRecord(t, srv, rec.ID); got.Status != events.StatusPending || got.Revision != 0 {
+	if got := cliRecord(t, srv, rec.ID); got.Status != domain.StatusPending || got.Revision != 0 {
 		t.Fatalf("refused edits changed the request: %s revision %d", got.Status, got.Revision)
 	}
 	out := mustCLI(t, srv, servertest.TokenPerson, "approve", string(rec.ID), "--arguments", edited)
@@ -43,7 +43,7 @@ func TestCLIApproveWithEdits(t *testing.T) {
 		t.Errorf("approve --arguments printed %q, want it to say with edits", out)
 	}
 	got := cliRecord(t, srv, rec.ID)
-	if got.Status != events.StatusApproved || string(got.Arguments) != `{"payment_id":"payment_123","amount":1000,"currency":"GBP"}` ||
+	if got.Status != domain.StatusApproved || string(got.Arguments) != `{"payment_id":"payment_123","amount":1000,"currency":"GBP"}` ||
 		got.Edited == nil || got.Edited.OriginalDigest != rec.CallDigest {
 		t.Errorf("record after approve --arguments: %s %s edited %+v", got.Status, got.Arguments, got.Edited)
 	}

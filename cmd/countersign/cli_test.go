@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
@@ -68,17 +68,17 @@ func cliHTTP(t *testing.T, srv *servertest.Server, method, path, token, body str
 }
 
 // cliSubmit submits a refund as the agent behind token.
-func cliSubmit(t *testing.T, srv *servertest.Server, token, extra string) events.Request {
+func cliSubmit(t *testing.T, srv *servertest.Server, token, extra string) domain.Request {
 	t.Helper()
-	var rec events.Request
+	var rec domain.Request
 	body := `{"tool":"issue_refund","arguments":{"payment_id":"payment_123","amount":4900,"currency":"GBP"}` + extra + `}`
 	cliHTTP(t, srv, http.MethodPost, "/v1/requests", token, body, &rec)
 	return rec
 }
 
-func cliRecord(t *testing.T, srv *servertest.Server, id events.RequestID) events.Request {
+func cliRecord(t *testing.T, srv *servertest.Server, id domain.RequestID) domain.Request {
 	t.Helper()
-	var rec events.Request
+	var rec domain.Request
 	cliHTTP(t, srv, http.MethodGet, "/v1/requests/"+string(id), servertest.TokenPerson, "", &rec)
 	return rec
 }
@@ -103,7 +103,7 @@ func TestCLIPendingAndApprove(t *testing.T) {
 		t.Errorf("approve printed %q, want it to say approved by person:u-1", out)
 	}
 	got := cliRecord(t, srv, rec.ID)
-	if got.Status != events.StatusApproved || got.Decision.Note != "Confirmed with the customer." || got.Decision.Scope != "once" {
+	if got.Status != domain.StatusApproved || got.Decision.Note != "Confirmed with the customer." || got.Decision.Scope != "once" {
 		t.Errorf("record after approve: status %q decision %+v, want approved, scope once, the note", got.Status, got.Decision)
 	}
 	if out := mustCLI(t, srv, servertest.TokenPerson, "pending"); strings.Contains(out, string(rec.ID)) {
@@ -119,7 +119,7 @@ func TestCLIDeny(t *testing.T) {
 		t.Errorf("deny printed %q", out)
 	}
 	got := cliRecord(t, srv, rec.ID)
-	if got.Status != events.StatusDenied || got.Decision.Note != "Not a duplicate." {
+	if got.Status != domain.StatusDenied || got.Decision.Note != "Not a duplicate." {
 		t.Errorf("record after deny: status %q decision %+v, want denied with the note", got.Status, got.Decision)
 	}
 }
@@ -132,7 +132,7 @@ func TestCLIEndorsementPassesUp(t *testing.T) {
 		t.Errorf("endorsing approve printed %q, want it passed up to person:u-1", out)
 	}
 	mustCLI(t, srv, servertest.TokenPerson, "approve", string(rec.ID))
-	if got := cliRecord(t, srv, rec.ID); got.Status != events.StatusApproved || len(got.Endorsements) != 1 {
+	if got := cliRecord(t, srv, rec.ID); got.Status != domain.StatusApproved || len(got.Endorsements) != 1 {
 		t.Errorf("status %q, %d endorsements; want approved with agt_main's endorsement", got.Status, len(got.Endorsements))
 	}
 	out = mustCLI(t, srv, servertest.TokenPerson, "show", string(rec.ID))
@@ -178,7 +178,7 @@ func TestCLIRefusals(t *testing.T) {
 			}
 		})
 	}
-	if got := cliRecord(t, srv, decided.ID); got.Status != events.StatusApproved {
+	if got := cliRecord(t, srv, decided.ID); got.Status != domain.StatusApproved {
 		t.Errorf("a refused deny changed the record: status %q", got.Status)
 	}
 }
@@ -231,20 +231,20 @@ func TestCLIJSON(t *testing.T) {
 	rec := cliSubmit(t, srv, servertest.TokenMain, "")
 
 	var page struct {
-		Items []events.Request `json:"items"`
+		Items []domain.Request `json:"items"`
 	}
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "pending", "--json"), &page)
 	if len(page.Items) != 1 || page.Items[0].ID != rec.ID {
 		t.Fatalf("pending --json items %+v, want just %s", page.Items, rec.ID)
 	}
-	var shown events.Request
+	var shown domain.Request
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "show", "--json", string(rec.ID)), &shown)
-	if shown.ID != rec.ID || shown.Status != events.StatusPending {
+	if shown.ID != rec.ID || shown.Status != domain.StatusPending {
 		t.Errorf("show --json: id %s status %s", shown.ID, shown.Status)
 	}
-	var answered events.Request
+	var answered domain.Request
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "approve", string(rec.ID), "--json"), &answered)
-	if answered.Status != events.StatusApproved || answered.Revision != rec.Revision+1 {
+	if answered.Status != domain.StatusApproved || answered.Revision != rec.Revision+1 {
 		t.Errorf("approve --json: status %s revision %d", answered.Status, answered.Revision)
 	}
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "pending", "--json"), &page)
@@ -272,7 +272,7 @@ func TestCLIGrantsAndRevoke(t *testing.T) {
 		}
 	}
 	var page struct {
-		Items []events.Grant `json:"items"`
+		Items []domain.Grant `json:"items"`
 	}
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "grants", "--agent", "agt_main", "--json"), &page)
 	if len(page.Items) != 1 || page.Items[0].RequestID != rec.ID {
@@ -292,7 +292,7 @@ func TestCLIGrantsAndRevoke(t *testing.T) {
 		t.Errorf("grants --revoked --json: %+v, want the grant with revoked_at", page.Items)
 	}
 	// The grant no longer applies: the same call waits for the person again.
-	if again := cliSubmit(t, srv, servertest.TokenMain, ""); again.Status != events.StatusPending {
+	if again := cliSubmit(t, srv, servertest.TokenMain, ""); again.Status != domain.StatusPending {
 		t.Errorf("after revoke a new request is %s, want pending", again.Status)
 	}
 }
@@ -301,7 +301,7 @@ func TestCLIShowExpired(t *testing.T) {
 	srv := servertest.Start(t)
 	rec := cliSubmit(t, srv, servertest.TokenMain, `,"timeout":"1s","reason":"Quick one."`)
 	testutil.Eventually(t, 20*time.Second, func() bool {
-		return cliRecord(t, srv, rec.ID).Status == events.StatusExpired
+		return cliRecord(t, srv, rec.ID).Status == domain.StatusExpired
 	}, "the request expires at its deadline")
 
 	out := mustCLI(t, srv, servertest.TokenPerson, "show", string(rec.ID))
@@ -322,7 +322,7 @@ func TestCLIShowExpired(t *testing.T) {
 // shows them.
 func TestCLIShowEscapesAgentText(t *testing.T) {
 	srv := servertest.Start(t)
-	var rec events.Request
+	var rec domain.Request
 	body := `{"tool":"issue_refund","arguments":{"file":"invoice\u202efdp.exe","iban":"GB12\u200b3456","payee":"p\u0430ypal","site":"раураӏ.com","esc":"\u001b[2J"},` +
 		`"reason":"Pay раураӏ.com\u202e now\u200b\u0007"}`
 	cliHTTP(t, srv, http.MethodPost, "/v1/requests", servertest.TokenMain, body, &rec)
@@ -351,7 +351,7 @@ func TestCLIPendingFollowsPages(t *testing.T) {
 		cliSubmit(t, srv, servertest.TokenMain, "")
 	}
 	var page struct {
-		Items []events.Request `json:"items"`
+		Items []domain.Request `json:"items"`
 	}
 	cliUnmarshal(t, mustCLI(t, srv, servertest.TokenPerson, "pending", "--json"), &page)
 	if len(page.Items) != n {

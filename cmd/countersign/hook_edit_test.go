@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -75,7 +75,7 @@ func TestHookStopCancelsTheTurn(t *testing.T) {
 		if out := startHook(t, srv.URL, "dev-main", tc.stop, "claude-code", "--format", tc.format).finish(t); len(out) != 0 {
 			t.Errorf("%s: Stop answered %v, want {} (no objection)", tc.format, out)
 		}
-		if rec := a.Get("dev-main", r.ID); rec.Status != events.StatusCancelled {
+		if rec := a.Get("dev-main", r.ID); rec.Status != domain.StatusCancelled {
 			t.Errorf("%s: the turn's request is %s after Stop, want cancelled", tc.format, rec.Status)
 		}
 		for _, p := range a.Pending("dev-person") {
@@ -83,7 +83,7 @@ func TestHookStopCancelsTheTurn(t *testing.T) {
 				t.Errorf("%s: %s still pending after Stop", tc.format, r.ID)
 			}
 		}
-		if rec := a.Get("dev-main", kept.ID); rec.Status != events.StatusPending {
+		if rec := a.Get("dev-main", kept.ID); rec.Status != domain.StatusPending {
 			t.Errorf("%s: another turn's request is %s after Stop, want pending", tc.format, rec.Status)
 		}
 		if d, reason := claudeDecision(t, h.finish(t)); d != "deny" || !strings.Contains(reason, "cancelled") {
@@ -93,12 +93,12 @@ func TestHookStopCancelsTheTurn(t *testing.T) {
 }
 
 // submitOther submits a call like r's in another turn.
-func submitOther(t *testing.T, a servertest.API, r events.Request) events.Request {
+func submitOther(t *testing.T, a servertest.API, r domain.Request) domain.Request {
 	t.Helper()
 	code, data := a.Do("POST", "/v1/requests", "dev-main", map[string]any{"tool": r.Tool, "arguments": map[string]any{"env": "dev"},
 		"session": r.Session, "turn": r.Turn + "-other"})
-	var rec events.Request
-	if err := json.Unmarshal(data, &rec); code != 201 || err != nil || rec.Status != events.StatusPending {
+	var rec domain.Request
+	if err := json.Unmarshal(data, &rec); code != 201 || err != nil || rec.Status != domain.StatusPending {
 		t.Fatalf("submit in another turn: %d %s", code, data)
 	}
 	return rec

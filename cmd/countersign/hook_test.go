@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -204,11 +204,11 @@ func TestHookAgainstServer(t *testing.T) {
 
 var requestIDPattern = regexp.MustCompile(`req_[0-9A-Z]{26}`)
 
-func requestID(t *testing.T, reason string) events.RequestID {
+func requestID(t *testing.T, reason string) domain.RequestID {
 	t.Helper()
 	id := requestIDPattern.FindString(reason)
 	if id == "" {
 		t.Fatalf("no request id in %q", reason)
 	}
-	return events.RequestID(id)
+	return domain.RequestID(id)
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/adapter/mcpproxy"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -76,7 +76,7 @@ func TestMCPProxyConnection(t *testing.T) {
 	a := srv.API(t)
 	args := []string{"mcp-proxy", "--url", srv.URL, "--token", "dev-main", "--wait", "30s", "--connection", "notes",
 		"--", subprocess().Path, "-test.run=^TestCommandProcess$", "--", "mcp-upstream"}
-	var seen []events.Connection
+	var seen []domain.Connection
 	for range 2 { // the second proxy process is the first one restarted
 		ctx := context.Background()
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "v1"}, nil).Connect(ctx, &mcp.CommandTransport{Command: subprocess(args...)}, nil)
@@ -86,7 +86,7 @@ func TestMCPProxyConnection(t *testing.T) {
 		done := make(chan string, 1)
 		go func() { done <- callText(ctx, cs, "delete_notes", nil) }()
 		r := a.AwaitPending("dev-person", "notes/delete_notes")
-		if r.Capability.Action != events.ActionAppsCall || r.Connection == nil || r.Connection.ID != "notes" || r.Connection.Revision == 0 {
+		if r.Capability.Action != domain.ActionAppsCall || r.Connection == nil || r.Connection.ID != "notes" || r.Connection.Revision == 0 {
 			t.Fatalf("request %+v connection %+v, want apps.call:notes/delete_notes bound to a revision of notes", r.Capability, r.Connection)
 		}
 		seen = append(seen, *r.Connection)

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals/replay"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // replayFile replays an exported audit log read from f.log, twice (the
@@ -18,7 +18,7 @@ import (
 // Without the running config, backups are not compared.
 func replayFile(ctx context.Context, yaml []byte, f *replayFlags) (replay.Report, error) {
 	src := fileSource(f.log)
-	tenant := events.TenantID(f.tenant)
+	tenant := domain.TenantID(f.tenant)
 	if tenant == "" {
 		var err error
 		if tenant, err = logTenant(src); err != nil {
@@ -64,10 +64,10 @@ func eachLine(r io.Reader, fn func([]byte) error) error {
 var errFirst = fmt.Errorf("first line read")
 
 // logTenant is the tenant of the log's first entry.
-func logTenant(src replay.Source) (events.TenantID, error) {
-	var tenant events.TenantID
+func logTenant(src replay.Source) (domain.TenantID, error) {
+	var tenant domain.TenantID
 	err := src(func(line []byte) error {
-		var e struct{ Tenant events.TenantID }
+		var e struct{ Tenant domain.TenantID }
 		if err := json.Unmarshal(line, &e); err != nil {
 			return fmt.Errorf("the log's first line is no entry: %w", err)
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
@@ -31,7 +31,7 @@ func TestPolicySuggest(t *testing.T) {
 	yaml := config.DemoYAML + "      - {token: dev-admin, principal: \"service:ops\", scopes: [admin]}\n"
 	srv := servertest.Start(t, servertest.WithConfig(yaml))
 	answer := func(body, decision string) {
-		var rec events.Request
+		var rec domain.Request
 		cliHTTP(t, srv, http.MethodPost, "/v1/requests", servertest.TokenMain, body, &rec)
 		cliHTTP(t, srv, http.MethodPost, "/v1/requests/"+string(rec.ID), servertest.TokenPerson,
 			fmt.Sprintf(`{"expected":%d,"decision":%q}`, rec.Revision, decision), &rec)

@@ -8,13 +8,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
 
 // answerBody is the api.answer request body: the HTTP answer body plus id.
 type answerBody struct {
-	ID       events.RequestID `json:"id"`
+	ID       domain.RequestID `json:"id"`
 	Expected uint64           `json:"expected"`
 	Decision string           `json:"decision"`
 	Scope    string           `json:"scope,omitempty"`
@@ -33,7 +34,7 @@ const (
 // other refusal wraps ErrAnswer. A token that does not authenticate gets no
 // reply at all (SPEC §9: no inbox is its own), so such an answer is retried
 // until ctx ends.
-func BusAnswer(nc *nats.Conn, tenant events.TenantID, token string, wait time.Duration) func(context.Context, Bundle, Answer) error {
+func BusAnswer(nc *nats.Conn, tenant domain.TenantID, token string, wait time.Duration) func(context.Context, Bundle, Answer) error {
 	return func(ctx context.Context, b Bundle, a Answer) error {
 		body, err := json.Marshal(answerBody{ID: b.Request.ID, Expected: b.Request.Revision,
 			Decision: a.Decision, Scope: a.Scope, Reason: a.Reason})

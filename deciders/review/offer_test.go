@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -29,10 +30,10 @@ func connect(t *testing.T, srv *servertest.Server) *nats.Conn {
 // connectAs connects to the embedded server's client port as an agent's
 // runtime does: with the agent's token and its inbox prefix, and only the
 // permissions that token gets.
-func connectAs(t *testing.T, srv *servertest.Server, token string, agent events.AgentID) *nats.Conn {
+func connectAs(t *testing.T, srv *servertest.Server, token string, agent domain.AgentID) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token(token),
-		nats.CustomInboxPrefix(events.InboxPrefix("demo", events.Ref{Kind: events.KindAgent, ID: string(agent)})))
+		nats.CustomInboxPrefix(events.InboxPrefix("demo", domain.Ref{Kind: domain.KindAgent, ID: string(agent)})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,11 +86,11 @@ func (o *offers) get(i int) *nats.Msg {
 func always(int) bool { return true }
 func never(int) bool  { return false }
 
-func submit(t *testing.T, api servertest.API, token string, i int) events.Request {
+func submit(t *testing.T, api servertest.API, token string, i int) domain.Request {
 	t.Helper()
 	code, data := api.Do(http.MethodPost, "/v1/requests", token, map[string]any{"tool": "issue_refund",
 		"arguments": map[string]any{"payment_id": i, "amount": 4900}, "timeout": "1h", "reason": "Duplicate charge."})
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(data, &r); code != http.StatusCreated || err != nil {
 		t.Fatalf("submit: %d %s", code, data)
 	}
@@ -131,7 +132,7 @@ func TestOfferIsACloudEventWithTheBundle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDecider := events.ReviewDecider{ID: "agt_main", Role: "Coordinates the support team.", Brief: "Fix the failing refund job."}
+	wantDecider := domain.ReviewDecider{ID: "agt_main", Role: "Coordinates the support team.", Brief: "Fix the failing refund job."}
 	if b.Decider != wantDecider || b.Request.ID != r.ID || b.Request.Revision != 0 || b.Request.CallDigest != r.CallDigest {
 		t.Fatalf("bundle = %+v, want decider %+v and the request %s at revision 0", b, wantDecider, r.ID)
 	}
@@ -195,7 +196,7 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 		m := prog.get(i)
 		seen[m.Header.Get("ce-subject")] = append(seen[m.Header.Get("ce-subject")], m.Header.Get("ce-id"))
 	}
-	for _, id := range []events.RequestID{r1.ID, r2.ID} {
+	for _, id := range []domain.RequestID{r1.ID, r2.ID} {
 		if ids := seen[string(id)]; len(ids) != 2 || ids[0] != ids[1] {
 			t.Fatalf("offers of %s: events %v; want the same event offered twice", id, ids)
 		}

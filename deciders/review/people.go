@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -13,11 +14,11 @@ import (
 // PersonBundle is the data of a review.requested on a person's subject
 // (SPEC §9, "People's workers on the bus"): the request and the person it
 // waits on.
-type PersonBundle = events.PersonReviewBundle
+type PersonBundle = domain.PersonReviewBundle
 
 // Withdrawn is the data of a review.withdrawn: the request no longer waits
 // on the person (answered, expired, cancelled, or moved to someone else).
-type Withdrawn = events.ReviewWithdrawn
+type Withdrawn = domain.ReviewWithdrawn
 
 // PersonEvent is one message of a person's subject: exactly one of
 // Requested and Withdrawn is set.
@@ -36,7 +37,7 @@ func DecodePerson(m *nats.Msg) (PersonEvent, error) {
 	if err != nil {
 		return pe, fmt.Errorf("%w: %v", ErrBadOffer, err)
 	}
-	var id events.RequestID
+	var id domain.RequestID
 	switch e.Type() {
 	case events.TypeReviewRequested:
 		pe.Requested = new(PersonBundle)
@@ -62,6 +63,6 @@ func DecodePerson(m *nats.Msg) (PersonEvent, error) {
 // token as BusAnswer does, for a person's worker: one attempt bounded by
 // wait, transient failures retried until ctx ends. A 409 is ErrConflict;
 // any other refusal wraps ErrAnswer.
-func AnswerRequest(ctx context.Context, nc *nats.Conn, token string, r *events.Request, a Answer, wait time.Duration) error {
+func AnswerRequest(ctx context.Context, nc *nats.Conn, token string, r *domain.Request, a Answer, wait time.Duration) error {
 	return BusAnswer(nc, r.Tenant, token, wait)(ctx, Bundle{Request: *r}, a)
 }

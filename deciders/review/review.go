@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
 
 // Bundle is the review bundle of one offer: the request (its revision is
 // the one to answer) and the decider as its review sees it.
-type Bundle = events.ReviewBundle
+type Bundle = domain.ReviewBundle
 
 // Decisions an Answer may carry.
 const (
@@ -40,8 +41,8 @@ const (
 )
 
 type options struct {
-	tenant      events.TenantID
-	agent       events.AgentID
+	tenant      domain.TenantID
+	agent       domain.AgentID
 	concurrency int
 	answerWait  time.Duration
 	log         *slog.Logger
@@ -52,7 +53,7 @@ type options struct {
 type Option func(*options) error
 
 // For names the agent whose reviews this runtime takes. Required.
-func For(tenant events.TenantID, agent events.AgentID) Option {
+func For(tenant domain.TenantID, agent domain.AgentID) Option {
 	return func(o *options) error {
 		if tenant == "" || agent == "" {
 			return ErrNoAgent

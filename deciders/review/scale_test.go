@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -53,27 +54,27 @@ func TestAgentsCostSubscriptionsNotConsumers(t *testing.T) {
 	for i := range pairs {
 		// Each runtime connects as its agent, as a runtime does: the bus
 		// answers only into the caller's own inbox.
-		nc := connectAs(t, srv, fmt.Sprintf("tok-d%d", i), events.AgentID(fmt.Sprintf("agt_d%d", i)))
+		nc := connectAs(t, srv, fmt.Sprintf("tok-d%d", i), domain.AgentID(fmt.Sprintf("agt_d%d", i)))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			fn := func(_ context.Context, b review.Bundle) (review.Answer, error) {
 				return review.Answer{Decision: review.Deny, Reason: "seen by " + string(b.Decider.ID) + " for " + b.Decider.Brief}, nil
 			}
-			_ = review.Serve(sctx, nc, fmt.Sprintf("tok-d%d", i), fn, review.For("demo", events.AgentID(fmt.Sprintf("agt_d%d", i))), quiet)
+			_ = review.Serve(sctx, nc, fmt.Sprintf("tok-d%d", i), fn, review.For("demo", domain.AgentID(fmt.Sprintf("agt_d%d", i))), quiet)
 		}()
 	}
 	api := srv.API(t)
-	ids := make([]events.RequestID, requests)
+	ids := make([]domain.RequestID, requests)
 	for i := range ids {
 		ids[i] = submit(t, api, fmt.Sprintf("tok-s%d", i*(pairs/requests)), i).ID
 	}
 	for i, id := range ids {
 		k := i * (pairs / requests)
-		var r events.Request
+		var r domain.Request
 		testutil.Eventually(t, 20*time.Second, func() bool {
 			r = api.Get("dev-person", id)
-			return r.Status != events.StatusPending
+			return r.Status != domain.StatusPending
 		}, "each agent decider's runtime decides")
 		if want := fmt.Sprintf("seen by agt_d%d for task %d", k, k); r.Decision.By.ID != fmt.Sprintf("agt_d%d", k) || r.Decision.Note != want {
 			t.Fatalf("%s decided by %+v with %q, want agt_d%d with %q", id, r.Decision.By, r.Decision.Note, k, want)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -72,7 +73,7 @@ func TestServeDecidesOverTheBus(t *testing.T) {
 	t.Parallel()
 	srv := servertest.Start(t)
 	var mu sync.Mutex
-	reviewed := map[events.RequestID]int{}
+	reviewed := map[domain.RequestID]int{}
 	fn := func(_ context.Context, b review.Bundle) (review.Answer, error) {
 		mu.Lock()
 		reviewed[b.Request.ID]++
@@ -86,21 +87,21 @@ func TestServeDecidesOverTheBus(t *testing.T) {
 	serve(t, srv, fn)
 	nc := connectAs(t, srv, servertest.TokenSub, "agt_sub")
 	const n = 6
-	ids := make([]events.RequestID, n)
+	ids := make([]domain.RequestID, n)
 	for i := range ids {
-		var r events.Request
+		var r domain.Request
 		bus(t, nc, servertest.TokenSub, events.OpSubmit, map[string]any{"tool": "issue_refund",
 			"arguments": map[string]any{"payment_id": i}, "timeout": "1h"}, &r)
 		ids[i] = r.ID
 	}
 	for _, id := range ids {
-		var r events.Request
+		var r domain.Request
 		testutil.Eventually(t, 10*time.Second, func() bool {
 			bus(t, nc, servertest.TokenSub, events.OpGet, map[string]any{"id": id}, &r)
-			return r.Status != events.StatusPending
+			return r.Status != domain.StatusPending
 		}, "the runtime decides")
 		d := r.Decision
-		if r.Status != events.StatusDenied || d.By != (events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}) || d.Note != "Refunds wait for the audit." {
+		if r.Status != domain.StatusDenied || d.By != (domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}) || d.Note != "Refunds wait for the audit." {
 			t.Fatalf("%s: status %s decision %+v; want denied by agent agt_programmer with its reason", id, r.Status, d)
 		}
 	}
@@ -170,7 +171,7 @@ func TestFailedReviewAbstains(t *testing.T) {
 			serve(t, srv, fn)
 			api := srv.API(t)
 			r := submit(t, api, servertest.TokenSub, 1)
-			var got events.Request
+			var got domain.Request
 			testutil.Eventually(t, 10*time.Second, func() bool {
 				got = api.Get(servertest.TokenSub, r.ID)
 				return got.Revision > 0
@@ -199,7 +200,7 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 	if !errors.Is(err, review.ErrConflict) {
 		t.Fatalf("stale answer: %v, want ErrConflict", err)
 	}
-	if got := api.Get(servertest.TokenSub, r.ID); got.Status != events.StatusPending || got.Revision != 1 {
+	if got := api.Get(servertest.TokenSub, r.ID); got.Status != domain.StatusPending || got.Revision != 1 {
 		t.Fatalf("after the stale answer: %s at revision %d, want pending at 1", got.Status, got.Revision)
 	}
 	// A message whose token does not authenticate is refused with 401
@@ -209,7 +210,7 @@ func TestBusAnswerOfAStaleRevisionConflicts(t *testing.T) {
 	if err := bad(context.Background(), b, review.Answer{Decision: review.Deny}); !errors.Is(err, review.ErrAnswer) || !strings.Contains(err.Error(), "401 Unauthenticated") {
 		t.Fatalf("answer with a foreign token: %v, want ErrAnswer with 401 Unauthenticated", err)
 	}
-	if got := api.Get(servertest.TokenSub, r.ID); got.Status != events.StatusPending || got.Revision != 1 {
+	if got := api.Get(servertest.TokenSub, r.ID); got.Status != domain.StatusPending || got.Revision != 1 {
 		t.Fatalf("after the foreign token's answer: %s at revision %d, want pending at 1", got.Status, got.Revision)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -32,8 +33,8 @@ func main() {
 	answer := flag.String("answer", "", "answer everything allow or deny instead of asking")
 	flag.Parse()
 	token := os.Getenv("COUNTERSIGN_TOKEN")
-	me := events.Ref{Kind: events.KindPerson, ID: *person}
-	nc, err := nats.Connect(*url, nats.Token(token), nats.CustomInboxPrefix(events.InboxPrefix(events.TenantID(*tenant), me)))
+	me := domain.Ref{Kind: domain.KindPerson, ID: *person}
+	nc, err := nats.Connect(*url, nats.Token(token), nats.CustomInboxPrefix(events.InboxPrefix(domain.TenantID(*tenant), me)))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -42,16 +43,16 @@ func main() {
 	defer stop()
 	decide := ask(bufio.NewReader(os.Stdin), os.Stdout)
 	if *answer != "" {
-		decide = func(*events.Request) string { return *answer }
+		decide = func(*domain.Request) string { return *answer }
 	}
-	if err := run(ctx, nc, token, events.TenantID(*tenant), events.MemberID(*person), decide, os.Stdout); err != nil {
+	if err := run(ctx, nc, token, domain.TenantID(*tenant), domain.MemberID(*person), decide, os.Stdout); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // run prints and answers the reviews of person until ctx ends.
-func run(ctx context.Context, nc *nats.Conn, token string, tenant events.TenantID, person events.MemberID,
-	decide func(*events.Request) string, out io.Writer) error {
+func run(ctx context.Context, nc *nats.Conn, token string, tenant domain.TenantID, person domain.MemberID,
+	decide func(*domain.Request) string, out io.Writer) error {
 	msgs := make(chan *nats.Msg, 64)
 	sub, err := nc.ChanSubscribe(events.PeopleSubject(tenant, person), msgs)
 	if err != nil {
@@ -71,7 +72,7 @@ func run(ctx context.Context, nc *nats.Conn, token string, tenant events.TenantI
 	}
 }
 
-func handle(ctx context.Context, nc *nats.Conn, token string, m *nats.Msg, decide func(*events.Request) string, out io.Writer) {
+func handle(ctx context.Context, nc *nats.Conn, token string, m *nats.Msg, decide func(*domain.Request) string, out io.Writer) {
 	ev, err := review.DecodePerson(m)
 	switch {
 	case err != nil:
@@ -91,8 +92,8 @@ func handle(ctx context.Context, nc *nats.Conn, token string, m *nats.Msg, decid
 }
 
 // ask asks on in for each request: y allows, anything else denies.
-func ask(in *bufio.Reader, out io.Writer) func(*events.Request) string {
-	return func(r *events.Request) string {
+func ask(in *bufio.Reader, out io.Writer) func(*domain.Request) string {
+	return func(r *domain.Request) string {
 		fmt.Fprintf(out, "allow %s? [y/N] ", r.ID)
 		line, _ := in.ReadString('\n')
 		if strings.TrimSpace(strings.ToLower(line)) == "y" {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -42,7 +43,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func dial(t *testing.T, srv *servertest.Server, token string, p events.Ref) *nats.Conn {
+func dial(t *testing.T, srv *servertest.Server, token string, p domain.Ref) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(srv.App.Broker.ClientURL(), nats.Token(token), nats.MaxReconnects(0),
 		nats.CustomInboxPrefix(events.InboxPrefix("acme", p)))
@@ -58,16 +59,16 @@ func dial(t *testing.T, srv *servertest.Server, token string, p events.Ref) *nat
 // bus, and hears the request withdrawn once approved: NATS only.
 func TestWorkerAnswersOnTheBus(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(tenants))
-	me := events.Ref{Kind: events.KindPerson, ID: "u-1"}
+	me := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
 	nc := dial(t, srv, "acme-person", me)
 	var out syncBuffer
-	var asked []events.RequestID
+	var asked []domain.RequestID
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	stop := sync.OnceValue(func() error { cancel(); return <-done })
 	defer stop()
 	go func() {
-		done <- run(ctx, nc, "acme-person", "acme", "u-1", func(r *events.Request) string {
+		done <- run(ctx, nc, "acme-person", "acme", "u-1", func(r *domain.Request) string {
 			asked = append(asked, r.ID)
 			return review.Allow
 		}, &out)
@@ -76,7 +77,7 @@ func TestWorkerAnswersOnTheBus(t *testing.T) {
 	acc := srv.App.Broker.Server.GlobalAccount()
 	testutil.Eventually(t, 10*time.Second, func() bool { return acc.SubscriptionInterest(subject) }, "the worker subscribed")
 
-	agent := dial(t, srv, "acme-a", events.Ref{Kind: events.KindAgent, ID: "agt_a"})
+	agent := dial(t, srv, "acme-a", domain.Ref{Kind: domain.KindAgent, ID: "agt_a"})
 	m := nats.NewMsg(events.APISubject("acme", events.OpSubmit))
 	m.Header.Set("Authorization", "Bearer acme-a")
 	m.Data = []byte(`{"tool": "issue_refund", "arguments": {"amount": 4900}, "reason": "customer asked"}`)
@@ -84,8 +85,8 @@ func TestWorkerAnswersOnTheBus(t *testing.T) {
 	if err != nil || resp.Header.Get("Status") != "201" {
 		t.Fatalf("submit: %v %v %s", err, resp.Header, resp.Data)
 	}
-	var rec events.Request
-	if err := json.Unmarshal(resp.Data, &rec); err != nil || rec.Status != events.StatusPending {
+	var rec domain.Request
+	if err := json.Unmarshal(resp.Data, &rec); err != nil || rec.Status != domain.StatusPending {
 		t.Fatalf("submitted %s: %v", resp.Data, err)
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool {

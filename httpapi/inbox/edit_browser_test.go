@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -49,7 +49,7 @@ func TestInboxEditAndAllowInBrowser(t *testing.T) {
 			t.Fatalf("%s: the page sent %d answer(s); arguments that fail the check must not be sent", bad.text, n)
 		}
 	}
-	if r := api.Get(servertest.TokenPerson, events.RequestID(id)); r.Status != events.StatusPending || r.Revision != 0 {
+	if r := api.Get(servertest.TokenPerson, domain.RequestID(id)); r.Status != domain.StatusPending || r.Revision != 0 {
 		t.Fatalf("refused edits changed the request: %s at %d", r.Status, r.Revision)
 	}
 
@@ -57,8 +57,8 @@ func TestInboxEditAndAllowInBrowser(t *testing.T) {
 	eval[chromedp.Void](b, fmt.Sprintf(`document.getElementById('edit-arguments').value = %q`, edited))
 	b.do(chromedp.Click(chromedp.ID("edit-submit")))
 	b.wait("the answer", `document.querySelector('#answer-result.done') !== null && document.getElementById('edited') !== null`)
-	r := api.Get(servertest.TokenPerson, events.RequestID(id))
-	if r.Status != events.StatusApproved || string(r.Arguments) != `{"payment_id":"payment_123","amount":10.50}` || r.Edited == nil || r.Decision.Scope != events.ScopeOnce {
+	r := api.Get(servertest.TokenPerson, domain.RequestID(id))
+	if r.Status != domain.StatusApproved || string(r.Arguments) != `{"payment_id":"payment_123","amount":10.50}` || r.Edited == nil || r.Decision.Scope != domain.ScopeOnce {
 		t.Errorf("after Edit and allow: %s arguments %s edited %+v; want approved once with the arguments as typed (the number as written)", r.Status, r.Arguments, r.Edited)
 	}
 	if got := eval[string](b, `document.getElementById('args').textContent`); !strings.Contains(got, "10.50") {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 //go:embed assets
@@ -64,7 +64,7 @@ func Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		SecurityHeaders(w.Header())
 		name := strings.TrimPrefix(r.URL.Path, Prefix)
-		page := r.URL.Path == "/" || r.URL.Path == Prefix+PolicyPage || strings.HasPrefix(name, "req_") && events.ValidGeneratedID(name)
+		page := r.URL.Path == "/" || r.URL.Path == Prefix+PolicyPage || strings.HasPrefix(name, "req_") && domain.ValidGeneratedID(name)
 		if page {
 			name = "index.html"
 		}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -17,8 +17,8 @@ import (
 func submit(t *testing.T, api servertest.API, body map[string]any) string {
 	t.Helper()
 	code, data := api.Do(http.MethodPost, "/v1/requests", servertest.TokenMain, body)
-	var r events.Request
-	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != events.StatusPending {
+	var r domain.Request
+	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != domain.StatusPending {
 		t.Fatalf("submit: %d %s", code, data)
 	}
 	return string(r.ID)
@@ -160,13 +160,13 @@ func approveWithSession(t *testing.T, b *browser, api servertest.API, id string)
 	if got := lastPost(t, b); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("the page sent %v, want %v", got, want)
 	}
-	r := api.Get(servertest.TokenPerson, events.RequestID(id))
-	if r.Status != events.StatusApproved || r.Decision == nil || r.Decision.Scope != "session" || r.Decision.By.Kind != "person" ||
+	r := api.Get(servertest.TokenPerson, domain.RequestID(id))
+	if r.Status != domain.StatusApproved || r.Decision == nil || r.Decision.Scope != "session" || r.Decision.By.Kind != "person" ||
 		r.Decision.Note != "Checked with the customer." {
 		t.Fatalf("after approving in the browser: %s %+v, want approved with scope session by the person, with the reason typed", r.Status, r.Decision)
 	}
 	code, data := api.Do(http.MethodGet, "/v1/grants", servertest.TokenPerson, nil)
-	var page struct{ Items []events.Grant }
+	var page struct{ Items []domain.Grant }
 	_ = json.Unmarshal(data, &page)
 	for _, g := range page.Items {
 		if string(g.RequestID) == id && g.Scope == "session" && g.Session == "ses-1" && g.Effect == "allow" {
@@ -184,7 +184,7 @@ func conflict(t *testing.T, b *browser, api servertest.API, id string) {
 	b.wait("the second request", shown(id))
 	b.do(chromedp.KeyEvent("a"))
 	b.wait("the allow form", `document.getElementById('answer') !== null`)
-	api.Answer(servertest.TokenPerson, events.RequestID(id), "deny", "Not this one.")
+	api.Answer(servertest.TokenPerson, domain.RequestID(id), "deny", "Not this one.")
 	b.wait("the live note that it changed", `document.getElementById('changed')?.hidden === false`)
 	b.do(chromedp.Click(chromedp.ID("answer-submit")))
 	b.wait("the conflict", `document.querySelector('#answer-result.conflict') !== null`)
@@ -203,7 +203,7 @@ func conflict(t *testing.T, b *browser, api servertest.API, id string) {
 	if got := lastPost(t, b); got["expected"] != 0.0 || got["decision"] != "allow" {
 		t.Errorf("the page sent %v, want the revision it showed (0) as expected", got)
 	}
-	if r := api.Get(servertest.TokenPerson, events.RequestID(id)); r.Status != events.StatusDenied || r.Revision != 1 {
+	if r := api.Get(servertest.TokenPerson, domain.RequestID(id)); r.Status != domain.StatusDenied || r.Revision != 1 {
 		t.Errorf("after the refused answer: %s revision %d, want denied at revision 1", r.Status, r.Revision)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -44,8 +44,8 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 	var ids []string
 	for _, tool := range []string{"lookup_order", "lookup_order", "deploy"} {
 		code, data := api.Do(http.MethodPost, "/v1/requests", "p-agent", map[string]any{"tool": tool, "arguments": map[string]any{"n": 1}})
-		var r events.Request
-		if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != events.StatusPending {
+		var r domain.Request
+		if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != domain.StatusPending {
 			t.Fatalf("submit %s: %d %s", tool, code, data)
 		}
 		ids = append(ids, string(r.ID))
@@ -143,7 +143,7 @@ func TestInboxPolicyReplayInBrowser(t *testing.T) {
 
 	// The replay wrote nothing: the requests are still pending.
 	for _, id := range ids {
-		if got := api.Get("p-admin", events.RequestID(id)); got.Status != events.StatusPending || got.Revision != 0 {
+		if got := api.Get("p-admin", domain.RequestID(id)); got.Status != domain.StatusPending || got.Revision != 0 {
 			t.Errorf("%s after the replays: %s revision %d, want still pending at revision 0", id, got.Status, got.Revision)
 		}
 	}

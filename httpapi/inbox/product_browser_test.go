@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -40,8 +40,8 @@ const productYAML = `tenants:
 func submitAs(t *testing.T, api servertest.API, tool, reason, args string) string {
 	t.Helper()
 	code, data := api.Do(http.MethodPost, "/v1/requests", "t-agent", map[string]any{"tool": tool, "reason": reason, "arguments": json.RawMessage(args)})
-	var r events.Request
-	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != events.StatusPending {
+	var r domain.Request
+	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Status != domain.StatusPending {
 		t.Fatalf("submit %s: %d %s", tool, code, data)
 	}
 	return string(r.ID)
@@ -190,7 +190,7 @@ func TestInboxQuorumTrueToSpecInBrowser(t *testing.T) {
 	b.do(chromedp.KeyEvent("a"))
 	b.wait("the allow form", `document.getElementById('decision-allow')?.checked === true`)
 	recordPosts(b)
-	api.Answer("t-u3", events.RequestID(id), "allow", "")
+	api.Answer("t-u3", domain.RequestID(id), "allow", "")
 	b.wait("the note that the answer still applies", `document.getElementById('changed')?.hidden === false && document.getElementById('changed').classList.contains('fits')`)
 	note := eval[string](b, `document.getElementById('changed').textContent`)
 	for _, want := range []string{"Alan <img src=x onerror=window.__pwned=1> Turing (u-3) allowed meanwhile: 1 of 2 approved", "Your answer still applies"} {
@@ -216,7 +216,7 @@ func TestInboxQuorumTrueToSpecInBrowser(t *testing.T) {
 	if got := lastPost(t, b); got["expected"] != 0.0 {
 		t.Errorf("the page sent expected %v, want the revision it showed (0)", got["expected"])
 	}
-	if r := api.Get("t-u2", events.RequestID(id)); r.Status != events.StatusApproved || len(r.Approvals) != 2 {
+	if r := api.Get("t-u2", domain.RequestID(id)); r.Status != domain.StatusApproved || len(r.Approvals) != 2 {
 		t.Errorf("after Grace's allow: %s with %d approvals, want approved by two", r.Status, len(r.Approvals))
 	}
 	b.checkConsole()
@@ -273,7 +273,7 @@ func TestInboxBatchInBrowser(t *testing.T) {
 	}
 	b.screen("batch")
 
-	api.Answer("t-u1", events.RequestID(refunds[1]), "deny", "Not this one.")
+	api.Answer("t-u1", domain.RequestID(refunds[1]), "deny", "Not this one.")
 	recordPosts(b)
 	b.do(chromedp.SendKeys(chromedp.ID("batch-reason"), "Same customer, checked."), chromedp.Click(chromedp.ID("batch-submit")))
 	b.wait("the batch's result", `document.getElementById('batch-result')?.hidden === false`)
@@ -295,13 +295,13 @@ func TestInboxBatchInBrowser(t *testing.T) {
 			t.Errorf("an answer of the batch: %s, want allow once with the revision shown (0)", p)
 		}
 	}
-	for i, want := range []events.Status{events.StatusApproved, events.StatusDenied, events.StatusApproved} {
-		r := api.Get("t-u1", events.RequestID(refunds[i]))
-		if r.Status != want || (want == events.StatusApproved && r.Decision.Note != "Same customer, checked.") {
+	for i, want := range []domain.Status{domain.StatusApproved, domain.StatusDenied, domain.StatusApproved} {
+		r := api.Get("t-u1", domain.RequestID(refunds[i]))
+		if r.Status != want || (want == domain.StatusApproved && r.Decision.Note != "Same customer, checked.") {
 			t.Errorf("refund %d: %s %+v, want %s", i, r.Status, r.Decision, want)
 		}
 	}
-	if r := api.Get("t-u1", events.RequestID(deploy)); r.Status != events.StatusPending {
+	if r := api.Get("t-u1", domain.RequestID(deploy)); r.Status != domain.StatusPending {
 		t.Errorf("the refused deploy is %s, want still pending", r.Status)
 	}
 	b.wait("the answered ones gone from the list", "!("+has(refunds[0])+") && !("+has(refunds[2])+") && !("+has(refunds[1])+")")

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -33,7 +33,7 @@ func TestInboxProtectedWriteUnwatchedInBrowser(t *testing.T) {
 		strings.Contains(msg, "changed since") {
 		t.Errorf("the page says %q, want why: a protected write nobody watches", msg)
 	}
-	if r := api.Get(servertest.TokenPerson, events.RequestID(id)); r.Status != events.StatusPending || r.Revision != 0 {
+	if r := api.Get(servertest.TokenPerson, domain.RequestID(id)); r.Status != domain.StatusPending || r.Revision != 0 {
 		t.Fatalf("the refused answer changed the request: %s at %d", r.Status, r.Revision)
 	}
 	b.checkConsole()

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/oidctest"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
@@ -68,7 +68,7 @@ func TestSignInInBrowser(t *testing.T) {
 		t.Errorf("cookie and storage the page can read = %q, want none (the session cookie is HttpOnly)", got)
 	}
 	code, data := api.Do(http.MethodPost, "/v1/requests", "tok-main", map[string]any{"tool": "deploy", "arguments": map[string]any{"n": 1}})
-	var req events.Request
+	var req domain.Request
 	if err := json.Unmarshal(data, &req); err != nil || code != http.StatusCreated {
 		t.Fatalf("submit: %d %s", code, data)
 	}
@@ -81,8 +81,8 @@ func TestSignInInBrowser(t *testing.T) {
 	b.do(chromedp.Click(chromedp.ID("answer-submit")))
 	b.wait("the answer's outcome", `document.querySelector('#answer-result.done')?.textContent.includes('approved')`)
 	b.shot("signed-in-approved")
-	r := api.Get("tok-person", events.RequestID(id))
-	if r.Status != events.StatusApproved || r.Decision == nil || r.Decision.By != (events.Ref{Kind: events.KindPerson, ID: "u-1"}) {
+	r := api.Get("tok-person", domain.RequestID(id))
+	if r.Status != domain.StatusApproved || r.Decision == nil || r.Decision.By != (domain.Ref{Kind: domain.KindPerson, ID: "u-1"}) {
 		t.Fatalf("after approving: %s %+v, want approved by person:u-1", r.Status, r.Decision)
 	}
 	b.do(chromedp.Click(chromedp.ID("signout")))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 )
 
@@ -33,7 +33,7 @@ func TestInboxHistoryHoldsWhatEndedInBrowser(t *testing.T) {
 	if code, data := api.Do(http.MethodPost, "/v1/requests/"+cancelled+"/cancel", servertest.TokenMain, nil); code != http.StatusOK {
 		t.Fatalf("cancel: %d %s", code, data)
 	}
-	for api.Get(servertest.TokenMain, events.RequestID(expired)).Status != events.StatusExpired {
+	for api.Get(servertest.TokenMain, domain.RequestID(expired)).Status != domain.StatusExpired {
 		api.Do(http.MethodGet, "/v1/requests/"+expired+"?wait=30s", servertest.TokenMain, nil)
 	}
 
@@ -277,8 +277,8 @@ func TestInboxGroupRequestInBrowser(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(teamYAML))
 	api := srv.API(t)
 	code, data := api.Do(http.MethodPost, "/v1/requests", "t-agent", map[string]any{"tool": "issue_refund", "arguments": map[string]any{"amount": 4900}})
-	var r events.Request
-	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Approver == nil || r.Approver.Kind != events.KindGroup {
+	var r domain.Request
+	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated || r.Approver == nil || r.Approver.Kind != domain.KindGroup {
 		t.Fatalf("submit: %d %s, want a request waiting on group finance", code, data)
 	}
 	id := string(r.ID)
@@ -309,7 +309,7 @@ func TestInboxGroupRequestInBrowser(t *testing.T) {
 	}
 	b.wait("the list's count", fmt.Sprintf(`document.querySelector('#list li[data-id=%q]')?.textContent.includes('1 of 2 approved')`, id))
 	b.shot("group-one-of-two")
-	if got := api.Get("t-u2", r.ID); got.Status != events.StatusPending || len(got.Approvals) != 1 {
+	if got := api.Get("t-u2", r.ID); got.Status != domain.StatusPending || len(got.Approvals) != 1 {
 		t.Fatalf("after u-2's allow in the page: %s with %d approvals, want pending with 1", got.Status, len(got.Approvals))
 	}
 	api.Answer("t-u3", r.ID, "allow", "")

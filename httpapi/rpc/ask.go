@@ -6,7 +6,7 @@ import (
 	"strconv"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // maxAsks bounds the approval/request calls one connection leaves
@@ -50,7 +50,7 @@ func (c *conn) ask(p RequestParams) {
 // requirement an answer no longer decides (showMu held): every one once
 // r ended, those of an earlier stage, or of a revision r moved on from
 // other than by others' approvals. A late result of one decides nothing.
-func (c *conn) forgetAsks(r *events.Request) {
+func (c *conn) forgetAsks(r *domain.Request) {
 	for k, a := range c.asks {
 		if a.approvalID != string(r.ID) {
 			continue

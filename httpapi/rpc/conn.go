@@ -8,7 +8,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // conn is one client connection. Its read loop runs the calls in order;
@@ -30,7 +30,7 @@ type conn struct {
 	nextID  int
 
 	showMu  sync.Mutex // guards shown, asking, asks and nextAsk; held while a change is sent
-	shown   map[events.RequestID]*shown
+	shown   map[domain.RequestID]*shown
 	asking  bool           // session/resume was called: show as approval/request
 	asks    map[string]ask // approval/request sent, by JSON-RPC id, awaiting the result
 	nextAsk int
@@ -38,7 +38,7 @@ type conn struct {
 
 func newConn(h *Handler, ws *websocket.Conn, c approvals.Caller) *conn {
 	return &conn{h: h, ws: ws, caller: c, out: make(chan []byte, h.cfg.SendQueue), subs: map[string]*subscription{},
-		resumed: map[string]*subscription{}, shown: map[events.RequestID]*shown{}, asks: map[string]ask{}}
+		resumed: map[string]*subscription{}, shown: map[domain.RequestID]*shown{}, asks: map[string]ask{}}
 }
 
 // serve runs the connection until the client or the server closes it.

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -23,7 +24,7 @@ type shown struct {
 // is still the one an answer decides: the same stage, at a revision an
 // answer may still be made at (only other people's approvals since,
 // SPEC §12).
-func (st *shown) askStands(r *events.Request) bool {
+func (st *shown) askStands(r *domain.Request) bool {
 	return st.asked != nil && st.asked.SourceIndex == currentStage(r) && approvals.AnswerableAt(r, st.asked.Revision)
 }
 
@@ -56,7 +57,7 @@ func (s *subscription) onEvent(ev approvals.Event) error {
 }
 
 // change sends what change ev of r means to the connection (showMu held).
-func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
+func (c *conn) change(st *shown, r *domain.Request, ev approvals.Event) {
 	switch {
 	case r.Status.Terminal():
 		wasOpen := st.open
@@ -76,7 +77,7 @@ func (c *conn) change(st *shown, r *events.Request, ev approvals.Event) {
 
 // open shows a request the connection has no open showing of, and
 // remembers the judgeEscalated it was shown with (showMu held).
-func (c *conn) open(st *shown, r *events.Request, judgeEscalated bool, cursor string) {
+func (c *conn) open(st *shown, r *domain.Request, judgeEscalated bool, cursor string) {
 	st.open, st.judge = true, judgeEscalated
 	c.show(st, r, judgeEscalated, cursor, NotifyRequested, true)
 }
@@ -90,7 +91,7 @@ func (c *conn) open(st *shown, r *events.Request, judgeEscalated bool, cursor st
 // approval by someone else of a group's request leaves it standing);
 // fresh (a first showing or a re-send on session/resume) asks anew.
 // Everything else goes as the notification method (showMu held).
-func (c *conn) show(st *shown, r *events.Request, judgeEscalated bool, cursor, method string, fresh bool) {
+func (c *conn) show(st *shown, r *domain.Request, judgeEscalated bool, cursor, method string, fresh bool) {
 	p := requestParams(c.h.svc, c.caller, r, judgeEscalated, cursor)
 	c.forgetAsks(r)
 	if c.asking && len(p.AvailableChoices) > 0 && (fresh || !st.askStands(r)) && len(c.asks) < maxAsks {
@@ -106,7 +107,7 @@ func (c *conn) show(st *shown, r *events.Request, judgeEscalated bool, cursor, m
 // (or approval/request), with judgeEscalated as given by judged: a
 // session/resume re-sends with false, as SPEC §8 says. A record older
 // than what the connection was already sent is skipped.
-func (c *conn) reissue(recs []kvstate.Record, judged func(*events.Request) bool) {
+func (c *conn) reissue(recs []kvstate.Record, judged func(*domain.Request) bool) {
 	c.showMu.Lock()
 	defer c.showMu.Unlock()
 	for i := range recs {
@@ -124,10 +125,10 @@ func (c *conn) reissue(recs []kvstate.Record, judged func(*events.Request) bool)
 }
 
 // recorded is the record's own judgeEscalated (a first showing).
-func recorded(r *events.Request) bool { return r.JudgeEscalated }
+func recorded(r *domain.Request) bool { return r.JudgeEscalated }
 
 // resent is false: the request is re-issued.
-func resent(*events.Request) bool { return false }
+func resent(*domain.Request) bool { return false }
 
 // pendingIn returns the pending requests the caller may see: with
 // sessions, those shown on these sessions (viewOf: a subagent's projected
@@ -139,7 +140,7 @@ func (c *conn) pendingIn(sessions map[string]bool) ([]kvstate.Record, error) {
 	}
 	var out []kvstate.Record
 	for _, r := range c.h.svc.Views().Pending(c.caller.Tenant.ID) {
-		if r.Status == events.StatusPending && sessions[viewOf(c.h.svc, &r.Request).session] && c.h.svc.Visible(c.caller, &r.Request) {
+		if r.Status == domain.StatusPending && sessions[viewOf(c.h.svc, &r.Request).session] && c.h.svc.Visible(c.caller, &r.Request) {
 			out = append(out, r)
 		}
 	}
@@ -161,11 +162,11 @@ func (c *conn) pendingIn(sessions map[string]bool) ([]kvstate.Record, error) {
 // inScope reports whether r belongs to this subscription: a request shown
 // on one of its sessions (viewOf), or one in the caller's inbox (waiting
 // on the caller, or answered by the caller; admin: all).
-func (s *subscription) inScope(r *events.Request) bool {
+func (s *subscription) inScope(r *domain.Request) bool {
 	if s.sessions != nil {
 		return s.sessions[viewOf(s.c.h.svc, r).session]
 	}
 	c := s.c.caller
-	waiting := r.Status == events.StatusPending && c.Tenant.MayAnswer(r, c.Principal)
+	waiting := r.Status == domain.StatusPending && c.Tenant.MayAnswer(r, c.Principal)
 	return c.Admin() || waiting || r.Answered(c.Principal)
 }

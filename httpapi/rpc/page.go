@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
@@ -68,7 +69,7 @@ func (c *conn) page(raw json.RawMessage) (any, func(), error) {
 	session, first, hidden := "", true, false
 	err := c.h.svc.Store().ChangesAt(c.ctx, c.caller.Tenant.ID, id, func(ch kvstate.Change) bool {
 		ce, err := events.DecodeHeaders(ch.Header)
-		var r events.Request
+		var r domain.Request
 		if err != nil || json.Unmarshal(ch.Data, &r) != nil {
 			return true
 		}
@@ -101,7 +102,7 @@ func (c *conn) page(raw json.RawMessage) (any, func(), error) {
 // pageEvent is the notification change typ of r was: resolved when r
 // ended, requested when it opened or went to the next stage, updated
 // otherwise.
-func (c *conn) pageEvent(typ string, r *events.Request, cursor string) PageEvent {
+func (c *conn) pageEvent(typ string, r *domain.Request, cursor string) PageEvent {
 	e := PageEvent{Cursor: cursor, Method: NotifyUpdated}
 	switch {
 	case r.Status.Terminal():

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 )
 
@@ -51,10 +52,10 @@ type Principal struct {
 	Name string `json:"name,omitempty"`
 }
 
-func principal(svc *approvals.Service, t events.TenantID, p events.Ref) Principal {
+func principal(svc *approvals.Service, t domain.TenantID, p domain.Ref) Principal {
 	out := Principal{Kind: p.Kind, ID: p.ID}
-	if p.Kind == events.KindPerson {
-		out.Name = svc.PersonName(t, events.MemberID(p.ID))
+	if p.Kind == domain.KindPerson {
+		out.Name = svc.PersonName(t, domain.MemberID(p.ID))
 	}
 	return out
 }
@@ -69,7 +70,7 @@ type Approval struct {
 }
 
 // approvalsOf is r's approvals, always an array.
-func approvalsOf(svc *approvals.Service, r *events.Request) []Approval {
+func approvalsOf(svc *approvals.Service, r *domain.Request) []Approval {
 	out := make([]Approval, len(r.Approvals))
 	for i, a := range r.Approvals {
 		out[i] = Approval{By: principal(svc, r.Tenant, a.By), At: a.At, Scope: a.Scope, Note: a.Note}
@@ -98,7 +99,7 @@ type CuaCardFacts struct {
 const subjectComputerUse = "computer_use"
 
 // cuaCardFacts reads r's facts; nil for any other subject kind.
-func cuaCardFacts(r *events.Request) *CuaCardFacts {
+func cuaCardFacts(r *domain.Request) *CuaCardFacts {
 	if r.Subject.Kind != subjectComputerUse {
 		return nil
 	}
@@ -120,7 +121,7 @@ func cuaCardFacts(r *events.Request) *CuaCardFacts {
 	return f
 }
 
-func subjectOf(svc *approvals.Service, r *events.Request) Subject {
+func subjectOf(svc *approvals.Service, r *domain.Request) Subject {
 	s := Subject{Kind: r.Subject.Kind, Command: r.Subject.Command}
 	for _, st := range r.Stages {
 		var by *Principal
@@ -156,7 +157,7 @@ type RequestParams struct {
 	TurnID               string             `json:"turnId"`
 	ViewCursor           string             `json:"viewCursor"`
 	EventCursor          string             `json:"eventCursor"`
-	Capability           events.Capability  `json:"capability"`
+	Capability           domain.Capability  `json:"capability"`
 	Reason               string             `json:"reason"`
 	DeadlineAt           time.Time          `json:"deadlineAt"`
 
@@ -192,7 +193,7 @@ type Decision struct {
 // requestParams builds the params of approval/requested or updated for
 // caller c: judgeEscalated is given (see subscription.open), the choices
 // are c's own.
-func requestParams(svc *approvals.Service, c approvals.Caller, r *events.Request, judgeEscalated bool, cursor string) RequestParams {
+func requestParams(svc *approvals.Service, c approvals.Caller, r *domain.Request, judgeEscalated bool, cursor string) RequestParams {
 	v := viewOf(svc, r)
 	p := RequestParams{
 		ApprovalID:           string(r.ID),
@@ -240,11 +241,11 @@ type view struct {
 }
 
 // viewOf places r. A registered subagent spawned by a request in a
-// session (its parent's: events.Agent.Session) has its approvals
+// session (its parent's: domain.Agent.Session) has its approvals
 // projected onto that session, with subagentOrigin, whatever session
 // its own request names; every other approval is shown on its own
 // session, without subagentOrigin.
-func viewOf(svc *approvals.Service, r *events.Request) view {
+func viewOf(svc *approvals.Service, r *domain.Request) view {
 	a, ok := svc.Views().Agent(r.Tenant, r.Agent)
 	if !ok || !a.Registered || a.Parent == "" || a.Session == "" {
 		return view{session: r.Session}
@@ -254,7 +255,7 @@ func viewOf(svc *approvals.Service, r *events.Request) view {
 
 // itemID is the toolCall view item: the adapter's tool_call_id, else the
 // request id.
-func itemID(r *events.Request) string {
+func itemID(r *domain.Request) string {
 	if r.ToolCallID != "" {
 		return r.ToolCallID
 	}
@@ -263,7 +264,7 @@ func itemID(r *events.Request) string {
 
 // taskID is the task running the call: the turn (one turn is one task of
 // the agent), else the agent's current work, its session, else the agent.
-func taskID(r *events.Request) string {
+func taskID(r *domain.Request) string {
 	switch {
 	case r.Turn != "":
 		return r.Turn
@@ -274,7 +275,7 @@ func taskID(r *events.Request) string {
 }
 
 // resolvedParams builds approval/resolved for a terminal r.
-func resolvedParams(svc *approvals.Service, r *events.Request, cursor string) ResolvedParams {
+func resolvedParams(svc *approvals.Service, r *domain.Request, cursor string) ResolvedParams {
 	p := ResolvedParams{ApprovalID: string(r.ID), Status: string(r.Status), EventCursor: cursor}
 	if d := r.Decision; d != nil {
 		p.Decision = Decision{Status: string(d.Status), By: principal(svc, r.Tenant, d.By), Note: d.Note, Scope: d.Scope,
@@ -285,16 +286,16 @@ func resolvedParams(svc *approvals.Service, r *events.Request, cursor string) Re
 
 // currentStage is the index of the shell stage still needing a decision
 // (0 for other subject kinds).
-func currentStage(r *events.Request) int { return r.CurrentStage }
+func currentStage(r *domain.Request) int { return r.CurrentStage }
 
 // protectedWrite reports whether r guards a write to a protected file.
-func protectedWrite(r *events.Request) bool { return r.Subject.ProtectedWrite }
+func protectedWrite(r *domain.Request) bool { return r.Subject.ProtectedWrite }
 
 // recordOf decodes the record an event carries (structured mode);
 // false for grant events and anything else.
-func recordOf(ev approvals.Event) (*events.Request, bool) {
+func recordOf(ev approvals.Event) (*domain.Request, bool) {
 	var ce struct {
-		Data events.Request `json:"data"`
+		Data domain.Request `json:"data"`
 	}
 	if ev.Type == events.TypeGrantCreated || ev.Type == events.TypeGrantRevoked || json.Unmarshal(ev.JSON, &ce) != nil {
 		return nil, false

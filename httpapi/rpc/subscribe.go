@@ -7,7 +7,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/problem"
 )
@@ -121,7 +121,7 @@ type subscription struct {
 	sessions map[string]bool
 	from     approvals.EventsFrom
 	snapshot []kvstate.Record
-	judged   func(*events.Request) bool // judgeEscalated of a snapshot entry
+	judged   func(*domain.Request) bool // judgeEscalated of a snapshot entry
 }
 
 func newSubscription(c *conn, sessionIDs []string, from approvals.EventsFrom) *subscription {

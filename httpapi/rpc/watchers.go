@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -49,7 +50,7 @@ func NewWatchers(nc *nats.Conn, timeout time.Duration, log *slog.Logger) *Watche
 		n: map[string]int{}, subs: map[string]*nats.Subscription{}}
 }
 
-func watchKey(tenant events.TenantID, session string) string {
+func watchKey(tenant domain.TenantID, session string) string {
 	return events.WatchSubject(tenant, session)
 }
 
@@ -108,7 +109,7 @@ func (w *Watchers) local(key string) bool {
 // Watched reports whether a client of any process is subscribed to
 // session of tenant: this process's clients first, then one request on
 // the bus. It fails closed (false) when it cannot tell.
-func (w *Watchers) Watched(ctx context.Context, tenant events.TenantID, session string) bool {
+func (w *Watchers) Watched(ctx context.Context, tenant domain.TenantID, session string) bool {
 	if session == "" {
 		return false
 	}

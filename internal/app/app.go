@@ -19,6 +19,7 @@ import (
 	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/httpapi/rpc"
@@ -140,7 +141,7 @@ func closeOwn(ln net.Listener) {
 
 // build makes the App on b: the state, the views, the use cases and the
 // roles' services, each given all it needs at construction.
-func build(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) (*App, error) {
+func build(ctx context.Context, o Options, b *broker.Broker, tenants []*domain.Tenant) (*App, error) {
 	a := &App{Broker: b, log: o.Logger, Registry: prometheus.NewRegistry(), up: make(chan struct{}),
 		served: make(chan error, 1), quit: make(chan struct{}), done: make(chan struct{})}
 	if err := a.buildCore(ctx, o, b, tenants); err != nil {
@@ -177,7 +178,7 @@ func build(ctx context.Context, o Options, b *broker.Broker, tenants []*events.T
 
 // buildCore declares the streams and builds the state, the views, the
 // judges and the use cases.
-func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenants []*events.Tenant) error {
+func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenants []*domain.Tenant) error {
 	if err := declareStreams(ctx, b); err != nil {
 		return err
 	}
@@ -276,7 +277,7 @@ func (a *App) buildAPI(o Options, signIn *httpapi.SignInConfig) error {
 func dropRetired(b *broker.Broker, views *views.Views, svc *approvals.Service) {
 	mirror := views.AgentMirror()
 	gone := agentGone(views)
-	mirror.OnChange(func(_ string, a events.Agent, deleted bool) {
+	mirror.OnChange(func(_ string, a domain.Agent, deleted bool) {
 		select {
 		case <-mirror.Ready(): // not while replaying at start: nobody is connected yet
 		default:
@@ -291,13 +292,13 @@ func dropRetired(b *broker.Broker, views *views.Views, svc *approvals.Service) {
 
 // agentGone names the agents whose tokens no longer authenticate: gone,
 // or retired (with an agent above them).
-func agentGone(views *views.Views) func(events.TenantID, events.Ref) bool {
-	return func(t events.TenantID, p events.Ref) bool {
-		if p.Kind != events.KindAgent {
+func agentGone(views *views.Views) func(domain.TenantID, domain.Ref) bool {
+	return func(t domain.TenantID, p domain.Ref) bool {
+		if p.Kind != domain.KindAgent {
 			return false
 		}
-		_, ok := views.Agent(t, events.AgentID(p.ID))
-		return !ok || views.Retired(t, events.AgentID(p.ID))
+		_, ok := views.Agent(t, domain.AgentID(p.ID))
+		return !ok || views.Retired(t, domain.AgentID(p.ID))
 	}
 }
 

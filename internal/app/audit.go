@@ -7,7 +7,7 @@ import (
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/views"
 	"github.com/nats-io/nats.go/jetstream"
@@ -57,7 +57,7 @@ func (a *App) buildAudit(views *views.Views, off bool) error {
 	a.Service.Store().SetTap(tap.Offer)
 	w, err := audit.NewWriter(audit.WriterConfig{JS: js, Log: audit.NewLog(js), Logger: a.log, Shards: a.Service.Store().Shards(), Tap: tap,
 		ConfigTenants: configTenants, Lag: func(d time.Duration) { lag.Observe(d.Seconds()) },
-		Retention: func(t events.TenantID) time.Duration {
+		Retention: func(t domain.TenantID) time.Duration {
 			if ten, ok := views.Tenant(t); ok && ten.AuditRetention > 0 {
 				return ten.AuditRetention
 			}
@@ -80,14 +80,14 @@ func (a *App) buildAudit(views *views.Views, off bool) error {
 const auditWriterKey = "audit-writer"
 
 // configTenants names the tenants of a config file's revision.
-func configTenants(raw []byte) []events.TenantID {
+func configTenants(raw []byte) []domain.TenantID {
 	cfg, err := config.Parse(raw)
 	if err != nil {
 		return nil
 	}
-	var ids []events.TenantID
+	var ids []domain.TenantID
 	for _, t := range cfg.Tenants {
-		ids = append(ids, events.TenantID(t.ID))
+		ids = append(ids, domain.TenantID(t.ID))
 	}
 	return ids
 }

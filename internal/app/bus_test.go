@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -33,14 +34,14 @@ const busTenants = `tenants:
 `
 
 var (
-	acme      = events.TenantID("acme")
-	globex    = events.TenantID("globex")
-	agentA    = events.Ref{Kind: events.KindAgent, ID: "agt_a"}
-	agentB    = events.Ref{Kind: events.KindAgent, ID: "agt_b"}
-	personU1  = events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	audit     = events.Ref{Kind: events.KindService, ID: "audit"}
-	opsNoRead = events.Ref{Kind: events.KindService, ID: "ops"}
-	admin     = events.Ref{Kind: events.KindService, ID: "admin"}
+	acme      = domain.TenantID("acme")
+	globex    = domain.TenantID("globex")
+	agentA    = domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}
+	agentB    = domain.Ref{Kind: domain.KindAgent, ID: "agt_b"}
+	personU1  = domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
+	audit     = domain.Ref{Kind: domain.KindService, ID: "audit"}
+	opsNoRead = domain.Ref{Kind: domain.KindService, ID: "ops"}
+	admin     = domain.Ref{Kind: domain.KindService, ID: "admin"}
 )
 
 // busClient is a real nats.go client on the embedded server's client port;
@@ -59,11 +60,11 @@ func startBus(t *testing.T) *servertest.Server {
 	return srv
 }
 
-func dialBus(srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) (*busClient, error) {
+func dialBus(srv *servertest.Server, token string, tenant domain.TenantID, p domain.Ref) (*busClient, error) {
 	return dialURL(srv.App.Broker.ClientURL(), token, tenant, p)
 }
 
-func dialURL(url, token string, tenant events.TenantID, p events.Ref) (*busClient, error) {
+func dialURL(url, token string, tenant domain.TenantID, p domain.Ref) (*busClient, error) {
 	c := &busClient{errs: make(chan error, 16)}
 	nc, err := nats.Connect(url, nats.Token(token), nats.MaxReconnects(0),
 		nats.CustomInboxPrefix(events.InboxPrefix(tenant, p)),
@@ -75,12 +76,12 @@ func dialURL(url, token string, tenant events.TenantID, p events.Ref) (*busClien
 	return c, nil
 }
 
-func mustDial(t *testing.T, srv *servertest.Server, token string, tenant events.TenantID, p events.Ref) *busClient {
+func mustDial(t *testing.T, srv *servertest.Server, token string, tenant domain.TenantID, p domain.Ref) *busClient {
 	t.Helper()
 	return mustDialURL(t, srv.App.Broker.ClientURL(), token, tenant, p)
 }
 
-func mustDialURL(t *testing.T, url, token string, tenant events.TenantID, p events.Ref) *busClient {
+func mustDialURL(t *testing.T, url, token string, tenant domain.TenantID, p domain.Ref) *busClient {
 	t.Helper()
 	c, err := dialURL(url, token, tenant, p)
 	if err != nil {
@@ -222,8 +223,8 @@ func TestBusDiscoveryOnlyForAdmin(t *testing.T) {
 		"$SRV.INFO." + events.BusService, "$SRV.STATS." + events.BusService, "$SRV.STATS." + events.BusService + ".x"}
 	for _, c := range []struct {
 		token  string
-		tenant events.TenantID
-		p      events.Ref
+		tenant domain.TenantID
+		p      domain.Ref
 	}{{"acme-a", acme, agentA}, {"acme-person", acme, personU1}, {"acme-audit", acme, audit}, {"acme-ops", acme, opsNoRead}, {"globex-a", globex, agentA}} {
 		cl := mustDial(t, srv, c.token, c.tenant, c.p)
 		for _, s := range control {
@@ -390,9 +391,9 @@ func TestBusEventsOnlyForReadingServices(t *testing.T) {
 func TestBusRetiredAgentTokenRefused(t *testing.T) {
 	srv := servertest.Start(t)
 	token, id := registerSubagent(t, srv)
-	sub := events.Ref{Kind: events.KindAgent, ID: id}
+	sub := domain.Ref{Kind: domain.KindAgent, ID: id}
 	live := mustDial(t, srv, token, "demo", sub)
-	other := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
+	other := mustDial(t, srv, servertest.TokenProgrammer, "demo", domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"})
 
 	if code := newClient(srv.URL, servertest.TokenPerson).do(t, "DELETE", "/v1/agents/"+id, nil, nil, nil); code != 200 {
 		t.Fatalf("retire: %d", code)
@@ -432,7 +433,7 @@ func registerSubagent(t *testing.T, srv *servertest.Server) (token, id string) {
 // permissions and the micro service fit together.
 func TestBusAPIThroughTokenConnection(t *testing.T) {
 	srv := servertest.Start(t)
-	c := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
+	c := mustDial(t, srv, servertest.TokenProgrammer, "demo", domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"})
 	msg := nats.NewMsg(events.APISubject("demo", events.OpSubmit))
 	msg.Header.Set("Authorization", "Bearer "+servertest.TokenProgrammer)
 	msg.Data = []byte(`{"tool":"read_file","arguments":{"path":"README.md"}}`)
@@ -454,8 +455,8 @@ func TestBusAPIThroughTokenConnection(t *testing.T) {
 // that tenant, never to a review subject or countersign's own inbox.
 func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	srv := servertest.Start(t)
-	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"})
-	mainRef := events.Ref{Kind: events.KindAgent, ID: "agt_main"}
+	prog := mustDial(t, srv, servertest.TokenProgrammer, "demo", domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"})
+	mainRef := domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}
 	victim := mustDial(t, srv, servertest.TokenMain, "demo", mainRef)
 	victimInbox, err := victim.nc.SubscribeSync(events.InboxFilter("demo", mainRef))
 	if err != nil {
@@ -551,7 +552,7 @@ func TestBusAPIRepliesOnlyToOwnInbox(t *testing.T) {
 	// unauthenticated get with a reply there, with a 401 (SPEC §9: never
 	// silence): the get subscription takes both in order, so the 401
 	// arrives before the token's answer.
-	own, err := prog.nc.SubscribeSync(events.InboxFilter("demo", events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}))
+	own, err := prog.nc.SubscribeSync(events.InboxFilter("demo", domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}))
 	if err != nil {
 		t.Fatal(err)
 	}

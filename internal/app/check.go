@@ -9,7 +9,7 @@ import (
 
 	"github.com/countersign/countersign/audit"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/signin"
 )
@@ -35,7 +35,7 @@ func Check(cfg *config.Config) error {
 
 // checked is what Check derived that New goes on with.
 type checked struct {
-	tenants []*events.Tenant
+	tenants []*domain.Tenant
 	seed    string // the auth callout issuer seed, with nats_url
 }
 

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/deciders"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/judge"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -16,7 +16,7 @@ import (
 // rulesJudge adapts one judge.Judge per tenant to deciders.RulesJudge.
 // The judges are rebuilt whole when a config revision is applied (set).
 type rulesJudge struct {
-	judges  atomic.Pointer[map[events.TenantID]*judge.Judge]
+	judges  atomic.Pointer[map[domain.TenantID]*judge.Judge]
 	metrics *judgeMetrics
 	log     *slog.Logger
 }
@@ -41,15 +41,15 @@ func newJudgeMetrics(reg *prometheus.Registry) *judgeMetrics {
 
 // newRulesJudge builds the tenants' judges: the Checker's Judge,
 // consulted only for tenants that have one.
-func newRulesJudge(tenants []*events.Tenant, reg *prometheus.Registry, log *slog.Logger) *rulesJudge {
+func newRulesJudge(tenants []*domain.Tenant, reg *prometheus.Registry, log *slog.Logger) *rulesJudge {
 	rj := &rulesJudge{metrics: newJudgeMetrics(reg), log: log}
 	rj.set(tenants)
 	return rj
 }
 
 // set builds the judges of tenants, replacing the ones before.
-func (rj *rulesJudge) set(tenants []*events.Tenant) {
-	judges := map[events.TenantID]*judge.Judge{}
+func (rj *rulesJudge) set(tenants []*domain.Tenant) {
+	judges := map[domain.TenantID]*judge.Judge{}
 	m := rj.metrics
 	for _, t := range tenants {
 		if t.Judge == nil {
@@ -73,19 +73,19 @@ func (rj *rulesJudge) set(tenants []*events.Tenant) {
 }
 
 // of returns tenant's judge, or nil when it has none.
-func (rj *rulesJudge) of(tenant events.TenantID) *judge.Judge { return (*rj.judges.Load())[tenant] }
+func (rj *rulesJudge) of(tenant domain.TenantID) *judge.Judge { return (*rj.judges.Load())[tenant] }
 
 // JudgeRules implements deciders.RulesJudge.
-func (rj *rulesJudge) JudgeRules(ctx context.Context, t *events.Tenant, rules []events.Rule, r *events.Request) deciders.JudgeResult {
+func (rj *rulesJudge) JudgeRules(ctx context.Context, t *domain.Tenant, rules []domain.Rule, r *domain.Request) deciders.JudgeResult {
 	j := rj.of(t.ID)
 	if j == nil {
 		return deciders.JudgeResult{Verdict: string(judge.Escalate)}
 	}
 	out := j.Judge(ctx, toJudgeRules(rules), toJudgeCall(r))
-	return deciders.JudgeResult{Verdict: string(out.Verdict), RuleID: events.RuleID(out.RuleID), Quote: out.Quote, ReviewerReason: out.ReviewerReason}
+	return deciders.JudgeResult{Verdict: string(out.Verdict), RuleID: domain.RuleID(out.RuleID), Quote: out.Quote, ReviewerReason: out.ReviewerReason}
 }
 
-func toJudgeRules(rules []events.Rule) []judge.Rule {
+func toJudgeRules(rules []domain.Rule) []judge.Rule {
 	out := make([]judge.Rule, len(rules))
 	for i, r := range rules {
 		out[i] = judge.Rule{ID: string(r.ID), Text: r.Text, Effect: r.Effect}
@@ -93,7 +93,7 @@ func toJudgeRules(rules []events.Rule) []judge.Rule {
 	return out
 }
 
-func toJudgeCall(r *events.Request) judge.Call {
+func toJudgeCall(r *domain.Request) judge.Call {
 	return judge.Call{Action: r.Capability.Action, Target: r.Capability.Target, Arguments: r.Arguments, Reason: r.Reason}
 }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/kvstate"
@@ -38,7 +39,7 @@ func TestLargeArgumentsReadWholeEverywhere(t *testing.T) {
 	if code := agent.do(t, "POST", "/v1/requests", body, nil, &sub); code != http.StatusCreated || sub.Status != "pending" {
 		t.Fatalf("submit: %d, %s", code, sub.Status)
 	}
-	held, ok := srv.App.Service.Views().Requests().Get(kvstate.RequestKey("demo", events.RequestID(sub.ID)))
+	held, ok := srv.App.Service.Views().Requests().Get(kvstate.RequestKey("demo", domain.RequestID(sub.ID)))
 	if !ok || !held.Partial() || held.Arguments != nil {
 		t.Fatalf("the mirror holds it (%v) partial %v with %d bytes of arguments; want partial, none", ok, held.Partial(), len(held.Arguments))
 	}
@@ -60,7 +61,7 @@ func TestLargeArgumentsReadWholeEverywhere(t *testing.T) {
 	}
 	check("GET /v1/requests", page.Items[0])
 
-	bus := mustDial(t, srv, "person", "demo", events.Ref{Kind: events.KindPerson, ID: "u-1"})
+	bus := mustDial(t, srv, "person", "demo", domain.Ref{Kind: domain.KindPerson, ID: "u-1"})
 	for _, wait := range []string{"", "1ms"} {
 		msg := nats.NewMsg(events.APISubject("demo", events.OpGet))
 		msg.Header.Set("Authorization", "Bearer person")

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/links"
@@ -115,7 +115,7 @@ func TestDecisionLinkRefusals(t *testing.T) {
 	r, approve, deny := linksFor(t, srv, rc, refund(1))
 	token := strings.TrimPrefix(approve, "/d/")
 	deadline := time.Now().Add(time.Hour)
-	claim := links.Claim{Tenant: "demo", Request: events.RequestID(r.ID), Revision: 0, Person: "u-2", Decision: links.Approve, Deadline: deadline}
+	claim := links.Claim{Tenant: "demo", Request: domain.RequestID(r.ID), Revision: 0, Person: "u-2", Decision: links.Approve, Deadline: deadline}
 	flipped := []byte(token)
 	flipped[len(flipped)/2] ^= 1
 	cases := []struct {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
@@ -160,7 +160,7 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 		f()
 	}
 	changed, gone := changedTokens(before, tenants), agentGone(l.views)
-	dropped := l.broker.Disconnect(func(t events.TenantID, p events.Ref) bool { return changed(t, p) || gone(t, p) })
+	dropped := l.broker.Disconnect(func(t domain.TenantID, p domain.Ref) bool { return changed(t, p) || gone(t, p) })
 	ended := l.svc.RevokeStale()
 	l.log.Info("config applied", "revision", rev.Revision, "sha256", rev.SHA256, "bus_connections_closed", dropped, "held_ended", ended)
 }
@@ -168,7 +168,7 @@ func (l *live) apply(rev kvstate.ConfigRevision) {
 // load parses raw and runs Check on it as this process runs it: the
 // settings a restart alone changes (listen addresses, data, nats_url,
 // roles; flags override them) are the process's, not the revision's.
-func (l *live) load(raw []byte) ([]*events.Tenant, error) {
+func (l *live) load(raw []byte) ([]*domain.Tenant, error) {
 	cfg, err := config.Parse(raw)
 	if err != nil {
 		return nil, err
@@ -213,27 +213,27 @@ func (l *live) watchFile(ctx context.Context) {
 // kept with other scopes, from before to after: a bus connection keeps the
 // permissions it got at connect, so theirs are closed (the clients whose
 // token still holds reconnect).
-func changedTokens(before, after []*events.Tenant) func(events.TenantID, events.Ref) bool {
-	kept := map[events.TenantID][]events.Token{}
+func changedTokens(before, after []*domain.Tenant) func(domain.TenantID, domain.Ref) bool {
+	kept := map[domain.TenantID][]domain.Token{}
 	for _, t := range after {
 		kept[t.ID] = t.Tokens
 	}
 	drop := map[string]bool{}
 	for _, t := range before {
 		for _, tok := range t.Tokens {
-			if !slices.ContainsFunc(kept[t.ID], func(k events.Token) bool { return sameToken(k, tok) }) {
+			if !slices.ContainsFunc(kept[t.ID], func(k domain.Token) bool { return sameToken(k, tok) }) {
 				drop[principalKey(t.ID, tok.Principal)] = true
 			}
 		}
 	}
-	return func(t events.TenantID, p events.Ref) bool { return drop[principalKey(t, p)] }
+	return func(t domain.TenantID, p domain.Ref) bool { return drop[principalKey(t, p)] }
 }
 
-func principalKey(t events.TenantID, p events.Ref) string {
+func principalKey(t domain.TenantID, p domain.Ref) string {
 	return string(t) + "/" + p.Kind + ":" + p.ID
 }
 
-func sameToken(a, b events.Token) bool {
+func sameToken(a, b domain.Token) bool {
 	return a.SHA256 == b.SHA256 && a.Principal == b.Principal && slices.Equal(a.Scopes, b.Scopes)
 }
 

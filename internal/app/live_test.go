@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -81,7 +81,7 @@ func TestReloadRemovedTokenStopsAtOnce(t *testing.T) {
 	if code := b.do(t, "GET", "/v1/requests", nil, nil, nil); code != 200 {
 		t.Fatalf("before: live-b gets %d", code)
 	}
-	agentBRef := events.Ref{Kind: events.KindAgent, ID: "agt_b"}
+	agentBRef := domain.Ref{Kind: domain.KindAgent, ID: "agt_b"}
 	onBus := mustDial(t, srv, "live-b", acme, agentBRef)
 	other := mustDial(t, srv, "live-a", acme, agentA)
 	before := srv.App.Config().Revision
@@ -230,7 +230,7 @@ func TestConfigEndpointAdminOnly(t *testing.T) {
 		}
 	}
 	for _, tok := range []string{"live-person-1", "live-person-2", "live-a", "live-b", "live-admin"} {
-		if strings.Contains(string(body), tok) || strings.Contains(string(body), events.HashToken(tok)) {
+		if strings.Contains(string(body), tok) || strings.Contains(string(body), domain.HashToken(tok)) {
 			t.Errorf("GET /v1/config shows token %s (or its hash): %s", tok, body)
 		}
 	}
@@ -382,7 +382,7 @@ func TestReloadKeepsChainAbove(t *testing.T) {
 func TestReloadRemovedAgentTakesItsSubagents(t *testing.T) {
 	srv, path := startLive(t, config.DemoYAML)
 	token, id := registerSubagent(t, srv)
-	sub := events.Ref{Kind: events.KindAgent, ID: id}
+	sub := domain.Ref{Kind: domain.KindAgent, ID: id}
 	onBus := mustDial(t, srv, token, "demo", sub)
 	c := newClient(srv.URL, token)
 	if code := c.do(t, "GET", "/v1/requests", nil, nil, nil); code != 200 {

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -227,7 +228,7 @@ func TestExternalNATSRestartHeals(t *testing.T) {
 	defer nc.Close()
 	var workMu sync.Mutex
 	work := map[string]int{}
-	if _, err := nc.Subscribe(events.DecideSubject("demo", events.Ref{Kind: events.KindPerson, ID: "u-1"}), func(m *nats.Msg) {
+	if _, err := nc.Subscribe(events.DecideSubject("demo", domain.Ref{Kind: domain.KindPerson, ID: "u-1"}), func(m *nats.Msg) {
 		workMu.Lock()
 		work[m.Header.Get(nats.MsgIdHdr)]++
 		workMu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
@@ -50,11 +50,11 @@ func TestNodeRuntimeDecidesOverTheBus(t *testing.T) {
 	small := submitRefund(t, api, 4900)
 	large := submitRefund(t, api, 990000)
 	testutil.Eventually(t, 30*time.Second, func() bool {
-		return api.Get(servertest.TokenProgrammer, large).Status == events.StatusDenied &&
+		return api.Get(servertest.TokenProgrammer, large).Status == domain.StatusDenied &&
 			api.Get(servertest.TokenProgrammer, small).Approver.ID == "u-1"
 	}, "the Node runtime's answers")
 	r := api.Get(servertest.TokenProgrammer, large)
-	if r.Decision.By != (events.Ref{Kind: events.KindAgent, ID: "agt_main"}) || !strings.Contains(r.Decision.Note, "Too large") {
+	if r.Decision.By != (domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}) || !strings.Contains(r.Decision.Note, "Too large") {
 		t.Fatalf("large refund decided by %+v (%q); want agt_main's deny", r.Decision.By, r.Decision.Note)
 	}
 	if e := api.Get(servertest.TokenProgrammer, small).Endorsements; len(e) != 1 || e[0].Agent != "agt_main" {
@@ -62,11 +62,11 @@ func TestNodeRuntimeDecidesOverTheBus(t *testing.T) {
 	}
 }
 
-func submitRefund(t *testing.T, api servertest.API, amount int) events.RequestID {
+func submitRefund(t *testing.T, api servertest.API, amount int) domain.RequestID {
 	t.Helper()
 	code, data := api.Do(http.MethodPost, "/v1/requests", servertest.TokenProgrammer, map[string]any{
 		"tool": "issue_refund", "arguments": map[string]any{"payment_id": "payment_123", "amount": amount, "currency": "GBP"}})
-	var r events.Request
+	var r domain.Request
 	if code != http.StatusCreated || json.Unmarshal(data, &r) != nil {
 		t.Fatalf("submit: %d %s", code, data)
 	}

@@ -7,7 +7,7 @@ import (
 	"os"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/notify"
@@ -28,7 +28,7 @@ type outside struct {
 // readOutside reads the secrets; a variable that is named but not set
 // stops the start. awaiting (nil where only the secrets are checked) is
 // who a group's request waits on, for its links (notify.Links).
-func readOutside(cfg *config.Config, awaiting func(*events.Request) []events.MemberID) (outside, error) {
+func readOutside(cfg *config.Config, awaiting func(*domain.Request) []domain.MemberID) (outside, error) {
 	var o outside
 	if cfg.PublicURL != "" {
 		key, err := secretEnv("link_secret_env", cfg.LinkSecretEnv)
@@ -47,16 +47,16 @@ func readOutside(cfg *config.Config, awaiting func(*events.Request) []events.Mem
 }
 
 func (o *outside) addTenant(tc *config.TenantConfig) error {
-	tenant := events.TenantID(tc.ID)
+	tenant := domain.TenantID(tc.ID)
 	if tc.SlackSigningSecretEnv != "" {
 		secret, err := secretEnv("slack_signing_secret_env", tc.SlackSigningSecretEnv)
 		if err != nil {
 			return err
 		}
-		st := httpapi.SlackTenant{Tenant: tenant, Secret: []byte(secret), Members: map[string]events.MemberID{}}
+		st := httpapi.SlackTenant{Tenant: tenant, Secret: []byte(secret), Members: map[string]domain.MemberID{}}
 		for _, m := range tc.Members {
 			if m.SlackUserID != "" {
-				st.Members[m.SlackUserID] = events.MemberID(m.ID)
+				st.Members[m.SlackUserID] = domain.MemberID(m.ID)
 			}
 		}
 		o.slack = append(o.slack, st)
@@ -86,7 +86,7 @@ func (o *outside) addMail(tc *config.TenantConfig) error {
 	if e == nil {
 		return nil
 	}
-	m := notify.Mail{Tenant: events.TenantID(tc.ID), Addr: e.SMTP, From: e.From, StartTLS: e.UsesStartTLS()}
+	m := notify.Mail{Tenant: domain.TenantID(tc.ID), Addr: e.SMTP, From: e.From, StartTLS: e.UsesStartTLS()}
 	if e.UsernameEnv != "" {
 		var err error
 		if m.Username, err = secretEnv("email.username_env", e.UsernameEnv); err != nil {
@@ -152,7 +152,7 @@ func (a *App) buildMail(ctx context.Context, o Options, js jetstream.JetStream, 
 }
 
 // storedRequest reads a request as stored now; nil when it is gone.
-func (a *App) storedRequest(ctx context.Context, t events.TenantID, id events.RequestID) (*events.Request, error) {
+func (a *App) storedRequest(ctx context.Context, t domain.TenantID, id domain.RequestID) (*domain.Request, error) {
 	rec, err := a.Service.Store().GetRequest(ctx, t, id)
 	if errors.Is(err, kvstate.ErrNotFound) {
 		return nil, nil
@@ -165,7 +165,7 @@ func (a *App) storedRequest(ctx context.Context, t events.TenantID, id events.Re
 
 // awaiting is the people a pending request still waits on, as the tenant
 // stands them now: each is notified (SPEC §12).
-func (a *App) awaiting(r *events.Request) []events.MemberID {
+func (a *App) awaiting(r *domain.Request) []domain.MemberID {
 	t, ok := a.views.Tenant(r.Tenant)
 	if !ok {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testkit/servertest"
@@ -95,7 +96,7 @@ func TestOutboxDerivesEventsFromTheWrite(t *testing.T) {
 
 	a = startApp(t, dir, "api", "deciders")
 	defer stopApp(t, a)
-	stored, err := a.Service.Store().LastWrite(context.Background(), "demo", events.RequestID(r.ID))
+	stored, err := a.Service.Store().LastWrite(context.Background(), "demo", domain.RequestID(r.ID))
 	if err != nil {
 		t.Fatal(err)
 	}

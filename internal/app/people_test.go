@@ -8,6 +8,7 @@ import (
 
 	natsjs "github.com/cloudevents/sdk-go/protocol/nats_jetstream/v2"
 	"github.com/cloudevents/sdk-go/v2/binding"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -38,7 +39,7 @@ const peopleTenants = `tenants:
              {token: globex-ops, principal: "service:ops", scopes: [approvals:read]}]
 `
 
-var personU2 = events.Ref{Kind: events.KindPerson, ID: "u-2"}
+var personU2 = domain.Ref{Kind: domain.KindPerson, ID: "u-2"}
 
 // peopleMsg is one message of a people subject, read through the
 // CloudEvents SDK's NATS binding in binary mode.
@@ -97,9 +98,9 @@ func busCall(t *testing.T, c *busClient, op, token string, body any) (string, ma
 
 // subscribePeople subscribes c to person's subject and makes sure the
 // server has the subscription before anything is sent.
-func subscribePeople(t *testing.T, c *busClient, tenant events.TenantID, person string) *nats.Subscription {
+func subscribePeople(t *testing.T, c *busClient, tenant domain.TenantID, person string) *nats.Subscription {
 	t.Helper()
-	sub, err := c.nc.SubscribeSync(events.PeopleSubject(tenant, events.MemberID(person)))
+	sub, err := c.nc.SubscribeSync(events.PeopleSubject(tenant, domain.MemberID(person)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +240,7 @@ func TestPeopleToldAtMostOnceWhenAChangeComesAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stored, err := last.GetLastMsg(requestsStream, "$KV."+kvstate.BucketRequests+"."+kvstate.RequestKey("demo", events.RequestID(ids[0])))
+	stored, err := last.GetLastMsg(requestsStream, "$KV."+kvstate.BucketRequests+"."+kvstate.RequestKey("demo", domain.RequestID(ids[0])))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +296,7 @@ func TestPeopleOfAGroupOnTheBus(t *testing.T) {
 			t.Fatalf("want %s for %s: %v", typ, person, err)
 		}
 		got := nextPeopleOf(t, m)
-		if m.Subject != events.PeopleSubject(acme, events.MemberID(person)) || got.typ != typ || got.subject != id ||
+		if m.Subject != events.PeopleSubject(acme, domain.MemberID(person)) || got.typ != typ || got.subject != id ||
 			(status != "" && got.data["status"] != status) {
 			t.Fatalf("got %s %s %v, want %s for %s (status %q)", m.Subject, got.typ, got.data, typ, person, status)
 		}
@@ -305,7 +306,7 @@ func TestPeopleOfAGroupOnTheBus(t *testing.T) {
 	expect("u-2", events.TypeReviewRequested, "")
 	rev := b["request"].(map[string]any)["revision"]
 	for _, p := range []struct{ token, person, status string }{{"acme-person", "u-1", "pending"}, {"acme-person2", "u-2", "approved"}} {
-		c := mustDial(t, srv, p.token, acme, events.Ref{Kind: events.KindPerson, ID: p.person})
+		c := mustDial(t, srv, p.token, acme, domain.Ref{Kind: domain.KindPerson, ID: p.person})
 		if status, out := busCall(t, c, "answer", p.token, map[string]any{"id": id, "expected": rev, "decision": "allow"}); status != "200" {
 			t.Fatalf("%s allows: %s %v", p.person, status, out)
 		}

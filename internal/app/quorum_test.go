@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -46,30 +47,30 @@ const quorumYAML = `tenants:
 
 // answerAs posts an answer and returns the status and the record (or
 // the problem) it got.
-func answerAs(t *testing.T, srv *servertest.Server, token, id string, expected uint64, decision, scope string) (int, events.Request, map[string]any) {
+func answerAs(t *testing.T, srv *servertest.Server, token, id string, expected uint64, decision, scope string) (int, domain.Request, map[string]any) {
 	t.Helper()
 	body := map[string]any{"expected": expected, "decision": decision, "scope": scope}
 	code, data := srv.API(t).Do(http.MethodPost, "/v1/requests/"+id, token, body)
-	var r events.Request
+	var r domain.Request
 	var problem map[string]any
 	_ = json.Unmarshal(data, &r)
 	_ = json.Unmarshal(data, &problem)
 	return code, r, problem
 }
 
-func submitQuorumRefund(t *testing.T, srv *servertest.Server, token string, i int) events.Request {
+func submitQuorumRefund(t *testing.T, srv *servertest.Server, token string, i int) domain.Request {
 	t.Helper()
 	body := refund(i)
 	body["session"] = fmt.Sprint("s-", i)
 	code, data := srv.API(t).Do(http.MethodPost, "/v1/requests", token, body)
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(data, &r); err != nil || code != http.StatusCreated {
 		t.Fatalf("submit: %d %s", code, data)
 	}
 	return r
 }
 
-func inboxHas(t *testing.T, srv *servertest.Server, token string, id events.RequestID) bool {
+func inboxHas(t *testing.T, srv *servertest.Server, token string, id domain.RequestID) bool {
 	for _, r := range srv.API(t).Pending(token) {
 		if r.ID == id {
 			return true
@@ -79,7 +80,7 @@ func inboxHas(t *testing.T, srv *servertest.Server, token string, id events.Requ
 }
 
 // watchEvents counts the CloudEvents of tenant acme by type and revision.
-func watchEvents(t *testing.T, srv *servertest.Server) func(id events.RequestID, typ string) int {
+func watchEvents(t *testing.T, srv *servertest.Server) func(id domain.RequestID, typ string) int {
 	t.Helper()
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -93,7 +94,7 @@ func watchEvents(t *testing.T, srv *servertest.Server) func(id events.RequestID,
 	}
 	t.Cleanup(func() { _ = sub.Unsubscribe() })
 	_ = srv.App.Broker.Conn.Flush()
-	return func(id events.RequestID, typ string) int {
+	return func(id domain.RequestID, typ string) int {
 		mu.Lock()
 		defer mu.Unlock()
 		return seen[string(id)+" "+typ]
@@ -110,7 +111,7 @@ func TestQuorumOverHTTP(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(quorumYAML))
 	count := watchEvents(t, srv)
 	r := submitQuorumRefund(t, srv, "q-agent", 1)
-	if r.Approver == nil || *r.Approver != (events.Ref{Kind: events.KindGroup, ID: "finance"}) || r.RequiredApprovals != 2 || r.Approvals == nil || len(r.Approvals) != 0 {
+	if r.Approver == nil || *r.Approver != (domain.Ref{Kind: domain.KindGroup, ID: "finance"}) || r.RequiredApprovals != 2 || r.Approvals == nil || len(r.Approvals) != 0 {
 		t.Fatalf("created: approver %v, required %d, approvals %v", r.Approver, r.RequiredApprovals, r.Approvals)
 	}
 	for _, tok := range []string{"q-u2", "q-u3", "q-u4"} {
@@ -126,8 +127,8 @@ func TestQuorumOverHTTP(t *testing.T) {
 		t.Fatalf("u-1 (not in finance) allows: %d, want 409", code)
 	}
 	code, one, _ := answerAs(t, srv, "q-u2", id, 0, "allow", "session")
-	if code != http.StatusOK || one.Status != events.StatusPending || len(one.Approvals) != 1 || one.Revision != 1 ||
-		one.Approvals[0].By != (events.Ref{Kind: events.KindPerson, ID: "u-2"}) || one.Approvals[0].Scope != "session" {
+	if code != http.StatusOK || one.Status != domain.StatusPending || len(one.Approvals) != 1 || one.Revision != 1 ||
+		one.Approvals[0].By != (domain.Ref{Kind: domain.KindPerson, ID: "u-2"}) || one.Approvals[0].Scope != "session" {
 		t.Fatalf("first allow: %d %+v", code, one)
 	}
 	if code, again, _ := answerAs(t, srv, "q-u2", id, 0, "allow", "session"); code != http.StatusOK || again.Revision != 1 {
@@ -147,8 +148,8 @@ func TestQuorumOverHTTP(t *testing.T) {
 	// u-3 answers the revision it saw (0): only u-2's approval came since.
 	// The approval takes the smaller scope of the two (u-2's session).
 	code, done, _ := answerAs(t, srv, "q-u3", id, 0, "allow", "lifetime")
-	if code != http.StatusOK || done.Status != events.StatusApproved || len(done.Approvals) != 2 || done.Revision != 2 || done.Decision.Scope != "session" ||
-		done.Decision.By != (events.Ref{Kind: events.KindPerson, ID: "u-3"}) {
+	if code != http.StatusOK || done.Status != domain.StatusApproved || len(done.Approvals) != 2 || done.Revision != 2 || done.Decision.Scope != "session" ||
+		done.Decision.By != (domain.Ref{Kind: domain.KindPerson, ID: "u-3"}) {
 		t.Fatalf("second allow: %d %+v %+v", code, done, done.Decision)
 	}
 	if code, again, _ := answerAs(t, srv, "q-u2", id, 1, "allow", "session"); code != http.StatusOK || again.Revision != 2 {
@@ -166,7 +167,7 @@ func TestQuorumOverHTTP(t *testing.T) {
 		t.Fatalf("allow: %d %v (%s)", code, p, d.ID)
 	}
 	code, denied, _ := answerAs(t, srv, "q-u4", string(d.ID), 1, "deny", "once")
-	if code != http.StatusOK || denied.Status != events.StatusDenied || denied.Decision.By.ID != "u-4" || len(denied.Approvals) != 1 {
+	if code != http.StatusOK || denied.Status != domain.StatusDenied || denied.Decision.By.ID != "u-4" || len(denied.Approvals) != 1 {
 		t.Fatalf("deny by a member: %d %+v", code, denied)
 	}
 }
@@ -186,9 +187,9 @@ func grantsOf(t *testing.T, srv *servertest.Server) int {
 func TestQuorumOverTheBus(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(quorumYAML))
 	r := submitQuorumRefund(t, srv, "q-agent", 1)
-	answer := func(token, person string, expected uint64, decision string) (string, events.Request, *nats.Msg) {
+	answer := func(token, person string, expected uint64, decision string) (string, domain.Request, *nats.Msg) {
 		t.Helper()
-		c := mustDial(t, srv, token, acme, events.Ref{Kind: events.KindPerson, ID: person})
+		c := mustDial(t, srv, token, acme, domain.Ref{Kind: domain.KindPerson, ID: person})
 		m := nats.NewMsg(events.APISubject(acme, events.OpAnswer))
 		m.Header.Set("Authorization", "Bearer "+token)
 		m.Data, _ = json.Marshal(map[string]any{"id": r.ID, "expected": expected, "decision": decision})
@@ -196,7 +197,7 @@ func TestQuorumOverTheBus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("answer over the bus: %v", err)
 		}
-		var got events.Request
+		var got domain.Request
 		_ = json.Unmarshal(reply.Data, &got)
 		status := reply.Header.Get("Status")
 		if status == "" {
@@ -207,13 +208,13 @@ func TestQuorumOverTheBus(t *testing.T) {
 	if status, _, m := answer("q-u4", "u-4", 0, "allow"); status != "403" || m.Header.Get("Nats-Service-Error") != "Forbidden" {
 		t.Fatalf("u-4 allows on the bus: %s %s", status, m.Data)
 	}
-	if status, one, _ := answer("q-u2", "u-2", 0, "allow"); status != "200" || one.Status != events.StatusPending || len(one.Approvals) != 1 {
+	if status, one, _ := answer("q-u2", "u-2", 0, "allow"); status != "200" || one.Status != domain.StatusPending || len(one.Approvals) != 1 {
 		t.Fatalf("first allow on the bus: %s %+v", status, one)
 	}
 	if status, _, _ := answer("q-u2", "u-2", 1, "deny"); status != "409" {
 		t.Fatalf("u-2's opposite answer on the bus: %s", status)
 	}
-	if status, done, _ := answer("q-u3", "u-3", 1, "allow"); status != "200" || done.Status != events.StatusApproved || len(done.Approvals) != 2 {
+	if status, done, _ := answer("q-u3", "u-3", 1, "allow"); status != "200" || done.Status != domain.StatusApproved || len(done.Approvals) != 2 {
 		t.Fatalf("second allow on the bus: %s %+v", status, done)
 	}
 }
@@ -230,7 +231,7 @@ func TestQuorumSameInstant(t *testing.T) {
 		r := submitQuorumRefund(t, srv, "q-agent", i)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
-		got := make([]events.Request, 2)
+		got := make([]domain.Request, 2)
 		codes := make([]int, 2)
 		for j, tok := range []string{"q-u2", "q-u3"} {
 			wg.Add(1)
@@ -247,12 +248,12 @@ func TestQuorumSameInstant(t *testing.T) {
 		}
 		approved := 0
 		for _, g := range got {
-			if g.Status == events.StatusApproved {
+			if g.Status == domain.StatusApproved {
 				approved++
 			}
 		}
 		final := srv.API(t).Get("q-u2", r.ID)
-		if approved != 1 || final.Status != events.StatusApproved || len(final.Approvals) != 2 || final.Approvals[0].By == final.Approvals[1].By {
+		if approved != 1 || final.Status != domain.StatusApproved || len(final.Approvals) != 2 || final.Approvals[0].By == final.Approvals[1].By {
 			t.Fatalf("request %d: %d answers saw the approval; final %s with approvals %+v", i, approved, final.Status, final.Approvals)
 		}
 		testutil.Eventually(t, 10*time.Second, func() bool {
@@ -266,11 +267,11 @@ func TestQuorumSameInstant(t *testing.T) {
 func TestQuorumThroughTheChain(t *testing.T) {
 	srv := servertest.Start(t, servertest.WithConfig(quorumYAML))
 	r := submitQuorumRefund(t, srv, "q-sub", 1)
-	if r.Approver == nil || *r.Approver != (events.Ref{Kind: events.KindAgent, ID: "agt_a"}) || r.RequiredApprovals != 1 {
+	if r.Approver == nil || *r.Approver != (domain.Ref{Kind: domain.KindAgent, ID: "agt_a"}) || r.RequiredApprovals != 1 {
 		t.Fatalf("created: approver %v, required %d", r.Approver, r.RequiredApprovals)
 	}
 	code, up, _ := answerAs(t, srv, "q-agent", string(r.ID), 0, "abstain", "once")
-	if code != http.StatusOK || up.Approver == nil || *up.Approver != (events.Ref{Kind: events.KindGroup, ID: "finance"}) || up.RequiredApprovals != 2 {
+	if code != http.StatusOK || up.Approver == nil || *up.Approver != (domain.Ref{Kind: domain.KindGroup, ID: "finance"}) || up.RequiredApprovals != 2 {
 		t.Fatalf("passed up: %d approver %v required %d", code, up.Approver, up.RequiredApprovals)
 	}
 	if !inboxHas(t, srv, "q-u3", r.ID) {
@@ -298,10 +299,10 @@ func TestQuorumSurvivesKill(t *testing.T) {
 	_, _ = cmd.Process.Wait()
 	serveProcess(t, bin, dir, addr, quorumYAML)
 	kept := srv.API(t).Get("q-u3", r.ID)
-	if kept.Status != events.StatusPending || len(kept.Approvals) != 1 || kept.Approvals[0].By.ID != "u-2" {
+	if kept.Status != domain.StatusPending || len(kept.Approvals) != 1 || kept.Approvals[0].By.ID != "u-2" {
 		t.Fatalf("after kill -9: %s with approvals %+v", kept.Status, kept.Approvals)
 	}
-	if code, done, _ := answerAs(t, srv, "q-u3", string(r.ID), 1, "allow", "once"); code != http.StatusOK || done.Status != events.StatusApproved {
+	if code, done, _ := answerAs(t, srv, "q-u3", string(r.ID), 1, "allow", "once"); code != http.StatusOK || done.Status != domain.StatusApproved {
 		t.Fatalf("second allow after the restart: %d %+v", code, done)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -185,7 +186,7 @@ func TestMaxPendingHTTP(t *testing.T) {
 // as the body, and Retry-After.
 func TestQuotasOverTheBus(t *testing.T) {
 	srv, _ := startQuota(t, 2, 3, 3)
-	c := mustDial(t, srv, "main-1", "demo", events.Ref{Kind: events.KindAgent, ID: "agt_main"})
+	c := mustDial(t, srv, "main-1", "demo", domain.Ref{Kind: domain.KindAgent, ID: "agt_main"})
 	submit := func(body any) (*nats.Msg, struct{ Error, Reason string }) {
 		t.Helper()
 		msg := nats.NewMsg(events.APISubject("demo", events.OpSubmit))

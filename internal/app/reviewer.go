@@ -8,6 +8,7 @@ import (
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/judge"
 	"github.com/countersign/countersign/kvstate"
@@ -68,11 +69,11 @@ func (mr *modelReviewer) verified(b review.Bundle) (review.Bundle, kvstate.Recor
 		return b, kvstate.Record{}, false
 	}
 	rec, ok := mr.views.Requests().Get(kvstate.RequestKey(t, b.Request.ID))
-	if !ok || rec.Revision != b.Request.Revision || rec.Status != events.StatusPending ||
-		rec.Approver == nil || *rec.Approver != (events.Ref{Kind: events.KindAgent, ID: string(id)}) {
+	if !ok || rec.Revision != b.Request.Revision || rec.Status != domain.StatusPending ||
+		rec.Approver == nil || *rec.Approver != (domain.Ref{Kind: domain.KindAgent, ID: string(id)}) {
 		return b, kvstate.Record{}, false
 	}
-	return events.NewReviewBundle(&rec.Request, a, deciders.BriefOf(mr.views, &rec.Request)), rec, true
+	return domain.NewReviewBundle(&rec.Request, a, deciders.BriefOf(mr.views, &rec.Request)), rec, true
 }
 
 func (mr *modelReviewer) review(ctx context.Context, offered review.Bundle) (review.Answer, error) {
@@ -114,8 +115,8 @@ func (mr *modelReviewer) answer(ctx context.Context, b review.Bundle, a review.A
 	if !ok {
 		return errors.New("unknown tenant")
 	}
-	me := events.Ref{Kind: events.KindAgent, ID: string(b.Decider.ID)}
-	caller := approvals.Caller{Tenant: t, Principal: me, Token: events.Token{Principal: me, Scopes: []string{events.ScopeApprovalsWrite}}}
+	me := domain.Ref{Kind: domain.KindAgent, ID: string(b.Decider.ID)}
+	caller := approvals.Caller{Tenant: t, Principal: me, Token: domain.Token{Principal: me, Scopes: []string{domain.ScopeApprovalsWrite}}}
 	rev := b.Request.Revision
 	_, err := mr.svc.Answer(ctx, caller, b.Request.ID, approvals.AnswerInput{Expected: &rev, Decision: a.Decision, Scope: a.Scope, Reason: a.Reason})
 	if errors.Is(err, approvals.ErrConflict) || errors.Is(err, approvals.ErrNotFound) {

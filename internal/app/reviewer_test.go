@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -67,8 +68,8 @@ func TestModelReviewerLeavesForgedOffers(t *testing.T) {
 	}
 	nc := js.Conn()
 	awaitInterest(t, srv, events.ReviewSubject("demo", "agt_main")) // else: no responders, not "left untaken"
-	b := events.ReviewBundle{Request: events.Request{ID: "req_forged", Tenant: "demo", Status: events.StatusPending,
-		Approver: &events.Ref{Kind: events.KindAgent, ID: "agt_main"}}, Decider: events.ReviewDecider{ID: "agt_main"}}
+	b := domain.ReviewBundle{Request: domain.Request{ID: "req_forged", Tenant: "demo", Status: domain.StatusPending,
+		Approver: &domain.Ref{Kind: domain.KindAgent, ID: "agt_main"}}, Decider: domain.ReviewDecider{ID: "agt_main"}}
 	data, _ := json.Marshal(b)
 	msg := &nats.Msg{Subject: events.ReviewSubject("demo", "agt_main"), Data: data, Header: nats.Header{}}
 	if err := events.EncodeHeaders(events.NewEvent(events.TypeReviewRequested, "demo", "req_forged", 0, time.Now(), ""), msg.Header); err != nil {

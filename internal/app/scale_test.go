@@ -13,6 +13,7 @@ import (
 	"github.com/countersign/countersign/clock"
 	"github.com/countersign/countersign/config"
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -39,7 +40,7 @@ func TestScaleRuntimesAndProcesses(t *testing.T) {
 	startRoleWith(t, url, fast, "deciders")
 	decided := countDecided(t, url)
 
-	programmer := events.Ref{Kind: events.KindAgent, ID: "agt_programmer"}
+	programmer := domain.Ref{Kind: domain.KindAgent, ID: "agt_programmer"}
 	ctx, stop := context.WithCancel(context.Background())
 	var takes [3]atomic.Int64
 	var served sync.WaitGroup
@@ -157,7 +158,7 @@ func startRoleOn(t *testing.T, natsURL string, clock clock.Clock, edit func(*con
 
 // dialAs connects to the external NATS as a runtime of p would, with p's
 // inbox prefix.
-func dialAs(t *testing.T, url string, p events.Ref) *nats.Conn {
+func dialAs(t *testing.T, url string, p domain.Ref) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(url, nats.CustomInboxPrefix(events.InboxPrefix("demo", p)))
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/app"
 	"github.com/countersign/countersign/internal/testkit/servertest"
@@ -27,7 +28,7 @@ func tenantsOnShards(k int) []string {
 	ids := make([]string, k)
 	for n, found := 0, 0; found < k; n++ {
 		id := fmt.Sprintf("t%d", n)
-		if s := kvstate.ShardOf(events.TenantID(id), k); ids[s] == "" {
+		if s := kvstate.ShardOf(domain.TenantID(id), k); ids[s] == "" {
 			ids[s], found = id, found+1
 		}
 	}
@@ -123,7 +124,7 @@ func TestShardedRequests(t *testing.T) {
 			if err != nil {
 				return false
 			}
-			info, err := st.Info(ctx, jetstream.WithSubjectFilter(events.EventSubject(events.TenantID(id), events.TypeRequestCreated)))
+			info, err := st.Info(ctx, jetstream.WithSubjectFilter(events.EventSubject(domain.TenantID(id), events.TypeRequestCreated)))
 			return err == nil && len(info.State.Subjects) > 0
 		}, id+"'s CloudEvents")
 		// The audit log has the tenant's entries, from its shard.

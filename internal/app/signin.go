@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/countersign/countersign/audit"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nuid"
 
@@ -57,8 +58,8 @@ func (a *App) recordSignIn(ctx context.Context, e httpapi.SignInEvent) {
 		return
 	}
 	data, _ := json.Marshal(map[string]string{"via": e.Via, "claim": e.Claim, "reason": e.Reason})
-	err := audit.Append(ctx, a.Broker.JS, audit.Input{ID: "signin-" + nuid.Next(), Tenant: events.TenantID(e.Tenant), Type: signInTypes[e.Type],
-		Actor: audit.Actor{Kind: events.KindPerson, ID: e.Member}, Subject: e.Member, At: e.At, Data: data})
+	err := audit.Append(ctx, a.Broker.JS, audit.Input{ID: "signin-" + nuid.Next(), Tenant: domain.TenantID(e.Tenant), Type: signInTypes[e.Type],
+		Actor: audit.Actor{Kind: domain.KindPerson, ID: e.Member}, Subject: e.Member, At: e.At, Data: data})
 	if err != nil {
 		log(err)
 	}
@@ -77,7 +78,7 @@ func (a *App) sessionsEnded(s *httpapi.SignInConfig) []func(ctx context.Context)
 	svc := a.Service
 	return []func(ctx context.Context){func(ctx context.Context) {
 		n, err := s.Store.EndWhere(ctx, func(se signin.Session) bool {
-			_, ok := svc.PersonCaller(events.TenantID(se.Tenant), events.MemberID(se.Member))
+			_, ok := svc.PersonCaller(domain.TenantID(se.Tenant), domain.MemberID(se.Member))
 			return !ok
 		})
 		if err != nil || n > 0 {

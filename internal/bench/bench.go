@@ -6,7 +6,7 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Options select and size a run.
@@ -41,7 +41,7 @@ type Options struct {
 	// Endorser there (their inbox prefixes): default demo, agt_programmer,
 	// agt_main.
 	NATSURL                    string
-	Tenant                     events.TenantID
+	Tenant                     domain.TenantID
 	WorkerAgent, ReviewerAgent string
 	// Floor runs the scenario (grant or person) against the floor instead
 	// of countersign: the smallest HTTP service doing the scenario's

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/countersign/countersign/deciders/review"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats.go"
 )
@@ -17,12 +18,12 @@ import (
 // of its own that may subscribe only below its principal's inbox prefix.
 type busClient struct {
 	nc     *nats.Conn
-	tenant events.TenantID
+	tenant domain.TenantID
 	token  string
 }
 
 // dialBus connects as principal p with its token.
-func dialBus(url string, tenant events.TenantID, p events.Ref, token string) (*nats.Conn, error) {
+func dialBus(url string, tenant domain.TenantID, p domain.Ref, token string) (*nats.Conn, error) {
 	nc, err := nats.Connect(url, nats.Token(token), nats.Name("countersign-bench"),
 		nats.CustomInboxPrefix(events.InboxPrefix(tenant, p)))
 	if err != nil {
@@ -66,7 +67,7 @@ func grantBusScenario(ctx context.Context, o Options) (Result, error) {
 	if err := makeGrant(ctx, o, newHTTPClient(4)); err != nil {
 		return Result{}, fmt.Errorf("bench: setting up the grant: %w", err)
 	}
-	nc, err := dialBus(o.NATSURL, o.Tenant, events.Ref{Kind: events.KindAgent, ID: o.WorkerAgent}, o.Worker)
+	nc, err := dialBus(o.NATSURL, o.Tenant, domain.Ref{Kind: domain.KindAgent, ID: o.WorkerAgent}, o.Worker)
 	if err != nil {
 		return Result{}, err
 	}
@@ -94,17 +95,17 @@ func agentScenario(ctx context.Context, o Options) (Result, error) {
 	defer stop()
 	done := make(chan error, o.Workers)
 	for range o.Workers {
-		nc, err := dialBus(o.NATSURL, o.Tenant, events.Ref{Kind: events.KindAgent, ID: o.ReviewerAgent}, o.Endorser)
+		nc, err := dialBus(o.NATSURL, o.Tenant, domain.Ref{Kind: domain.KindAgent, ID: o.ReviewerAgent}, o.Endorser)
 		if err != nil {
 			return Result{}, err
 		}
 		defer nc.Close()
 		go func() {
-			done <- review.Serve(rctx, nc, o.Endorser, denyAll, review.For(o.Tenant, events.AgentID(o.ReviewerAgent)),
+			done <- review.Serve(rctx, nc, o.Endorser, denyAll, review.For(o.Tenant, domain.AgentID(o.ReviewerAgent)),
 				review.WithConcurrency(o.Concurrency), review.WithLogger(quiet)) // answers cut off by the end of the run are expected
 		}()
 	}
-	nc, err := dialBus(o.NATSURL, o.Tenant, events.Ref{Kind: events.KindAgent, ID: o.WorkerAgent}, o.Worker)
+	nc, err := dialBus(o.NATSURL, o.Tenant, domain.Ref{Kind: domain.KindAgent, ID: o.WorkerAgent}, o.Worker)
 	if err != nil {
 		return Result{}, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -16,7 +17,7 @@ import (
 // consulted on every connect, so a token registered or removed since start
 // counts at once.
 type Authenticator interface {
-	Authenticate(token string) (*events.Tenant, events.Token, bool)
+	Authenticate(token string) (*domain.Tenant, domain.Token, bool)
 }
 
 // InternalUser is the NATS user of countersign's own connections. It has
@@ -85,10 +86,10 @@ func (g *gate) Check(c server.ClientAuthentication) bool {
 	return true
 }
 
-func (g *gate) authenticate(token string) (*events.Tenant, events.Token, bool) {
+func (g *gate) authenticate(token string) (*domain.Tenant, domain.Token, bool) {
 	a := g.auth.Load()
 	if a == nil || token == "" {
-		return nil, events.Token{}, false
+		return nil, domain.Token{}, false
 	}
 	return (*a).Authenticate(token)
 }
@@ -98,7 +99,7 @@ func (g *gate) authenticate(token string) (*events.Tenant, events.Token, bool) {
 // connection keeps the permissions it got at connect, so a token refused
 // from now on must not live on in one made before. It returns how many it
 // closed; on an external cluster it closes none.
-func (b *Broker) Disconnect(drop func(tenant events.TenantID, p events.Ref) bool) int {
+func (b *Broker) Disconnect(drop func(tenant domain.TenantID, p domain.Ref) bool) int {
 	if b.Server == nil {
 		return 0
 	}
@@ -126,11 +127,11 @@ func (b *Broker) Disconnect(drop func(tenant events.TenantID, p events.Ref) bool
 const connzPage = 1024
 
 // parseUserName inverts userName.
-func parseUserName(s string) (events.TenantID, events.Ref, bool) {
+func parseUserName(s string) (domain.TenantID, domain.Ref, bool) {
 	t, rest, ok := strings.Cut(s, "/")
 	if !ok {
-		return "", events.Ref{}, false
+		return "", domain.Ref{}, false
 	}
-	p, ok := events.ParsePrincipal(rest)
-	return events.TenantID(t), p, ok
+	p, ok := domain.ParsePrincipal(rest)
+	return domain.TenantID(t), p, ok
 }

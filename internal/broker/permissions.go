@@ -3,6 +3,7 @@ package broker
 import (
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/nats-io/nats-server/v2/server"
 )
@@ -27,27 +28,27 @@ type Grant struct {
 const ResponseWindow = 2 * time.Minute
 
 // GrantFor returns the permissions of token in tenant.
-func GrantFor(tenant events.TenantID, tok events.Token) Grant {
+func GrantFor(tenant domain.TenantID, tok domain.Token) Grant {
 	g := Grant{
 		Publish:   []string{events.TenantAPIFilter(tenant)},
 		Subscribe: []string{events.InboxFilter(tenant, tok.Principal)},
 	}
-	if tok.Has(events.ScopeAdmin) {
+	if tok.Has(domain.ScopeAdmin) {
 		g.Publish = append(g.Publish, events.DiscoverySubjects()...)
 	}
 	switch tok.Principal.Kind {
-	case events.KindAgent:
-		g.Subscribe = append(g.Subscribe, events.ReviewSubject(tenant, events.AgentID(tok.Principal.ID)))
+	case domain.KindAgent:
+		g.Subscribe = append(g.Subscribe, events.ReviewSubject(tenant, domain.AgentID(tok.Principal.ID)))
 		g.Responses = true
-	case events.KindPerson:
-		if tok.Has(events.ScopeApprovalsRead) {
-			g.Subscribe = append(g.Subscribe, events.PeopleSubject(tenant, events.MemberID(tok.Principal.ID)))
+	case domain.KindPerson:
+		if tok.Has(domain.ScopeApprovalsRead) {
+			g.Subscribe = append(g.Subscribe, events.PeopleSubject(tenant, domain.MemberID(tok.Principal.ID)))
 		}
-	case events.KindService:
-		if tok.Has(events.ScopeEventsRead) {
+	case domain.KindService:
+		if tok.Has(domain.ScopeEventsRead) {
 			g.Subscribe = append(g.Subscribe, events.TenantEventsFilter(tenant))
 		}
-		if tok.Has(events.ScopeApprovalsRead) { // a gateway acting for the tenant's people
+		if tok.Has(domain.ScopeApprovalsRead) { // a gateway acting for the tenant's people
 			g.Subscribe = append(g.Subscribe, events.TenantPeopleFilter(tenant))
 		}
 	}
@@ -67,6 +68,6 @@ func (g Grant) serverPermissions() *server.Permissions {
 }
 
 // userName names a tenant connection in the server's logs and events.
-func userName(tenant events.TenantID, p events.Ref) string {
+func userName(tenant domain.TenantID, p domain.Ref) string {
 	return string(tenant) + "/" + p.Kind + ":" + p.ID
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -31,7 +31,7 @@ type batchItem struct {
 	Request json.RawMessage `json:"request,omitempty"` // the record after the answer
 	Error   string          `json:"error,omitempty"`   // why it did not apply
 
-	before *events.Request // nil: it could not be read
+	before *domain.Request // nil: it could not be read
 	result string          // the result line's text
 }
 
@@ -55,7 +55,7 @@ func (s Session) AnswerAll(ctx context.Context, ids []string, in AnswerInput) er
 		}
 		seen[id] = true
 		it := &batchItem{ID: id}
-		var rec events.Request
+		var rec domain.Request
 		if _, err := s.Client.get(ctx, apiPath("/v1/requests/", id), &rec); err != nil {
 			it.Error, it.result = err.Error(), "not applied: "+whyNot(err)
 		} else {
@@ -108,7 +108,7 @@ func (s Session) answerOne(ctx context.Context, it *batchItem, in AnswerInput, p
 		}
 		return
 	}
-	var after events.Request
+	var after domain.Request
 	if err := json.Unmarshal(raw, &after); err != nil {
 		it.Error = "the server's answer is not a request record"
 		it.result = "not known whether it applied: " + it.Error
@@ -185,7 +185,7 @@ func keyList(keys []string) string {
 
 // showBatch prints what is about to be answered, one line a request.
 func (s Session) showBatch(items []*batchItem, p people) {
-	var capab events.Capability
+	var capab domain.Capability
 	var keys []string
 	for _, it := range items {
 		if it.before != nil {

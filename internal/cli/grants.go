@@ -9,7 +9,7 @@ import (
 	"net/url"
 	"text/tabwriter"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // GrantFilter narrows Grants.
@@ -31,10 +31,10 @@ func (s Session) Grants(ctx context.Context, f GrantFilter) error {
 	if !s.JSON {
 		pp = s.Client.people(ctx)
 	}
-	return list(ctx, s, "/v1/grants", q, func(w io.Writer, gs []events.Grant) { grantTable(w, gs, pp) })
+	return list(ctx, s, "/v1/grants", q, func(w io.Writer, gs []domain.Grant) { grantTable(w, gs, pp) })
 }
 
-func grantTable(w io.Writer, gs []events.Grant, p people) {
+func grantTable(w io.Writer, gs []domain.Grant, p people) {
 	if len(gs) == 0 {
 		fmt.Fprintln(w, "No grants.")
 		return
@@ -63,7 +63,7 @@ func (s Session) Revoke(ctx context.Context, id string) error {
 		writeRaw(s.Out, raw)
 		return nil
 	}
-	var g events.Grant
+	var g domain.Grant
 	if err := json.Unmarshal(raw, &g); err != nil {
 		return fmt.Errorf("the server's answer is not a grant: %w", err)
 	}

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // people is what GET /v1/people says (SPEC §10 "People by name"): the
@@ -12,13 +12,13 @@ import (
 // server did not say, or the token may not ask) names nobody: ids are
 // shown alone.
 type people struct {
-	you   events.Ref
+	you   domain.Ref
 	names map[string]string
 }
 
 // peopleAnswer is the body of GET /v1/people.
 type peopleAnswer struct {
-	You   events.Ref `json:"you"`
+	You   domain.Ref `json:"you"`
 	Items []struct {
 		ID   string `json:"id"`
 		Name string `json:"name,omitempty"`
@@ -47,11 +47,11 @@ func (c *Client) people(ctx context.Context) people {
 // ref names who or what r is: a person by name with the id beside it,
 // "Ada Lovelace (u-1)" (display.Person), else "person:u-1"; anything else
 // as kind:id.
-func (p people) ref(r *events.Ref) string {
+func (p people) ref(r *domain.Ref) string {
 	if r == nil || r.Kind == "" {
 		return "-"
 	}
-	if r.Kind == events.KindPerson {
+	if r.Kind == domain.KindPerson {
 		if n := p.names[r.ID]; n != "" {
 			return display.Person(text(n, 80), text(r.ID, 80))
 		}
@@ -63,13 +63,13 @@ func (p people) ref(r *events.Ref) string {
 }
 
 // isYou: r is the caller.
-func (p people) isYou(r *events.Ref) bool {
+func (p people) isYou(r *domain.Ref) bool {
 	return r != nil && p.you.Kind != "" && r.Kind == p.you.Kind && r.ID == p.you.ID
 }
 
 // waitsFor is who a pending request waits for, "you" when it is the
 // caller.
-func (p people) waitsFor(r *events.Ref) string {
+func (p people) waitsFor(r *domain.Ref) string {
 	if p.isYou(r) {
 		return "you"
 	}

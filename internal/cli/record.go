@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // writeRecord prints a request for a person: what it is, what the agent
 // said (quoted), where it stands, and its arguments as pretty JSON.
-func (p people) writeRecord(w io.Writer, r *events.Request, now time.Time) {
+func (p people) writeRecord(w io.Writer, r *domain.Request, now time.Time) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, kv := range p.recordFields(r, now) {
 		fmt.Fprintf(tw, "%s\t%s\n", kv[0], kv[1])
@@ -24,7 +24,7 @@ func (p people) writeRecord(w io.Writer, r *events.Request, now time.Time) {
 
 // recordFields are the lines of a record, label and value; optional
 // ones only when set.
-func (p people) recordFields(r *events.Request, now time.Time) [][2]string {
+func (p people) recordFields(r *domain.Request, now time.Time) [][2]string {
 	f := [][2]string{
 		{"Request", cell(string(r.ID))},
 		{"Status", p.statusLine(r, now)},
@@ -64,8 +64,8 @@ func optional(f [][2]string, label, value string) [][2]string {
 	return append(f, [2]string{label, value})
 }
 
-func subjectText(s events.Subject) string {
-	if s.Kind == "" || s.Kind == events.SubjectTool {
+func subjectText(s domain.Subject) string {
+	if s.Kind == "" || s.Kind == domain.SubjectTool {
 		return ""
 	}
 	if s.Command != "" {
@@ -77,12 +77,12 @@ func subjectText(s events.Subject) string {
 // stageText is one stage of a shell request: its text, and whether it is
 // allowed, waiting (the current one: the next answer applies to it), or
 // opaque (no grant ever covers it).
-func (p people) stageText(r *events.Request, i int, st events.Stage) string {
+func (p people) stageText(r *domain.Request, i int, st domain.Stage) string {
 	line := quote(st.Text, 200)
 	switch {
 	case st.AllowedBy != nil:
 		line += "  allowed by " + p.byText(*st.AllowedBy)
-	case i == r.CurrentStage && r.Status == events.StatusPending:
+	case i == r.CurrentStage && r.Status == domain.StatusPending:
 		line += "  <- your answer applies to this stage"
 		if st.Grant != "" {
 			line += "; --scope session or lifetime leaves a grant of " + cell(st.Grant)
@@ -94,7 +94,7 @@ func (p people) stageText(r *events.Request, i int, st events.Stage) string {
 	return line
 }
 
-func chainText(chain []events.AgentID) string {
+func chainText(chain []domain.AgentID) string {
 	if len(chain) == 0 {
 		return "-"
 	}
@@ -105,7 +105,7 @@ func chainText(chain []events.AgentID) string {
 	return strings.Join(parts, " → ") + "  (top first, the requester last)"
 }
 
-func endorsement(e events.Endorsement) string {
+func endorsement(e domain.Endorsement) string {
 	s := cell(string(e.Agent)) + " at " + stamp(e.At)
 	if e.Note != "" {
 		s += ": " + quote(e.Note, 200)
@@ -113,7 +113,7 @@ func endorsement(e events.Endorsement) string {
 	return s
 }
 
-func judgeText(r *events.Request) string {
+func judgeText(r *domain.Request) string {
 	if !r.JudgeEscalated {
 		return ""
 	}
@@ -126,28 +126,28 @@ func judgeText(r *events.Request) string {
 
 // statusLine says where a request stands. An expired request reads as
 // what it is — nobody decided in time — and never as a denial.
-func (p people) statusLine(r *events.Request, now time.Time) string {
+func (p people) statusLine(r *domain.Request, now time.Time) string {
 	switch r.Status {
-	case events.StatusPending:
+	case domain.StatusPending:
 		return "pending — waiting for " + p.ref(r.Approver) + ", deadline " + until(r.DeadlineAt, now)
-	case events.StatusExpired:
+	case domain.StatusExpired:
 		return "expired — no decision was made in time"
-	case events.StatusCancelled:
+	case domain.StatusCancelled:
 		return "cancelled — the requesting agent withdrew it before a decision"
 	}
 	return cell(string(r.Status))
 }
 
 // decisionLine summarizes r.Decision in one line.
-func (p people) decisionLine(r *events.Request) string {
+func (p people) decisionLine(r *domain.Request) string {
 	d := r.Decision
 	if d == nil {
 		return "none yet"
 	}
 	switch d.Status {
-	case events.StatusExpired:
+	case domain.StatusExpired:
 		return "none — no decision was made in time; the deadline passed at " + stamp(d.DecidedAt)
-	case events.StatusCancelled:
+	case domain.StatusCancelled:
 		return "none — cancelled by " + p.ref(&d.By) + " at " + stamp(d.DecidedAt)
 	}
 	s := fmt.Sprintf("%s by %s, scope %s, at %s", cell(string(d.Status)), p.byText(d.By), cell(d.Scope), stamp(d.DecidedAt))
@@ -164,27 +164,27 @@ func (p people) decisionLine(r *events.Request) string {
 }
 
 // byText names who or what decided.
-func (p people) byText(by events.Ref) string {
+func (p people) byText(by domain.Ref) string {
 	id := text(by.ID, 80)
 	switch by.Kind {
-	case events.KindPolicy:
+	case domain.KindPolicy:
 		if n := p.names[by.ID]; n != "" {
 			return "the policy of member " + display.Person(text(n, 80), id)
 		}
 		return "the policy of member " + id
-	case events.KindRead:
+	case domain.KindRead:
 		return "the read rule " + id
-	case events.KindOwnSubagent:
+	case domain.KindOwnSubagent:
 		return "delegation to the agent's own subagent"
-	case events.KindGrant:
+	case domain.KindGrant:
 		return "grant " + id
-	case events.KindRule:
+	case domain.KindRule:
 		return "rule " + id + " (through the judge)"
 	}
 	return p.ref(&by)
 }
 
-func decisionDetails(r *events.Request) [][2]string {
+func decisionDetails(r *domain.Request) [][2]string {
 	if r.Decision == nil {
 		return nil
 	}
@@ -201,7 +201,7 @@ func decisionDetails(r *events.Request) [][2]string {
 // approvalLines are the people's allows a request counts (SPEC §12): a
 // line saying how many of how many, then one line each; none for a
 // request that needs one allow and has none.
-func (p people) approvalLines(r *events.Request) [][2]string {
+func (p people) approvalLines(r *domain.Request) [][2]string {
 	if r.Quorum() == 1 && len(r.Approvals) == 0 {
 		return nil
 	}

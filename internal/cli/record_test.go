@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // countersign show lists a group's approvals: how many of how many, then
@@ -14,8 +14,8 @@ import (
 // no approvals line until a person allows it.
 func TestShowListsApprovals(t *testing.T) {
 	at := time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC)
-	r := &events.Request{ID: "req_1", Status: events.StatusPending, Approver: &events.Ref{Kind: events.KindGroup, ID: "finance"},
-		RequiredApprovals: 2, Approvals: events.Approvals{{By: events.Ref{Kind: events.KindPerson, ID: "u-2"}, At: at, Scope: "once", Note: "checked"}}}
+	r := &domain.Request{ID: "req_1", Status: domain.StatusPending, Approver: &domain.Ref{Kind: domain.KindGroup, ID: "finance"},
+		RequiredApprovals: 2, Approvals: domain.Approvals{{By: domain.Ref{Kind: domain.KindPerson, ID: "u-2"}, At: at, Scope: "once", Note: "checked"}}}
 	var b bytes.Buffer
 	people{}.writeRecord(&b, r, at)
 	out := b.String()
@@ -25,7 +25,7 @@ func TestShowListsApprovals(t *testing.T) {
 		}
 	}
 	b.Reset()
-	people{}.writeRecord(&b, &events.Request{ID: "req_2", Status: events.StatusPending, RequiredApprovals: 1}, at)
+	people{}.writeRecord(&b, &domain.Request{ID: "req_2", Status: domain.StatusPending, RequiredApprovals: 1}, at)
 	if strings.Contains(b.String(), "Approvals") {
 		t.Errorf("a plain pending request shows approvals:\n%s", b.String())
 	}
@@ -39,8 +39,8 @@ func TestShowSaysWhichGrant(t *testing.T) {
 		"any `git push …`":     "leaves a grant of any `git push …`",
 		"exactly this command": "leaves a grant of exactly this command",
 	} {
-		r := &events.Request{ID: "req_1", Status: events.StatusPending, Subject: events.Subject{Kind: events.SubjectShell, Command: "x"},
-			Stages: []events.Stage{{Text: "x", Prefix: []string{"x"}, Grant: grant}}}
+		r := &domain.Request{ID: "req_1", Status: domain.StatusPending, Subject: domain.Subject{Kind: domain.SubjectShell, Command: "x"},
+			Stages: []domain.Stage{{Text: "x", Prefix: []string{"x"}, Grant: grant}}}
 		var b bytes.Buffer
 		people{}.writeRecord(&b, r, at)
 		if !strings.Contains(b.String(), want) {

@@ -11,7 +11,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/problem"
 )
 
@@ -27,17 +27,17 @@ type Session struct {
 
 // Pending lists GET /v1/requests?status=pending, every page.
 func (s Session) Pending(ctx context.Context) error {
-	q := url.Values{"status": {string(events.StatusPending)}}
+	q := url.Values{"status": {string(domain.StatusPending)}}
 	var p people
 	if !s.JSON {
 		p = s.Client.people(ctx)
 	}
-	return list(ctx, s, "/v1/requests", q, func(w io.Writer, recs []events.Request) {
+	return list(ctx, s, "/v1/requests", q, func(w io.Writer, recs []domain.Request) {
 		requestTable(w, recs, time.Now(), p)
 	})
 }
 
-func requestTable(w io.Writer, recs []events.Request, now time.Time, p people) {
+func requestTable(w io.Writer, recs []domain.Request, now time.Time, p people) {
 	if len(recs) == 0 {
 		fmt.Fprintln(w, "No requests are waiting for you.")
 		return
@@ -54,7 +54,7 @@ func requestTable(w io.Writer, recs []events.Request, now time.Time, p people) {
 
 // Show prints one request.
 func (s Session) Show(ctx context.Context, id string) error {
-	var rec events.Request
+	var rec domain.Request
 	raw, err := s.Client.get(ctx, apiPath("/v1/requests/", id), &rec)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ type answerBody struct {
 // the request stands now.
 func (s Session) Answer(ctx context.Context, id string, in AnswerInput) error {
 	path := apiPath("/v1/requests/", id)
-	var before events.Request
+	var before domain.Request
 	if _, err := s.Client.get(ctx, path, &before); err != nil {
 		return err
 	}
@@ -105,12 +105,12 @@ func (s Session) Answer(ctx context.Context, id string, in AnswerInput) error {
 	return s.answered(ctx, &before, raw)
 }
 
-func (s Session) answered(ctx context.Context, before *events.Request, raw []byte) error {
+func (s Session) answered(ctx context.Context, before *domain.Request, raw []byte) error {
 	if s.JSON {
 		writeRaw(s.Out, raw)
 		return nil
 	}
-	var rec events.Request
+	var rec domain.Request
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return fmt.Errorf("the server's answer is not a request record: %w", err)
 	}
@@ -122,8 +122,8 @@ func (s Session) answered(ctx context.Context, before *events.Request, raw []byt
 // a decision; a shell request's stage allowed and the next one waiting
 // (SPEC §8: a shell call is answered stage by stage); a quorum's allow
 // counted; or an endorsement passed up.
-func (p people) outcome(before, after *events.Request) string {
-	if after.Status != events.StatusPending {
+func (p people) outcome(before, after *domain.Request) string {
+	if after.Status != domain.StatusPending {
 		return p.decisionLine(after)
 	}
 	if n := len(after.Stages); n > 0 && after.CurrentStage > before.CurrentStage && after.CurrentStage < n {
@@ -152,8 +152,8 @@ type hinted struct {
 func (h hinted) Error() string { return h.err.Error() + "\n" + h.hint }
 func (h hinted) Unwrap() error { return h.err }
 
-func conflictHint(ctx context.Context, c *Client, path string, before *events.Request) string {
-	var now events.Request
+func conflictHint(ctx context.Context, c *Client, path string, before *domain.Request) string {
+	var now domain.Request
 	if _, err := c.get(ctx, path, &now); err != nil {
 		return "The request changed since it was read, or it is not yours to answer."
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/display"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // Text that comes from agents (reasons, notes, tool names, argument values)
@@ -67,7 +67,7 @@ func cell(s string) string {
 	return "-"
 }
 
-func capability(c events.Capability) string { return text(c.String(), 80) }
+func capability(c domain.Capability) string { return text(c.String(), 80) }
 
 // stamp prints t in UTC to the second, "-" when zero.
 func stamp(t time.Time) string {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/nats-io/nats.go"
@@ -270,7 +271,7 @@ func settledRecord(nc *nats.Conn, id string) (record, error) {
 // which its leader answers (a KV get is a direct get, which any replica,
 // current or not, may answer).
 func leaderRecord(nc *nats.Conn, id string) (record, error) {
-	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", events.RequestID(id))})
+	req, _ := json.Marshal(map[string]string{"last_by_subj": "$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", domain.RequestID(id))})
 	m, err := nc.Request("$JS.API.STREAM.MSG.GET."+requestsStream, req, 10*time.Second)
 	if err != nil {
 		return record{}, err
@@ -306,7 +307,7 @@ func lastPerNode(c *natsCluster, id string) string {
 			out = append(out, n.Name+":"+err.Error())
 			continue
 		}
-		m, err := nc.Request("$JS.API.DIRECT.GET."+requestsStream+".$KV."+requestsBucket()+"."+kvstate.RequestKey("demo", events.RequestID(id)), nil, 5*time.Second)
+		m, err := nc.Request("$JS.API.DIRECT.GET."+requestsStream+".$KV."+requestsBucket()+"."+kvstate.RequestKey("demo", domain.RequestID(id)), nil, 5*time.Second)
 		nc.Close()
 		if err != nil {
 			out = append(out, n.Name+":"+err.Error())
@@ -324,7 +325,7 @@ func history(t *testing.T, nc *nats.Conn, id string) string {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	cons, err := js.OrderedConsumer(ctx, requestsStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{"$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", events.RequestID(id))}})
+		FilterSubjects: []string{"$KV." + requestsBucket() + "." + kvstate.RequestKey("demo", domain.RequestID(id))}})
 	if err != nil {
 		return err.Error()
 	}

@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
 )
@@ -78,7 +78,7 @@ func measureShards(t *testing.T, k int, tenants []string) {
 	sort.Strings(leaders)
 	var byShard []string
 	for _, id := range tenants {
-		byShard = append(byShard, fmt.Sprintf("%s→%d", id, kvstate.ShardOf(events.TenantID(id), k)))
+		byShard = append(byShard, fmt.Sprintf("%s→%d", id, kvstate.ShardOf(domain.TenantID(id), k)))
 	}
 
 	workers := *loadWorkers * len(tenants)

@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/countersign/countersign/links"
 	"github.com/countersign/countersign/notify"
@@ -44,7 +44,7 @@ func clickOf(c call) (member, slackUser, decision string, rev uint64, ok bool) {
 	decision, _ = c.body["decision"].(string)
 	scope, _ := c.body["scope"].(string)
 	expected, isNumber := revision(c.body["expected"])
-	if !isClicker || c.op != approvals.OpAnswer || (scope != "" && scope != events.ScopeOnce) || !isNumber || len(c.body) != 2 {
+	if !isClicker || c.op != approvals.OpAnswer || (scope != "" && scope != domain.ScopeOnce) || !isNumber || len(c.body) != 2 {
 		return "", "", "", 0, false
 	}
 	return who.member, who.slackUser, decision, expected, decision == approvals.DecisionAllow || decision == approvals.DecisionDeny
@@ -80,8 +80,8 @@ func linkSurface(b *http.Client, base string) surface {
 			return outcome{}, nil, false
 		}
 		d := map[string]string{approvals.DecisionAllow: links.Approve, approvals.DecisionDeny: links.Deny}[decision]
-		tok := links.Mint([]byte(linkSecret), links.Claim{Tenant: tenant, Request: events.RequestID(c.id), Revision: rev,
-			Person: events.MemberID(member), Decision: d, Deadline: time.Now().Add(time.Hour)})
+		tok := links.Mint([]byte(linkSecret), links.Claim{Tenant: tenant, Request: domain.RequestID(c.id), Revision: rev,
+			Person: domain.MemberID(member), Decision: d, Deadline: time.Now().Add(time.Hour)})
 		resp, err := b.Post(base+"/d/"+tok, "application/x-www-form-urlencoded", nil)
 		if err != nil {
 			t.Fatalf("link: %v", err)
@@ -107,7 +107,7 @@ func slackSurface(t *testing.T, s *servertest.Server) surface {
 		}
 		action := map[string]string{approvals.DecisionAllow: notify.ActionApprove, approvals.DecisionDeny: notify.ActionDeny}[decision]
 		payload, _ := json.Marshal(map[string]any{"type": "block_actions", "user": map[string]any{"id": user},
-			"actions":      []any{map[string]any{"action_id": action, "value": notify.ActionValue(tenant, events.RequestID(c.id), rev)}},
+			"actions":      []any{map[string]any{"action_id": action, "value": notify.ActionValue(tenant, domain.RequestID(c.id), rev)}},
 			"response_url": sink.srv.URL})
 		body := "payload=" + url.QueryEscape(string(payload))
 		stamp := strconv.FormatInt(time.Now().Unix(), 10)

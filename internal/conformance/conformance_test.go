@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/httpapi"
 	"github.com/countersign/countersign/internal/testkit/oidctest"
@@ -19,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
-const tenant = events.TenantID("acme")
+const tenant = domain.TenantID("acme")
 
 // One tenant: u-1 decides agt_main's requests, u-2 agt_big's; the tokens
 // differ in scope and principal kind.
@@ -48,14 +49,14 @@ tenants:
       - {token: tok-audit, principal: "service:audit", scopes: [events:read]}
 `
 
-var principals = map[string]events.Ref{
-	"tok-person":   {Kind: events.KindPerson, ID: "u-1"},
-	"tok-reader":   {Kind: events.KindPerson, ID: "u-1"},
-	"tok-agent":    {Kind: events.KindAgent, ID: "agt_main"},
-	"tok-agent-rw": {Kind: events.KindAgent, ID: "agt_main"},
-	"tok-big":      {Kind: events.KindAgent, ID: "agt_big"},
-	"tok-u2":       {Kind: events.KindPerson, ID: "u-2"},
-	"tok-audit":    {Kind: events.KindService, ID: "audit"},
+var principals = map[string]domain.Ref{
+	"tok-person":   {Kind: domain.KindPerson, ID: "u-1"},
+	"tok-reader":   {Kind: domain.KindPerson, ID: "u-1"},
+	"tok-agent":    {Kind: domain.KindAgent, ID: "agt_main"},
+	"tok-agent-rw": {Kind: domain.KindAgent, ID: "agt_main"},
+	"tok-big":      {Kind: domain.KindAgent, ID: "agt_big"},
+	"tok-u2":       {Kind: domain.KindPerson, ID: "u-2"},
+	"tok-audit":    {Kind: domain.KindService, ID: "audit"},
 }
 
 const validTrace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
@@ -141,7 +142,7 @@ func table(f *fixtures) []tcase {
 	}
 	current := func(p pending) uint64 { return p.rev }
 	none := func(pending) map[string]any { return nil }
-	unknown := string(events.NewRequestID())
+	unknown := string(domain.NewRequestID())
 	forbidden := outcome{Status: http.StatusForbidden, Error: "Forbidden"}
 	conflict := outcome{Status: http.StatusConflict, Error: "RequestConflict"}
 	return []tcase{
@@ -182,7 +183,7 @@ func table(f *fixtures) []tcase {
 		{name: "grants", call: with("tok-person", approvals.OpGrants, nil), want: outcome{Status: http.StatusOK}},
 		{name: "grants without approvals:read", call: with("tok-agent", approvals.OpGrants, nil), want: forbidden},
 		{name: "revoke an unknown grant", call: func(*testing.T) call {
-			return call{op: approvals.OpRevoke, token: "tok-person", id: string(events.NewGrantID())}
+			return call{op: approvals.OpRevoke, token: "tok-person", id: string(domain.NewGrantID())}
 		},
 			want: outcome{Status: http.StatusNotFound, Error: "GrantNotFound"}},
 	}
@@ -230,7 +231,7 @@ func (f *fixtures) pending(t *testing.T) pending {
 	if code != http.StatusCreated {
 		t.Fatalf("submit: %d %s", code, data)
 	}
-	var r events.Request
+	var r domain.Request
 	_ = json.Unmarshal(data, &r)
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		r = f.api.Get("tok-person", r.ID)
@@ -254,7 +255,7 @@ func (f *fixtures) bigPage(n int) {
 
 // traceOf is the traceparent the created request's first event carries.
 func (f *fixtures) traceOf(t *testing.T, body []byte) string {
-	var r events.Request
+	var r domain.Request
 	_ = json.Unmarshal(body, &r)
 	tp, ok := f.traces.of(t, string(r.ID))
 	if !ok {

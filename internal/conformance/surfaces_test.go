@@ -14,6 +14,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/countersign/countersign/approvals"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/servertest"
 	"github.com/nats-io/nats.go"
@@ -130,7 +131,7 @@ func query(body map[string]any) string {
 
 // busSurface: a real nats.go client on the embedded server's client port,
 // one connection per token, replies in the token's own inbox.
-func busSurface(t *testing.T, s *servertest.Server, principals map[string]events.Ref) surface {
+func busSurface(t *testing.T, s *servertest.Server, principals map[string]domain.Ref) surface {
 	conns := map[string]*nats.Conn{}
 	t.Cleanup(func() {
 		for _, nc := range conns {
@@ -219,7 +220,7 @@ func rpcDecide(ctx context.Context, t *testing.T, ws *websocket.Conn, c call) (o
 		"allow/lifetime": "allow_always", "deny/once": "deny"}
 	scope, _ := c.body["scope"].(string)
 	if scope == "" {
-		scope = events.ScopeOnce
+		scope = domain.ScopeOnce
 	}
 	params := map[string]any{"approvalId": c.id, "choiceId": choice[c.body["decision"].(string)+"/"+scope],
 		"requirementId": map[string]any{"sourceIndex": 0, "revision": c.body["expected"]}}

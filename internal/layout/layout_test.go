@@ -13,10 +13,11 @@ const module = "github.com/countersign/countersign"
 // rank orders the packages: a package may import only packages of a
 // strictly lower rank.
 var rank = map[string]int{
-	"jcs":                         -1, // RFC 8785, beneath the domain nouns
-	"clock":                       -1, // time and timers, beneath everything that waits
-	"backoff":                     -1, // the one retry delay, beneath everything that retries
-	"events":                      0,
+	"jcs":                         -2, // RFC 8785, beneath the domain nouns
+	"clock":                       -2, // time and timers, beneath everything that waits
+	"backoff":                     -2, // the one retry delay, beneath everything that retries
+	"domain":                      -1, // the domain nouns and the tenant model
+	"events":                      0,  // subjects, event types, the CloudEvents codec, streams
 	"display":                     0,
 	"shell":                       0,
 	"problem":                     0,
@@ -110,11 +111,11 @@ func TestImportsPointDown(t *testing.T) {
 			if to >= from && !sameTree {
 				t.Errorf("%s (rank %d) imports %s (rank %d): imports must point down", rel, from, irel, to)
 			}
-			if strings.HasPrefix(rel, "adapter") && irel != "events" && irel != "problem" && irel != "backoff" && !strings.HasPrefix(irel, "adapter") {
-				t.Errorf("adapter imports %s: it may import only events, problem and backoff", irel)
+			if strings.HasPrefix(rel, "adapter") && irel != "domain" && irel != "problem" && irel != "backoff" && !strings.HasPrefix(irel, "adapter") {
+				t.Errorf("adapter imports %s: it may import only domain, problem and backoff", irel)
 			}
-			if rel == "deciders/review" && irel != "events" {
-				t.Errorf("deciders/review imports %s: a library for agent runtimes may import only events", irel)
+			if rel == "deciders/review" && irel != "domain" && irel != "events" {
+				t.Errorf("deciders/review imports %s: a library for agent runtimes may import only domain and events", irel)
 			}
 		}
 	}
@@ -122,7 +123,7 @@ func TestImportsPointDown(t *testing.T) {
 
 func checkExternal(t *testing.T, rel, imp string) {
 	if rel == "deciders/review" && strings.Contains(imp, ".") && imp != "github.com/nats-io/nats.go" {
-		t.Errorf("deciders/review imports %s: besides events it may import only nats.go", imp)
+		t.Errorf("deciders/review imports %s: besides domain and events it may import only nats.go", imp)
 	}
 	if (rel == "shell" || strings.HasPrefix(rel, "shell/")) && strings.Contains(imp, ".") && imp != "mvdan.cc/sh/v3/syntax" {
 		t.Errorf("shell imports %s: the stage splitter may import only the standard library and mvdan.cc/sh/v3/syntax", imp)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/jcs"
 	"github.com/nats-io/nats.go"
@@ -16,11 +17,11 @@ import (
 // Msgs are the messages a stored change c of tenant t (headers h, record
 // data) sends to people's subjects; none when it concerns no person. The
 // people an approver stands for, and those a request still waits on, are
-// the tenant's (events.Tenant.People, Awaiting: a group's members less
+// the tenant's (domain.Tenant.People, Awaiting: a group's members less
 // those whose allow is counted). superseded reports whether a later
 // revision of the request is already held (a change redelivered late):
 // its review.requested is stale and is not sent.
-func Msgs(t *events.Tenant, h nats.Header, data []byte, c events.Change, superseded func(*events.Request) bool) []*nats.Msg {
+func Msgs(t *domain.Tenant, h nats.Header, data []byte, c events.Change, superseded func(*domain.Request) bool) []*nats.Msg {
 	was, _ := events.ParseWorkTo(h.Get(events.HeaderWasTo))
 	_, toOK := events.ParseWorkTo(h.Get(events.HeaderWorkTo))
 	if was.Kind == "" && !toOK {
@@ -33,16 +34,16 @@ func Msgs(t *events.Tenant, h nats.Header, data []byte, c events.Change, superse
 	r := pr.request()
 	still := t.Awaiting(&r) // nil once decided, or on an agent
 	before := countedBefore(&r, c.Type)
-	var now []events.MemberID
+	var now []domain.MemberID
 	if toOK && len(before) == len(r.Approvals) && !superseded(&r) { // new work, not one more allow counted
 		now = still
 	}
 	tp := h.Get("ce-traceparent")
 	var out []*nats.Msg
 	for _, m := range t.People(was) {
-		if !slices.Contains(still, m) && !before.By(events.Ref{Kind: events.KindPerson, ID: string(m)}) {
+		if !slices.Contains(still, m) && !before.By(domain.Ref{Kind: domain.KindPerson, ID: string(m)}) {
 			out = appendPeopleMsg(out, &r, m, events.TypeReviewWithdrawn, tp,
-				encodeData(events.ReviewWithdrawn{RequestID: r.ID, Status: r.Status}))
+				encodeData(domain.ReviewWithdrawn{RequestID: r.ID, Status: r.Status}))
 		}
 	}
 	for _, m := range now {
@@ -54,14 +55,14 @@ func Msgs(t *events.Tenant, h nats.Header, data []byte, c events.Change, superse
 // peopleRecord is what Msgs reads of a stored record: decoding only
 // these fields skips the rest, which a review.requested carries as stored.
 type peopleRecord struct {
-	ID        events.RequestID `json:"id"`
-	Tenant    events.TenantID  `json:"tenant"`
-	Status    events.Status    `json:"status"`
-	Approver  *events.Ref      `json:"approver"`
+	ID        domain.RequestID `json:"id"`
+	Tenant    domain.TenantID  `json:"tenant"`
+	Status    domain.Status    `json:"status"`
+	Approver  *domain.Ref      `json:"approver"`
 	Revision  uint64           `json:"revision"`
-	Approvals events.Approvals `json:"approvals"`
+	Approvals domain.Approvals `json:"approvals"`
 	Decision  *struct {
-		By events.Ref `json:"by"`
+		By domain.Ref `json:"by"`
 	} `json:"decision"`
 }
 
@@ -83,12 +84,12 @@ func (p *peopleRecord) decode(data []byte) error {
 }
 
 // decodeRef decodes the reference {"kind", "id"} v into r (nil: null).
-func decodeRef(v []byte, r **events.Ref) error {
+func decodeRef(v []byte, r **domain.Ref) error {
 	if string(v) == "null" {
 		*r = nil
 		return nil
 	}
-	ref := &events.Ref{}
+	ref := &domain.Ref{}
 	err := jcs.EachMember(v, func(key, v []byte) error {
 		switch string(key) {
 		case "kind":
@@ -121,7 +122,7 @@ func (p *peopleRecord) member(key, v []byte) error {
 		p.Revision = n
 	case "approvals":
 		if string(v) == "[]" {
-			p.Approvals = events.Approvals{}
+			p.Approvals = domain.Approvals{}
 			return nil
 		}
 		return json.Unmarshal(v, &p.Approvals)
@@ -131,13 +132,13 @@ func (p *peopleRecord) member(key, v []byte) error {
 			return nil
 		}
 		p.Decision = &struct {
-			By events.Ref `json:"by"`
+			By domain.Ref `json:"by"`
 		}{}
 		return jcs.EachMember(v, func(key, v []byte) error {
 			if string(key) != "by" {
 				return nil
 			}
-			var by *events.Ref
+			var by *domain.Ref
 			if err := decodeRef(v, &by); err != nil || by == nil {
 				return err
 			}
@@ -159,20 +160,20 @@ func decodeString(v []byte, s *string) error {
 }
 
 // request is the record with only p's fields set.
-func (p *peopleRecord) request() events.Request {
-	r := events.Request{ID: p.ID, Tenant: p.Tenant, Status: p.Status, Approver: p.Approver, Revision: p.Revision, Approvals: p.Approvals}
+func (p *peopleRecord) request() domain.Request {
+	r := domain.Request{ID: p.ID, Tenant: p.Tenant, Status: p.Status, Approver: p.Approver, Revision: p.Revision, Approvals: p.Approvals}
 	if p.Decision != nil {
-		r.Decision = &events.Decision{By: p.Decision.By}
+		r.Decision = &domain.Decision{By: p.Decision.By}
 	}
 	return r
 }
 
 // personReview is the data of a review.requested for person m, an
-// events.PersonReviewBundle whose request is record's text as stored (as
+// domain.PersonReviewBundle whose request is record's text as stored (as
 // the change's event carries it), not encoded again; nil if m's reference
 // does not encode.
-func personReview(record []byte, m events.MemberID) []byte {
-	decider := encodeData(events.Ref{ID: string(m), Kind: events.KindPerson})
+func personReview(record []byte, m domain.MemberID) []byte {
+	decider := encodeData(domain.Ref{ID: string(m), Kind: domain.KindPerson})
 	if decider == nil {
 		return nil
 	}
@@ -200,7 +201,7 @@ func encodeData(v any) []byte {
 // heard review.withdrawn when theirs was counted. A change that counts an
 // allow appends it last: one more allow of a group (updated), or the one
 // that reached the quorum (decided, by that person).
-func countedBefore(r *events.Request, typ string) events.Approvals {
+func countedBefore(r *domain.Request, typ string) domain.Approvals {
 	a := r.Approvals
 	if n := len(a); n > 0 && (typ == events.TypeRequestUpdated ||
 		(typ == events.TypeRequestDecided && r.Decision != nil && a[n-1].By == r.Decision.By)) {
@@ -211,7 +212,7 @@ func countedBefore(r *events.Request, typ string) events.Approvals {
 
 // appendPeopleMsg appends the binary-mode CloudEvent typ with data to
 // person m's subject; an event whose data did not encode (nil) is left out.
-func appendPeopleMsg(out []*nats.Msg, r *events.Request, m events.MemberID, typ, traceparent string, data []byte) []*nats.Msg {
+func appendPeopleMsg(out []*nats.Msg, r *domain.Request, m domain.MemberID, typ, traceparent string, data []byte) []*nats.Msg {
 	if data == nil {
 		return out
 	}

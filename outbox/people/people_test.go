@@ -5,19 +5,19 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // peopleRecord's one-pass decode reads what json.Unmarshal reads, whatever
 // the members' order, spacing and escapes, and refuses what is no record.
 func TestPeopleRecordDecodesAsJSON(t *testing.T) {
-	u1 := events.Ref{Kind: events.KindPerson, ID: "u-1"}
-	full := events.Request{ID: "req_1", Tenant: "acme", Status: events.StatusApproved, Approver: &u1, Revision: 12,
+	u1 := domain.Ref{Kind: domain.KindPerson, ID: "u-1"}
+	full := domain.Request{ID: "req_1", Tenant: "acme", Status: domain.StatusApproved, Approver: &u1, Revision: 12,
 		Reason: `a "quoted" \ reason, {braces} [brackets], and a comma`, Arguments: json.RawMessage(`{"a":[1,{"b":"}"}],"c":"\"]"}`),
-		Approvals: events.Approvals{{By: u1, Scope: events.ScopeOnce}},
-		Decision:  &events.Decision{Status: events.StatusApproved, By: events.Ref{Kind: events.KindGroup, ID: "fin\u00e9"}}}
+		Approvals: domain.Approvals{{By: u1, Scope: domain.ScopeOnce}},
+		Decision:  &domain.Decision{Status: domain.StatusApproved, By: domain.Ref{Kind: domain.KindGroup, ID: "fin\u00e9"}}}
 	enc, _ := json.Marshal(full)
-	pending, _ := json.Marshal(events.Request{ID: "req_2", Tenant: "acme", Status: events.StatusPending})
+	pending, _ := json.Marshal(domain.Request{ID: "req_2", Tenant: "acme", Status: domain.StatusPending})
 	for _, data := range []string{
 		string(enc), string(pending),
 		`{}`,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 )
 
 // API talks to a test server over real HTTP the way a person or agent
@@ -49,13 +49,13 @@ func (a API) Do(method, path, token string, body any) (int, []byte) {
 }
 
 // Get returns the record as token sees it.
-func (a API) Get(token string, id events.RequestID) events.Request {
+func (a API) Get(token string, id domain.RequestID) domain.Request {
 	a.T.Helper()
 	code, data := a.Do(http.MethodGet, "/v1/requests/"+string(id), token, nil)
 	if code != http.StatusOK {
 		a.T.Fatalf("GET %s: %d %s", id, code, data)
 	}
-	var r events.Request
+	var r domain.Request
 	if err := json.Unmarshal(data, &r); err != nil {
 		a.T.Fatalf("GET %s: %v", id, err)
 	}
@@ -63,14 +63,14 @@ func (a API) Get(token string, id events.RequestID) events.Request {
 }
 
 // Pending lists the requests waiting in token's inbox.
-func (a API) Pending(token string) []events.Request {
+func (a API) Pending(token string) []domain.Request {
 	a.T.Helper()
 	code, data := a.Do(http.MethodGet, "/v1/requests?status=pending", token, nil)
 	if code != http.StatusOK {
 		a.T.Fatalf("inbox: %d %s", code, data)
 	}
 	var page struct {
-		Items []events.Request `json:"items"`
+		Items []domain.Request `json:"items"`
 	}
 	if err := json.Unmarshal(data, &page); err != nil {
 		a.T.Fatalf("inbox: %v", err)
@@ -80,7 +80,7 @@ func (a API) Pending(token string) []events.Request {
 
 // AwaitPending waits (up to 10s) until token's inbox holds a pending
 // request for tool, and returns it.
-func (a API) AwaitPending(token, tool string) events.Request {
+func (a API) AwaitPending(token, tool string) domain.Request {
 	a.T.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
@@ -97,7 +97,7 @@ func (a API) AwaitPending(token, tool string) events.Request {
 }
 
 // Answer answers id as token at its current revision.
-func (a API) Answer(token string, id events.RequestID, decision, reason string) events.Request {
+func (a API) Answer(token string, id domain.RequestID, decision, reason string) domain.Request {
 	a.T.Helper()
 	rev := a.Get(token, id).Revision
 	body := map[string]any{"expected": rev, "decision": decision, "reason": reason}
@@ -105,21 +105,21 @@ func (a API) Answer(token string, id events.RequestID, decision, reason string) 
 	if code != http.StatusOK {
 		a.T.Fatalf("answer %s %s: %d %s", decision, id, code, data)
 	}
-	var r events.Request
+	var r domain.Request
 	_ = json.Unmarshal(data, &r)
 	return r
 }
 
 // Edit allows id as token with edits (SPEC §5): the call runs with
 // arguments instead.
-func (a API) Edit(token string, id events.RequestID, arguments any) events.Request {
+func (a API) Edit(token string, id domain.RequestID, arguments any) domain.Request {
 	a.T.Helper()
 	body := map[string]any{"expected": a.Get(token, id).Revision, "decision": "allow", "arguments": arguments}
 	code, data := a.Do(http.MethodPost, "/v1/requests/"+string(id), token, body)
 	if code != http.StatusOK {
 		a.T.Fatalf("allow %s with edits: %d %s", id, code, data)
 	}
-	var r events.Request
+	var r domain.Request
 	_ = json.Unmarshal(data, &r)
 	return r
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/events"
+	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/kvstate"
 	"github.com/countersign/countersign/views"
@@ -43,7 +43,7 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() bool, msg strin
 // NewState opens the KV state on a fresh JetStream and runs its views for
 // the tenants of the config yaml, until the test ends. It returns the
 // store, the ready views and the tenants.
-func NewState(t testing.TB, yaml string) (*kvstate.Store, *views.Views, []*events.Tenant) {
+func NewState(t testing.TB, yaml string) (*kvstate.Store, *views.Views, []*domain.Tenant) {
 	t.Helper()
 	cfg, err := config.Parse([]byte(yaml))
 	if err != nil {

@@ -1,4 +1,4 @@
-package events
+package domain
 
 // ReviewBundle is the data of a review offer (SPEC §3, §9): the request and
 // the short review of its current decider, and nothing else of the

@@ -1,4 +1,4 @@
-package events
+package domain
 
 // The call digest as it was before the single-pass writer: kept here only,
 // as the oracle the differential test and the benchmark compare CallDigest

@@ -1,4 +1,4 @@
-package events
+package domain
 
 // Match reports whether pattern matches s whole. '*' matches any run of
 // characters ('/' and ':' included); every other character matches itself,

@@ -1,4 +1,4 @@
-package events
+package domain
 
 import (
 	"crypto/sha256"
@@ -50,7 +50,7 @@ type Tenant struct {
 	AuditRetention time.Duration
 	// ShellTools name the tools whose arguments.command is a shell
 	// command line (SPEC §8, the tenant's shell_tools): nil is the
-	// default, events.ShellTools; an empty, non-nil list names none.
+	// default, domain.ShellTools; an empty, non-nil list names none.
 	ShellTools []string
 }
 

@@ -1,6 +1,8 @@
-package events
+package domain
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -123,4 +125,9 @@ func errKind(err error) string {
 		return "syntax"
 	}
 	return ""
+}
+
+func sha256Hex(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
 }
