@@ -29,7 +29,10 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lagging := views.NewViews(store, tenants)
+	lagging, err := views.New(views.Config{Store: store, Tenants: tenants})
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: &deciders.Checker{Views: lagging}, Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)

@@ -58,7 +58,10 @@ func benchDerive(b *testing.B, derive func(ctx context.Context, b *testing.B, br
 	if err != nil {
 		b.Fatal(err)
 	}
-	vs := views.NewViews(store, tenants)
+	vs, err := views.New(views.Config{Store: store, Tenants: tenants})
+	if err != nil {
+		b.Fatal(err)
+	}
 	go func() { _ = vs.Run(ctx) }()
 	if err := vs.WaitReady(ctx); err != nil {
 		b.Fatal(err)

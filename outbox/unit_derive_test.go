@@ -214,7 +214,10 @@ func stateOn(t *testing.T, ctx context.Context, js jetstream.JetStream) (*kvstat
 	if err != nil {
 		t.Fatal(err)
 	}
-	vs := views.NewViews(store, tenants)
+	vs, err := views.New(views.Config{Store: store, Tenants: tenants})
+	if err != nil {
+		t.Fatal(err)
+	}
 	go func() { _ = vs.Run(ctx) }()
 	if err := vs.WaitReady(ctx); err != nil {
 		t.Fatal(err)

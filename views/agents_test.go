@@ -9,7 +9,6 @@ import (
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
-	"github.com/countersign/countersign/views"
 )
 
 // A retirement written by one process reaches another through its agent
@@ -20,7 +19,7 @@ func TestRetiredAgentStopsAuthenticatingInAnotherProcess(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	tenant := &domain.Tenant{ID: "acme", Agents: map[domain.AgentID]*domain.Agent{"agt_top": {ID: "agt_top", Tenant: "acme", Member: "u-1"}}}
-	other := views.NewViews(s, []*domain.Tenant{tenant})
+	other := newViews(t, s, []*domain.Tenant{tenant})
 	done := make(chan error, 1)
 	go func() { done <- other.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,8 @@ import (
 type Mirror[T any] struct {
 	kv      jetstream.KeyValue
 	index   func(T) []string
-	changed []func(key string, v T, deleted bool)
+	changed atomic.Pointer[[]func(key string, v T, deleted bool)] // copied on OnChange
+	hooksMu sync.Mutex                                            // serializes OnChange
 	restart chan struct{}
 	current atomic.Bool // the watcher has delivered everything stored when it (re)started
 	// summarize (may be nil: every value hot) returns a value's summary
@@ -194,9 +196,27 @@ func NewMirror[T any](kv jetstream.KeyValue, index func(T) []string) *Mirror[T] 
 }
 
 // OnChange registers fn to be called (from the watcher goroutine or from
-// Apply) for every new revision. Register before Run.
+// Apply) for every revision applied from then on. The workers that watch
+// the mirror register while they are built, before Run (internal/app);
+// a hook added to a running mirror (a test's service on running views) is
+// safe and is told only of later revisions.
 func (m *Mirror[T]) OnChange(fn func(key string, v T, deleted bool)) {
-	m.changed = append(m.changed, fn)
+	m.hooksMu.Lock()
+	defer m.hooksMu.Unlock()
+	var hooks []func(string, T, bool)
+	if old := m.changed.Load(); old != nil {
+		hooks = slices.Clone(*old)
+	}
+	hooks = append(hooks, fn)
+	m.changed.Store(&hooks)
+}
+
+// hooks is what OnChange registered.
+func (m *Mirror[T]) hooks() []func(key string, v T, deleted bool) {
+	if h := m.changed.Load(); h != nil {
+		return *h
+	}
+	return nil
 }
 
 // Ready is closed once the mirror holds every key that existed at start,
@@ -392,7 +412,7 @@ func (m *Mirror[T]) apply(key string, v *T, rev uint64, raw []byte) {
 	if !m.store(key, it, sum, ix) {
 		return
 	}
-	for _, fn := range m.changed {
+	for _, fn := range m.hooks() {
 		fn(key, *v, false)
 	}
 }
@@ -503,7 +523,7 @@ func (m *Mirror[T]) remove(key string, rev uint64) {
 	if old.v != nil {
 		v = *old.v
 	}
-	for _, fn := range m.changed {
+	for _, fn := range m.hooks() {
 		fn(key, v, true)
 	}
 }

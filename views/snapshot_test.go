@@ -69,7 +69,7 @@ func transition(t *testing.T, s *kvstate.Store, rec kvstate.Record, fn kvstate.M
 // returns them once ready, with the keys OnChange saw held in full.
 func runViews(t *testing.T, s *kvstate.Store, useSnapshot bool) (*views.Views, func() []string, context.CancelFunc) {
 	t.Helper()
-	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	if !useSnapshot {
 		views.NoSnapshots(v)
 	}
@@ -213,7 +213,7 @@ func TestSnapshotNotTrusted(t *testing.T) {
 	}
 	now := time.Now()
 	fresh := func() *views.Mirror[kvstate.Record] {
-		return views.NewViews(s, []*domain.Tenant{{ID: "acme"}}).Requests().Shard(0)
+		return newViews(t, s, []*domain.Tenant{{ID: "acme"}}).Requests().Shard(0)
 	}
 	for _, c := range []struct {
 		name    string

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -34,21 +35,28 @@ type Views struct {
 	snaps    *RequestSnapshots
 }
 
-// Option sets one thing NewViews builds with.
-type Option func(*Views)
-
-// WithLogger is where the views tell what they cannot do (a snapshot that
-// cannot be read or saved); slog's default without it.
-func WithLogger(l *slog.Logger) Option {
-	return func(v *Views) {
-		for _, s := range v.snaps.shards {
-			s.log = l.Warn
-		}
-	}
+// Config is what New builds the views from.
+type Config struct {
+	// Store is the state the views mirror. Required.
+	Store *kvstate.Store
+	// Tenants are the configured tenants (SetTenants replaces them when
+	// the config changes).
+	Tenants []*domain.Tenant
+	// Logger is where the views tell what they cannot do (a snapshot that
+	// cannot be read or saved). Default slog.Default().
+	Logger *slog.Logger
 }
 
-// NewViews builds the views over store for the configured tenants.
-func NewViews(store *kvstate.Store, tenants []*domain.Tenant, opts ...Option) *Views {
+// New builds the views over cfg.Store for cfg.Tenants. It refuses a
+// Config without a Store.
+func New(cfg Config) (*Views, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("views: Config.Store is required")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	store, tenants := cfg.Store, cfg.Tenants
 	v := &Views{conn: store.JetStream().Conn()}
 	v.SetTenants(tenants)
 	v.agents = NewMirror(store.Agents(), func(a domain.Agent) []string {
@@ -71,15 +79,12 @@ func NewViews(store *kvstate.Store, tenants []*domain.Tenant, opts ...Option) *V
 		m.summarize, m.peek = summarizeRequest, peekRequest
 		m.packer, m.stored, m.packID = &pack.Packer{}, storedRecord, pack.DictID
 		snaps := &Snapshots[kvstate.Record]{mirror: m, store: snapshot.NewStore(store.Snapshots(), kvstate.RequestBucket(i)), stream: stream,
-			now: time.Now, log: slog.Default().Warn}
+			now: time.Now, log: cfg.Logger.Warn}
 		m.resume = snaps.Resume
 		shards, v.snaps.shards = append(shards, m), append(v.snaps.shards, snaps)
 	}
 	v.requests = newRequestMirror(shards)
-	for _, o := range opts {
-		o(v)
-	}
-	return v
+	return v, nil
 }
 
 // WriteRequest runs write, this process's write of request id in tenant,

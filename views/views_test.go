@@ -16,6 +16,45 @@ import (
 	"github.com/countersign/countersign/views"
 )
 
+// A hook registered while the mirror runs (as a test's service on running
+// views does) is told of later changes, and races with nothing.
+func TestOnChangeWhileRunning(t *testing.T) {
+	s, ctx := newStore(t), context.Background()
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() { _ = v.Run(rctx) }()
+	if err := v.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	told := make(chan domain.RequestID, 16)
+	done := make(chan struct{})
+	go func() { // writes while the hook is registered
+		defer close(done)
+		for range 4 {
+			if _, err := s.CreateRequest(ctx, pending(domain.NewRequestID())); err != nil {
+				t.Error(err)
+			}
+		}
+	}()
+	v.Requests().OnChange(func(_ string, rec kvstate.Record, _ bool) { told <- rec.ID })
+	<-done
+	last := pending(domain.NewRequestID())
+	if _, err := s.CreateRequest(ctx, last); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case id := <-told:
+			if id == last.ID {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the hook was not told of a change after it was registered")
+		}
+	}
+}
+
 // The request mirror holds a pending request in full and a terminal one
 // as its summary, whether it learnt of it from a write (Apply) or from the
 // stored values at start; its indexes walk in id order from a cursor.
@@ -33,7 +72,7 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	go func() { _ = v.Run(rctx) }()
@@ -127,7 +166,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 	if created.Stored() == nil {
 		t.Fatal("a record just written does not carry its stored bytes")
 	}
-	hot := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	hot := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	hot.Requests().Apply(kvstate.RequestKey("acme", open.ID), created, created.KVRevision)
 	if got, ok := hot.Requests().Get(kvstate.RequestKey("acme", open.ID)); !ok || got.Stored() != nil {
 		t.Errorf("a pending record held in full (%v) keeps %d stored bytes", ok, len(got.Stored()))
@@ -141,7 +180,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A mirror with no watcher learns of it only from Apply.
-	own := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	own := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	own.Requests().Apply(kvstate.RequestKey("acme", open.ID), rec, rec.KVRevision)
 	if got, ok := own.HeldRequest("acme", open.ID, rec.KVRevision); !ok || got.Revision != rec.Revision || string(got.Arguments) != string(rec.Arguments) {
 		t.Errorf("a request ended by this process's write: held %v as %+v", ok, got)
@@ -180,7 +219,7 @@ func TestTerminalRequestsHeldPacked(t *testing.T) {
 // says why, instead of letting a process serve an empty mirror.
 func TestWaitReadyFailsWhenAMirrorStopsFirst(t *testing.T) {
 	s := newStore(t)
-	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	done := make(chan error, 1)
@@ -281,7 +320,7 @@ func TestMirrorHoldsAnAppliedRecordOnce(t *testing.T) {
 func TestMirrorHoldsLargeArgumentsInKV(t *testing.T) {
 	s := newStore(t)
 	ctx := context.Background()
-	v := views.NewViews(s, []*domain.Tenant{{ID: "acme"}})
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
 	var told []kvstate.Record
 	v.Requests().OnChange(func(_ string, r kvstate.Record, _ bool) { told = append(told, r) })
 	big, small := pending(domain.NewRequestID()), pending(domain.NewRequestID())
@@ -307,4 +346,14 @@ func TestMirrorHoldsLargeArgumentsInKV(t *testing.T) {
 	if len(told) != 2 || !bytes.Equal(told[0].Arguments, big.Arguments) || told[0].Partial() {
 		t.Errorf("OnChange told %d records; want 2, the first whole", len(told))
 	}
+}
+
+// newViews builds the views over s for tenants, failing t if New refuses.
+func newViews(t testing.TB, s *kvstate.Store, tenants []*domain.Tenant) *views.Views {
+	t.Helper()
+	v, err := views.New(views.Config{Store: s, Tenants: tenants})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -210,7 +210,10 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err != nil {
 		return err
 	}
-	vw := views.NewViews(watchStore, tenants, views.WithLogger(o.Logger))
+	vw, err := views.New(views.Config{Store: watchStore, Tenants: tenants, Logger: o.Logger})
+	if err != nil {
+		return err
+	}
 	judges := newRulesJudge(tenants, a.Registry, o.Logger)
 	checker, err := deciders.NewChecker(deciders.CheckerConfig{Views: vw, Judge: judges, Rules: approvals.Rules(vw)})
 	if err != nil {

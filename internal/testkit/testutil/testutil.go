@@ -59,7 +59,10 @@ func NewState(t testing.TB, yaml string) (*kvstate.Store, *views.Views, []*domai
 	if err != nil {
 		t.Fatalf("testutil: open the state: %v", err)
 	}
-	views := views.NewViews(store, tenants)
+	views, err := views.New(views.Config{Store: store, Tenants: tenants})
+	if err != nil {
+		t.Fatalf("testutil: views: %v", err)
+	}
 	go func() { _ = views.Run(ctx) }()
 	if err := views.WaitReady(ctx); err != nil {
 		t.Fatalf("testutil: views: %v", err)
