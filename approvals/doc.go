@@ -29,7 +29,7 @@
 // Answer refuses anything else. Also here: WithTraceparent, the list
 // filters, and the sentinel refusals (errors.go): *problem.Error
 // values with their status and code, copied with a detail where each
-// rule lives. internal/conformance runs one table of cases through every
+// rule lives. internal/checks/conformance runs one table of cases through every
 // surface and demands the same outcome. The wire every surface shares
 // (strict decode, bearer tokens, ParseWait, cursors and the page bound) is approvals/wire.
 package approvals

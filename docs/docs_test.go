@@ -1,5 +1,3 @@
-// Package docs holds the user-facing reference as Markdown; its tests keep
-// the pictures and links in it true to the code and the repository.
 package docs
 
 import (

@@ -23,7 +23,7 @@ import (
 	"github.com/nats-io/nkeys"
 )
 
-const deployDir = "../../deploy/nats"
+const deployDir = "../../../deploy/nats"
 
 // natsCluster is deploy/nats's three-node cluster on loopback.
 type natsCluster struct {

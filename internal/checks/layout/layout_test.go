@@ -28,7 +28,7 @@ var rank = map[string]int{
 	"signin":                      1,
 	"kvstate":                     1,
 	"internal/broker":             1,
-	"internal/layout":             1,
+	"internal/checks/layout":      1,
 	"internal/cli":                1,
 	"views/pack":                  1, // the read model's compression, beneath it
 	"views/snapshot":              1, // the mirror snapshot's format and parts, beneath it
@@ -50,8 +50,8 @@ var rank = map[string]int{
 	"internal/app":                6,
 	"internal/testkit/servertest": 7, // tests only: real servers
 	"internal/bench":              7,
-	"internal/cluster":            7,
-	"internal/conformance":        7,
+	"internal/checks/cluster":     7,
+	"internal/checks/conformance": 7,
 	"cmd/countersign":             8,
 	"examples":                    8, // mains a reader copies
 	"docs":                        9, // tests only: the diagrams and links of the reference
