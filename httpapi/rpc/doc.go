@@ -1,6 +1,6 @@
 // Package rpc serves GET /v1/rpc: the live approver protocol of SPEC §8,
-// JSON-RPC 2.0 over a WebSocket (github.com/coder/websocket), with seed
-// 001's names and camelCase fields.
+// JSON-RPC 2.0 over a WebSocket (github.com/coder/websocket), with the
+// protocol's own names and camelCase fields.
 //
 // # Connecting
 //
@@ -21,7 +21,7 @@
 //     in MaxSubscriptions and in Watchers, so a protectedWrite of it may
 //     be decided), and right after the result every approval of the
 //     session still waiting is re-sent with judgeEscalated false, as the
-//     seed says of a re-issue. From then on a requirement that becomes
+//     protocol says of a re-issue. From then on a requirement that becomes
 //     the caller's to decide (availableChoices not empty) is sent as the
 //     request approval/request, never only as a notification: a new
 //     request waiting on the caller, a later shell stage, a request
@@ -121,7 +121,7 @@
 //     {"sourceIndex": the current shell stage (0 for other kinds),
 //     "revision": the record's revision}. A shell subject's stages carry
 //     allowedBy, scope and allowedAt (null while the stage waits).
-//     Besides the seed's fields: capability, reason, deadlineAt,
+//     Besides the protocol's fields: capability, reason, deadlineAt,
 //     approver, requiredApprovals and approvals. Every principal shown
 //     (approver, approvals[].by, allowedBy, decision.by) is {"kind",
 //     "id", "name"?}: a person's name (SPEC §10, the config's else their
