@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/countersign/countersign/backoff"
 	"github.com/countersign/countersign/domain"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -181,25 +182,33 @@ func NotClustered(err error, replicas int) error {
 // reset the stream's atomic publish (enableAtomic) under the processes
 // already writing, and race their consumer creation inside nats-server.
 func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
-	var err error
-	for attempt := 0; attempt < 10; attempt++ {
-		var kv jetstream.KeyValue
+	var kv jetstream.KeyValue
+	err := backoff.Retry(ctx, bucketRetry, 10, func(ctx context.Context) error {
+		var err error
 		if kv, err = js.KeyValue(ctx, cfg.Bucket); err == nil {
 			var st jetstream.KeyValueStatus
 			if st, err = kv.Status(ctx); err == nil && sameBucket(st.Config(), cfg) {
-				return kv, nil
+				return nil
 			}
 		}
-		if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil || ctx.Err() != nil {
-			return kv, err
+		if kv, err = js.CreateOrUpdateKeyValue(ctx, cfg); err == nil {
+			return nil
 		}
 		if nc := NotClustered(err, cfg.Replicas); nc != nil {
-			return nil, nc
+			return backoff.Permanent(nc)
 		}
-		time.Sleep(time.Duration(attempt+1) * 500 * time.Millisecond)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, err
+	return kv, nil
 }
+
+// bucketRetry spaces the attempts to declare a bucket while a cluster
+// elects its leaders: 0.5 s, 1 s, 2 s, then 4 s, about 25 s over ten
+// attempts, each wait ended by ctx.
+var bucketRetry = backoff.Policy{Base: 500 * time.Millisecond, Max: 4 * time.Second}
 
 // sameBucket reports whether a bucket's configuration has what Open
 // declares (the fields BucketConfigs sets).
