@@ -85,9 +85,7 @@ func (s *Service) spawnAllowed(ctx context.Context, c Caller, reqID domain.Reque
 	}
 	probe := &domain.Request{Tenant: c.Tenant.ID, Agent: domain.AgentID(c.Principal.ID), Capability: spawnCapability,
 		Subject: domain.Subject{Kind: domain.SubjectTool}}
-	checker := *s.checker
-	checker.Judge = nil // steps 1–3 only
-	v := checker.Check(ctx, c.Tenant, probe)
+	v := s.checker.WithoutJudge().Check(ctx, c.Tenant, probe) // steps 1–3 only
 	if v.Decided && v.Status == domain.StatusApproved && tokenPermits(c, probe) {
 		return "", nil
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -30,7 +29,7 @@ func TestMoveToBackupOnlyFromWhatTheTimerSaw(t *testing.T) {
     agents: [{id: agt_main, member: u-1}]
 `)
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,13 +32,13 @@ func hasShadowPolicy(t *domain.Tenant) bool {
 
 func decide(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, tokenPolicy *domain.Policy, r *domain.Request) deciders.Verdict {
 	if tokenPolicy != nil && !tokenPolicy.Permits(r.Capability.String()) {
-		denyByTokenPolicy(chk.Views, t, r)
+		denyByTokenPolicy(chk.Views(), t, r)
 		return deciders.Verdict{Decided: true, Status: r.Status, By: r.Decision.By}
 	}
 	v := chk.Check(ctx, t, r)
 	if !v.Decided {
 		r.Status = domain.StatusPending
-		toTop(t, r, deciders.Next(chk.Views, t.ID, r.Chain, r.Agent))
+		toTop(t, r, deciders.Next(chk.Views(), t.ID, r.Chain, r.Agent))
 		r.JudgeEscalated = v.JudgeEscalated
 		if v.ReviewerReason != "" {
 			rr := v.ReviewerReason

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -35,7 +34,7 @@ const groupsYAML = `tenants:
 // pages across them.
 func TestListHoldsTheGroupsOfAPerson(t *testing.T) {
 	store, views, tenants := testutil.NewState(t, groupsYAML)
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: time.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views), Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 	"github.com/countersign/countersign/kvstate"
@@ -25,7 +24,7 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
 	// Process A keeps its mirror current; process B's mirror never
 	// follows the store: it holds only what the test puts in it.
-	a, err := approvals.New(approvals.Config{Store: store, Views: live, Checker: &deciders.Checker{Views: live}, Now: clk.Now})
+	a, err := approvals.New(approvals.Config{Store: store, Views: live, Checker: newChecker(live), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +32,7 @@ func TestAnswerFromALaggingMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: &deciders.Checker{Views: lagging}, Now: clk.Now})
+	b, err := approvals.New(approvals.Config{Store: store, Views: lagging, Checker: newChecker(lagging), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	store, views, tenants := testutil.NewState(t, tenantYAML)
 	tenants[0].RequestRetention = 24 * time.Hour
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -229,7 +229,7 @@ func TestRemoveGrantAfterRetention(t *testing.T) {
 // that already holds its metrics, instead of running unmeasured.
 func TestNewValidates(t *testing.T) {
 	store, views, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
-	full := approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Registry: prometheus.NewRegistry()}
+	full := approvals.Config{Store: store, Views: views, Checker: newChecker(views), Registry: prometheus.NewRegistry()}
 	for name, drop := range map[string]func(*approvals.Config){
 		"store":   func(c *approvals.Config) { c.Store = nil },
 		"views":   func(c *approvals.Config) { c.Views = nil },
@@ -247,4 +247,13 @@ func TestNewValidates(t *testing.T) {
 	if _, err := approvals.New(full); err == nil {
 		t.Error("New registered its metrics twice in one registry without an error")
 	}
+}
+
+// newChecker is the check order over views, without a judge or rules.
+func newChecker(views deciders.State) *deciders.Checker {
+	c, err := deciders.NewChecker(deciders.CheckerConfig{Views: views})
+	if err != nil {
+		panic(err) // only a nil views is refused
+	}
+	return c
 }

@@ -49,8 +49,7 @@ func shadowRead(ctx context.Context, chk *deciders.Checker, t *domain.Tenant, pa
 	}
 	t2 := *t
 	t2.ReadRules = append(slices.Clip(t.ReadRules), pattern)
-	c2 := *chk
-	c2.Judge = nil
+	c2 := chk.WithoutJudge()
 	probe := before.Clone()
 	if v := c2.Check(ctx, &t2, &probe); v.Decided && v.By.Kind == domain.KindRead {
 		return domain.Shadow{ID: pattern, Outcome: domain.StatusApproved}
@@ -69,7 +68,7 @@ func shadowPolicy(chk *deciders.Checker, t *domain.Tenant, i int, before, r *dom
 	t2.ApprovalPolicies = slices.Clone(t.ApprovalPolicies)
 	t2.ApprovalPolicies[i].Shadow = false
 	probe := *before
-	toTop(&t2, &probe, deciders.Next(chk.Views, t.ID, probe.Chain, probe.Agent))
+	toTop(&t2, &probe, deciders.Next(chk.Views(), t.ID, probe.Chain, probe.Agent))
 	probe.Status = domain.StatusPending
 	return asIs(id, &probe)
 }

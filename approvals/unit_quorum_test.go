@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
@@ -35,7 +34,7 @@ const quorumYAML = `tenants:
 func TestGroupAnswersAtOnceBothCount(t *testing.T) {
 	store, views, tenants := testutil.NewState(t, quorumYAML)
 	clk := testutil.NewClock(time.Date(2026, 9, 16, 12, 0, 0, 0, time.UTC))
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}, Now: clk.Now})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views), Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ type world struct {
 func newWorld(t testing.TB, b *broker.Broker) *world {
 	t.Helper()
 	ctx := context.Background()
-	store, err := kvstate.Open(ctx, b.JS, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestRetentionKeepsTheTree(t *testing.T) {
 func TestTapIsAShortcut(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
 	ctx := context.Background()
-	other, err := kvstate.Open(ctx, w.b.JS, 1) // another process: no tap
+	other, err := kvstate.Open(ctx, kvstate.Config{JS: w.b.JS, Replicas: 1}) // another process: no tap
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func (c *Checker) Holds(t *domain.Tenant, d domain.Ref, r *domain.Request) (bool
 		m := t.Members[domain.MemberID(d.ID)]
 		return m != nil && m.Policy.Permits(capStr), domain.ScopeLifetime
 	}
-	a, ok := c.Views.Agent(t.ID, domain.AgentID(d.ID))
+	a, ok := c.views.Agent(t.ID, domain.AgentID(d.ID))
 	if !ok || t.Members[a.Member] == nil || !t.Members[a.Member].Policy.Permits(capStr) {
 		return false, ""
 	}

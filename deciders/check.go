@@ -41,11 +41,9 @@ type JudgeResult struct {
 // it with NewChecker, which validates its config; its fields are what
 // CheckerConfig holds.
 type Checker struct {
-	Views State
-	// Judge, if set, is consulted at step 4 for tenants that have a judge.
-	Judge RulesJudge
-	// Rules returns an agent's rules (configured and kept); nil: none.
-	Rules func(tenant *domain.Tenant, agent domain.AgentID) []domain.Rule
+	views   State
+	judge   RulesJudge                                                      // nil: step 4 is skipped
+	rulesOf func(tenant *domain.Tenant, agent domain.AgentID) []domain.Rule // nil: no rules
 }
 
 // Check runs steps 1–4 for r (SPEC §2); an unknown subject kind or a
@@ -53,12 +51,12 @@ type Checker struct {
 // then the bar on delegation across members (DelegationBar), which reads
 // r.Chain: r's chain must be set. r.Agent must exist in tenant.
 func (c *Checker) Check(ctx context.Context, t *domain.Tenant, r *domain.Request) Verdict {
-	agent, _ := c.Views.Agent(t.ID, r.Agent)
+	agent, _ := c.views.Agent(t.ID, r.Agent)
 	capStr := r.Capability.String()
 	if m := t.Members[agent.Member]; m == nil || !m.Policy.Permits(capStr) {
 		return Verdict{Decided: true, Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPolicy, ID: string(agent.Member)}}
 	}
-	if note := delegationBar(c.Views, t, r); note != "" {
+	if note := delegationBar(c.views, t, r); note != "" {
 		return Verdict{Decided: true, Status: domain.StatusDenied, By: domain.Ref{Kind: domain.KindPolicy, ID: string(agent.Member)}, Note: note}
 	}
 	if !KnownSubject(r.Subject.Kind) || r.Subject.ProtectedWrite { // a decider answers while a client watches (SPEC §8)
@@ -134,7 +132,7 @@ func (c *Checker) ownSubagent(t *domain.Tenant, r *domain.Request) bool {
 	if r.Capability.Action != domain.ActionAgentsDelegate {
 		return false
 	}
-	sub, ok := c.Views.Agent(t.ID, domain.AgentID(r.Capability.Target))
+	sub, ok := c.views.Agent(t.ID, domain.AgentID(r.Capability.Target))
 	return ok && sub.Registered && sub.Parent == r.Agent && sub.RetiredAt == nil
 }
 
@@ -143,7 +141,7 @@ func (c *Checker) ownSubagent(t *domain.Tenant, r *domain.Request) bool {
 // allow over a session one.
 func (c *Checker) grantFor(tenant domain.TenantID, agent domain.AgentID, r *domain.Request, stage int) (domain.Grant, bool) {
 	var allow *domain.Grant
-	for _, g := range c.Views.GrantsOf(tenant, agent) {
+	for _, g := range c.views.GrantsOf(tenant, agent) {
 		if !g.Covers(r, stage) {
 			continue
 		}
@@ -162,16 +160,16 @@ func (c *Checker) grantFor(tenant domain.TenantID, agent domain.AgentID, r *doma
 }
 
 func (c *Checker) rules(ctx context.Context, t *domain.Tenant, r *domain.Request) Verdict {
-	if c.Judge == nil || t.Judge == nil || c.Rules == nil {
+	if c.judge == nil || t.Judge == nil || c.rulesOf == nil {
 		return Verdict{}
 	}
-	rules := c.Rules(t, r.Agent)
+	rules := c.rulesOf(t, r.Agent)
 	if len(rules) == 0 {
 		return Verdict{}
 	}
 	ctx, cancel := context.WithDeadline(ctx, r.DeadlineAt)
 	defer cancel()
-	res := c.Judge.JudgeRules(ctx, t, rules, r)
+	res := c.judge.JudgeRules(ctx, t, rules, r)
 	switch res.Verdict {
 	case domain.EffectAllow, domain.EffectDeny:
 		st := domain.StatusApproved

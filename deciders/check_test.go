@@ -36,7 +36,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	store, views, tenants := testutil.NewState(t, tenantYAML)
-	return &fixture{t: tenants[0], store: store, views: views, checker: &deciders.Checker{Views: views}}
+	return &fixture{t: tenants[0], store: store, views: views, checker: newChecker(views)}
 }
 
 func (f *fixture) grant(t *testing.T, agent domain.AgentID, target, effect, scope, session string) domain.Grant {
@@ -171,4 +171,13 @@ func TestNewCheckerRefusesNoViews(t *testing.T) {
 	if _, err := deciders.NewChecker(deciders.CheckerConfig{}); !errors.Is(err, deciders.ErrConfig) {
 		t.Errorf("NewChecker without Views: err %v, want ErrConfig", err)
 	}
+}
+
+// newChecker is the check order over views, without a judge or rules.
+func newChecker(views deciders.State) *deciders.Checker {
+	c, err := deciders.NewChecker(deciders.CheckerConfig{Views: views})
+	if err != nil {
+		panic(err) // only a nil views is refused
+	}
+	return c
 }

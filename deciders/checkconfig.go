@@ -30,5 +30,17 @@ func NewChecker(cfg CheckerConfig) (*Checker, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Checker{Views: cfg.Views, Judge: cfg.Judge, Rules: cfg.Rules}, nil
+	return &Checker{views: cfg.Views, judge: cfg.Judge, rulesOf: cfg.Rules}, nil
+}
+
+// Views is the state the checker reads (agents, grants), for the callers
+// that route what it leaves undecided (Next).
+func (c *Checker) Views() State { return c.views }
+
+// WithoutJudge is a copy of c that runs steps 1–3 only: no rule is read
+// by the judge.
+func (c *Checker) WithoutJudge() *Checker {
+	d := *c
+	d.judge = nil
+	return &d
 }

@@ -36,7 +36,7 @@ func newSweepFixture(t *testing.T, tenants ...*domain.Tenant) *sweepFixture {
 	t.Helper()
 	ctx := context.Background()
 	js := testutil.NewJetStream(t).JS
-	if _, err := kvstate.Open(ctx, js, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: js, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	requests, err := js.KeyValue(ctx, kvstate.RequestBucket(0))

@@ -16,7 +16,7 @@ import (
 // that already holds its metrics, instead of serving unmeasured.
 func TestNewValidates(t *testing.T) {
 	store, views, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,4 +41,13 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("New with %s already registered: no error", name)
 		}
 	}
+}
+
+// newChecker is the check order over views, without a judge or rules.
+func newChecker(views deciders.State) *deciders.Checker {
+	c, err := deciders.NewChecker(deciders.CheckerConfig{Views: views})
+	if err != nil {
+		panic(err) // only a nil views is refused
+	}
+	return c
 }

@@ -20,7 +20,7 @@ import (
 func limbo(t *testing.T) (*kvstate.Store, *nats.Subscription) {
 	t.Helper()
 	b := testutil.NewJetStream(t)
-	s, err := kvstate.Open(context.Background(), b.JS, 1)
+	s, err := kvstate.Open(context.Background(), kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package kvstate
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -69,23 +70,27 @@ type Store struct {
 	tap                                        atomic.Pointer[func(stream string, seq uint64, m *nats.Msg)] // SetTap
 }
 
-// Option sets one thing Open builds with.
-type Option func(*options)
-
-type options struct{ shards int }
-
-// WithShards lays the requests out in k shards (request_shards, default
-// 1; see shards.go).
-func WithShards(k int) Option { return func(o *options) { o.shards = k } }
+// Config is what Open opens the state with.
+type Config struct {
+	// JS is the JetStream the buckets live in. Required.
+	JS jetstream.JetStream
+	// Replicas of every bucket: 1 on the embedded server, 3 on a cluster
+	// (the replicas setting). Default 1.
+	Replicas int
+	// Shards lays the requests out in that many buckets (request_shards,
+	// 1 to MaxShards; see shards.go). Default 1.
+	Shards int
+}
 
 // Open creates the buckets if they are missing (idempotently) and binds
-// them. With request shards other than those the stored requests are in,
-// it returns ErrLayout.
-func Open(ctx context.Context, js jetstream.JetStream, replicas int, opts ...Option) (*Store, error) {
-	o := options{shards: 1}
-	for _, opt := range opts {
-		opt(&o)
+// them. It refuses a Config without JS, and a Shards outside 1 to
+// MaxShards or other than those the stored requests are in (ErrLayout).
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if cfg.JS == nil {
+		return nil, errors.New("kvstate: Config.JS is required")
 	}
+	js, replicas := cfg.JS, max(cfg.Replicas, 1)
+	o := struct{ shards int }{cmp.Or(cfg.Shards, 1)}
 	if o.shards < 1 || o.shards > MaxShards {
 		return nil, fmt.Errorf("%w: %d is not 1 to %d", ErrLayout, o.shards, MaxShards)
 	}

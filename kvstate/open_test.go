@@ -19,7 +19,7 @@ import (
 func TestReopenLeavesDeclaredBucketsAlone(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	updated := make(chan string, 64)
@@ -33,7 +33,7 @@ func TestReopenLeavesDeclaredBucketsAlone(t *testing.T) {
 	if err := b.Conn.Flush(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	// A marker stream's update: its advisory comes after any the second
@@ -67,7 +67,7 @@ func TestOpenRefusesReplicasOnAStandaloneServer(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err := kvstate.Open(ctx, b.JS, 3)
+	_, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 3})
 	if err == nil {
 		t.Fatal("Open with 3 replicas on a standalone server succeeded")
 	}
@@ -80,5 +80,12 @@ func TestOpenRefusesReplicasOnAStandaloneServer(t *testing.T) {
 	// Nothing was created.
 	if _, err := b.JS.KeyValue(ctx, kvstate.BucketRequests); err == nil {
 		t.Fatal("a bucket was created")
+	}
+}
+
+// Open refuses a Config without JetStream before it touches anything.
+func TestOpenRefusesConfigWithoutJS(t *testing.T) {
+	if _, err := kvstate.Open(context.Background(), kvstate.Config{Replicas: 1}); err == nil || !strings.Contains(err.Error(), "JS is required") {
+		t.Fatalf("Open without JS: %v, want it refused", err)
 	}
 }

@@ -37,7 +37,7 @@ func laggingReplica(t *testing.T, js jetstream.JetStream) {
 func TestReplicatedReadsIgnoreALaggingReplica(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	s, err := kvstate.Open(ctx, b.JS, 1)
+	s, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,10 +18,10 @@ import (
 func TestShardLayout(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	if _, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(3)); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: 3}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(1))
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: 1})
 	if err != nil {
 		t.Fatalf("3 shards to 1 with nothing stored: %v", err)
 	}
@@ -44,12 +44,12 @@ func TestShardLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []int{3, 2} {
-		_, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(k))
+		_, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: k})
 		if !errors.Is(err, kvstate.ErrLayout) || !strings.Contains(err.Error(), fmt.Sprintf("request_shards is %d", k)) || !strings.Contains(err.Error(), "stored in 1 shards") {
 			t.Errorf("K %d over a request stored with K 1: %v, want ErrLayout naming both", k, err)
 		}
 	}
-	if _, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(0)); !errors.Is(err, kvstate.ErrLayout) {
-		t.Errorf("K 0: %v, want ErrLayout", err)
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: -1}); !errors.Is(err, kvstate.ErrLayout) {
+		t.Errorf("K -1: %v, want ErrLayout", err)
 	}
 }

@@ -20,7 +20,7 @@ import (
 func newStore(t testing.TB) *kvstate.Store {
 	t.Helper()
 	b := testutil.NewJetStream(t)
-	s, err := kvstate.Open(context.Background(), b.JS, 1)
+	s, err := kvstate.Open(context.Background(), kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestIdempotencyClaim(t *testing.T) {
 func TestWriteCarriesEvent(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	s, err := kvstate.Open(ctx, b.JS, 1)
+	s, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

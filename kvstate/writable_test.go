@@ -19,7 +19,7 @@ import (
 func TestWriteProbe(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	store, err := kvstate.Open(ctx, b.JS, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestWriteProbe(t *testing.T) {
 	if err := cached.Check(ctx); err != nil {
 		t.Errorf("a probe asked within its period asked again: %v", err)
 	}
-	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := fresh.Check(ctx); err != nil {
@@ -57,7 +57,7 @@ func TestWriteProbe(t *testing.T) {
 func TestWriteProbeGatesWrites(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	store, err := kvstate.Open(ctx, b.JS, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestWriteProbeGatesWrites(t *testing.T) {
 	if _, err := store.CreateRequest(ctx, pending(refused)); !errors.Is(err, kvstate.ErrUnavailable) {
 		t.Fatalf("replicated, no idempotency bucket: write %v, want ErrUnavailable", err)
 	}
-	if _, err := kvstate.Open(ctx, b.JS, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	if err := probe.Check(ctx); err != nil {
@@ -97,7 +97,7 @@ func TestWriteProbeGatesWrites(t *testing.T) {
 func TestWriteProbeGatesOneShard(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx := context.Background()
-	store, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(2))
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestWriteProbeGatesOneShard(t *testing.T) {
 		t.Errorf("a tenant of the other shard: write %v, want it taken", err)
 	}
 	// Without the grants bucket no shard can take an answer's writes.
-	if _, err := kvstate.Open(ctx, b.JS, 1, kvstate.WithShards(2)); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, Shards: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.JS.DeleteKeyValue(ctx, kvstate.BucketGrants); err != nil {

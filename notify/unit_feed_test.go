@@ -66,7 +66,7 @@ func TestFeedKeepsOrderPerRequestOnly(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	js := testutil.NewJetStream(t).JS
-	store, err := kvstate.Open(ctx, js, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: js, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

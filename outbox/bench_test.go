@@ -10,7 +10,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/broker"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -54,7 +53,7 @@ func benchDerive(b *testing.B, derive func(ctx context.Context, b *testing.B, br
 	if err != nil {
 		b.Fatal(err)
 	}
-	store, err := kvstate.Open(ctx, br.JS, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: br.JS, Replicas: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -95,7 +94,7 @@ func benchDerive(b *testing.B, derive func(ctx context.Context, b *testing.B, br
 
 // runOutbox starts an outbox; done once its consumer has acked every change.
 func runOutbox(ctx context.Context, b *testing.B, br *broker.Broker, store *kvstate.Store, vs *views.Views) func() bool {
-	svc, err := approvals.New(approvals.Config{Store: store, Views: vs, Checker: &deciders.Checker{Views: vs}})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: vs, Checker: newChecker(vs)})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -15,7 +15,7 @@ import (
 // left out on its own is refused, and the whole config is taken.
 func TestNewValidates(t *testing.T) {
 	store, views, _ := testutil.NewState(t, "tenants: [{id: acme}]\n")
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,4 +36,13 @@ func TestNewValidates(t *testing.T) {
 			t.Errorf("New without %s: %v, want ErrConfig", name, err)
 		}
 	}
+}
+
+// newChecker is the check order over views, without a judge or rules.
+func newChecker(views deciders.State) *deciders.Checker {
+	c, err := deciders.NewChecker(deciders.CheckerConfig{Views: views})
+	if err != nil {
+		panic(err) // only a nil views is refused
+	}
+	return c
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/countersign/countersign/approvals"
 	"github.com/countersign/countersign/config"
-	"github.com/countersign/countersign/deciders"
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/events"
 	"github.com/countersign/countersign/internal/testkit/testutil"
@@ -35,7 +34,7 @@ func newDeriveFixture(t *testing.T) *deriveFixture {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	store, views, tenants := stateOn(t, ctx, br.JS)
-	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: &deciders.Checker{Views: views}})
+	svc, err := approvals.New(approvals.Config{Store: store, Views: views, Checker: newChecker(views)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +209,7 @@ func stateOn(t *testing.T, ctx context.Context, js jetstream.JetStream) (*kvstat
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstate.Open(ctx, js, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: js, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

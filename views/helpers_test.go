@@ -14,7 +14,7 @@ import (
 func newStore(t testing.TB) *kvstate.Store {
 	t.Helper()
 	b := testutil.NewJetStream(t)
-	s, err := kvstate.Open(context.Background(), b.JS, 1)
+	s, err := kvstate.Open(context.Background(), kvstate.Config{JS: b.JS, Replicas: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,9 +64,12 @@ func replayOne(ctx context.Context, in Input, h *history, rec *domain.Request) r
 		return result{old: old, new: Outcome{By: ByRefused}, why: "agent " + string(r.Agent) + " is not in this config: the submit would be refused"}
 	}
 	jd := &recordedJudge{recorded: rec.Decision}
-	chk := &deciders.Checker{Views: st, Judge: jd, Rules: func(t *domain.Tenant, a domain.AgentID) []domain.Rule {
+	chk, err := deciders.NewChecker(deciders.CheckerConfig{Views: st, Judge: jd, Rules: func(t *domain.Tenant, a domain.AgentID) []domain.Rule {
 		return append(approvals.ConfiguredRules(t, a), st.keptRules(a)...)
-	}}
+	}})
+	if err != nil { // st is never nil: a Views is all the config asks
+		panic(err)
+	}
 	approvals.Decide(ctx, chk, t, tokenPolicy(t, r), r)
 	nw := outcomeOf(r, t)
 	return result{old: old, new: nw, why: reason(t, r, old, nw)}

@@ -182,8 +182,8 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err := declareStreams(ctx, b); err != nil {
 		return err
 	}
-	shards := kvstate.WithShards(max(o.Config.RequestShards, 1))
-	store, err := kvstate.Open(ctx, b.JS, b.Replicas, shards)
+	shards := max(o.Config.RequestShards, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: b.Replicas, Shards: shards})
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err != nil {
 		return err
 	}
-	watchStore, err := kvstate.Open(ctx, watchJS, b.Replicas, shards)
+	watchStore, err := kvstate.Open(ctx, kvstate.Config{JS: watchJS, Replicas: b.Replicas, Shards: shards})
 	if err != nil {
 		return err
 	}

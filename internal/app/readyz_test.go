@@ -28,7 +28,7 @@ func TestReadyzNeedsWritableBuckets(t *testing.T) {
 		code, body := readyzBody(url)
 		return code == http.StatusServiceUnavailable && strings.Contains(body, "idempotency")
 	}, "503 naming the idempotency bucket")
-	if _, err := kvstate.Open(ctx, a.Broker.JS, 1); err != nil {
+	if _, err := kvstate.Open(ctx, kvstate.Config{JS: a.Broker.JS, Replicas: 1}); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool { return readyz(url) == http.StatusOK }, "ready again")

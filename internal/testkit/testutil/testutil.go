@@ -55,7 +55,7 @@ func NewState(t testing.TB, yaml string) (*kvstate.Store, *views.Views, []*domai
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	store, err := kvstate.Open(ctx, NewJetStream(t).JS, 1)
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: NewJetStream(t).JS, Replicas: 1})
 	if err != nil {
 		t.Fatalf("testutil: open the state: %v", err)
 	}
