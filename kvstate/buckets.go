@@ -80,6 +80,12 @@ type Config struct {
 	// Shards lays the requests out in that many buckets (request_shards,
 	// 1 to MaxShards; see shards.go). Default 1.
 	Shards int
+	// SyncsFree says the store is in memory (the embedded server's store
+	// on a tmpfs): a sync costs nothing, so request writes are never
+	// gathered into atomic batches, which would only add the server's
+	// staging of each (commit.go). Default false: each group goes the way
+	// that cost less lately.
+	SyncsFree bool
 }
 
 // Open creates the buckets if they are missing (idempotently) and binds
@@ -118,8 +124,10 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if sh.requestStream, err = streamInfo(ctx, js, StreamOf(sh.reqBucket)); err != nil {
 			return nil, fmt.Errorf("kvstate: bucket %s: %w", sh.reqBucket, mapErr(err))
 		}
-		sh.commits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.reqBucket), gate: gate}
-		sh.idemCommits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.idmBucket), gate: gate}
+		sh.commits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.reqBucket), gate: gate,
+			choice: chooser{syncsFree: cfg.SyncsFree}}
+		sh.idemCommits = &committer{nc: js.Conn(), acks: acks{nc: js.Conn()}, js: js, enabled: enableAtomic(ctx, js, sh.idmBucket), gate: gate,
+			choice: chooser{syncsFree: cfg.SyncsFree}}
 		s.shards = append(s.shards, sh)
 	}
 	return s, nil

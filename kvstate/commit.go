@@ -34,6 +34,11 @@ import (
 // writes singly costs less. So each group of queued writes goes the way
 // that has cost less lately (chooser), and the other way is tried now and
 // then, so the choice follows the disk it meets (BenchmarkCommitWays).
+// The chooser weighs time, not CPU: on a store in memory, where the CPU is
+// the limit, the server's staging of each batch is CPU that time does not
+// show, and batches won groups that singles would have served for less. A
+// store known to be in memory (Config.SyncsFree: a tmpfs) therefore commits
+// every group singly.
 //
 // nats-server's other batched write, the fast batch (2.14+), is no third
 // way: it is not atomic, and on a stream that syncs every write it stores
@@ -511,15 +516,21 @@ const (
 // within one group, so a round trip that is dear (a loaded machine) is not
 // counted in every write, and a probe of a few writes is enough.
 type chooser struct {
-	batch  float64 // ns per batch; 0: not measured yet
-	one    float64 // ns to the first answer of singles (a round trip); 0: not measured yet
-	single float64 // ns each further write adds to singles; 0: not measured yet
-	groups uint64
+	// syncsFree: the store is in memory (Config.SyncsFree), so there is no
+	// sync for a batch to share and every group goes singly.
+	syncsFree bool
+	batch     float64 // ns per batch; 0: not measured yet
+	one       float64 // ns to the first answer of singles (a round trip); 0: not measured yet
+	single    float64 // ns each further write adds to singles; 0: not measured yet
+	groups    uint64
 }
 
 // choose returns the way for the next group of n (n > 1) queued writes,
 // and how many of them go in it (fewer than n for a probe of singles).
 func (c *chooser) choose(n int) (way, k int) {
+	if c.syncsFree {
+		return asSingles, n
+	}
 	c.groups++
 	probe := min(n, probeSingles)
 	switch {

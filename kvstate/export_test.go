@@ -34,6 +34,9 @@ func BatchesRefused(s *Store) int64 { return s.shards[0].commits.refused.Load() 
 // Chooser exposes the commit-way chooser to its test.
 type Chooser = chooser
 
+// RequestChooser is the chooser of s's request writes (shard 0).
+func RequestChooser(s *Store) *Chooser { return &s.shards[0].commits.choice }
+
 // Ways to commit.
 const (
 	AsBatch   = asBatch

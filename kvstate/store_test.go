@@ -168,6 +168,29 @@ func TestGroupCommitSequences(t *testing.T) {
 	}
 }
 
+// On a store in memory (Config.SyncsFree) every group goes singly, however
+// the costs measured would have it; elsewhere the measures decide.
+func TestSyncsFreeCommitsSingly(t *testing.T) {
+	ctx := context.Background()
+	for _, free := range []bool{true, false} {
+		b := testutil.NewJetStream(t)
+		s, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: 1, SyncsFree: free})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := kvstate.RequestChooser(s)
+		c.ObserveBatch(time.Microsecond) // batches measured as far cheaper
+		c.ObserveSingles(time.Millisecond, 10*time.Millisecond, 2)
+		want := kvstate.AsBatch
+		if free {
+			want = kvstate.AsSingles
+		}
+		if w, k := c.Choose(50); w != want || k != 50 {
+			t.Errorf("SyncsFree %v: a group of 50 goes way %d with %d, want way %d with all", free, w, k, want)
+		}
+	}
+}
+
 // The commit way follows the costs measured: a group goes as singles when
 // that many singles cost less than one batch; singles are measured, and
 // re-tried, only on small groups (each costs a sync on a slow disk); the

@@ -183,7 +183,7 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 		return err
 	}
 	shards := max(o.Config.RequestShards, 1)
-	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: b.Replicas, Shards: shards})
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: b.Replicas, Shards: shards, SyncsFree: b.SyncsFree()})
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err != nil {
 		return err
 	}
-	watchStore, err := kvstate.Open(ctx, kvstate.Config{JS: watchJS, Replicas: b.Replicas, Shards: shards})
+	watchStore, err := kvstate.Open(ctx, kvstate.Config{JS: watchJS, Replicas: b.Replicas, Shards: shards, SyncsFree: b.SyncsFree()})
 	if err != nil {
 		return err
 	}

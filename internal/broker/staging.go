@@ -172,3 +172,10 @@ func tmpfsRoot() string {
 	}
 	return ""
 }
+
+// SyncsFree reports whether the embedded server keeps its store on a
+// tmpfs, where a sync costs nothing (kvstate.Config.SyncsFree). False for
+// an external cluster, whose disks this process cannot see.
+func (b *Broker) SyncsFree() bool {
+	return b.Server != nil && isTmpfs(b.Server.JetStreamConfig().StoreDir)
+}

@@ -238,3 +238,30 @@ func TestStagingSweepsOnlyTheDead(t *testing.T) {
 		t.Errorf("locked %s: %v; want it kept", live, err)
 	}
 }
+
+// A store on a tmpfs syncs for nothing (kvstate's committer then goes
+// singly); one on a disk does not, nor does an external cluster's.
+func TestSyncsFreeOnlyOnATmpfsStore(t *testing.T) {
+	root := needTmpfs(t)
+	mem, err := os.MkdirTemp(root, "syncsfree-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(mem) })
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{{mem, true}, {t.TempDir(), isTmpfs(os.TempDir())}} {
+		b, err := Start(context.Background(), Config{DataDir: c.dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := b.SyncsFree(); got != c.want {
+			t.Errorf("store in %s: SyncsFree %v, want %v", c.dir, got, c.want)
+		}
+		b.Close()
+	}
+	if (&Broker{}).SyncsFree() {
+		t.Error("an external cluster's broker says its syncs are free")
+	}
+}
