@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/countersign/countersign/backoff"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -77,21 +78,41 @@ func (s *Store) RunningConfig(ctx context.Context) (ConfigRevision, error) {
 }
 
 // WatchConfig calls apply with the config's latest revision, then with
-// each new one as it is stored, until ctx ends (nil) or the watch cannot
-// be made. apply runs on one goroutine, in revision order.
+// each new one as it is stored, until ctx ends; it returns nil then. A
+// watch that cannot be made or that ends (a cluster electing the bucket's
+// leader, NATS restarting) is made again after a pause (configRetry),
+// from the latest revision, so apply may be told a revision it has
+// applied already. apply runs on one goroutine, in revision order.
 func (s *Store) WatchConfig(ctx context.Context, apply func(ConfigRevision)) error {
+	for n := 1; ; n++ {
+		if s.watchConfig(ctx, apply) {
+			n = 1 // it ran: the next failure starts the pauses over
+		}
+		if backoff.Sleep(ctx, configRetry.Delay(n)) != nil {
+			return nil
+		}
+	}
+}
+
+// configRetry spaces the attempts to watch the config again: 0.25 s
+// doubling to 5 s.
+var configRetry = backoff.Policy{Base: 250 * time.Millisecond, Max: 5 * time.Second}
+
+// watchConfig runs one watch until it ends or ctx does, and reports
+// whether it was made.
+func (s *Store) watchConfig(ctx context.Context, apply func(ConfigRevision)) bool {
 	w, err := s.config.Watch(ctx, configKey)
 	if err != nil {
-		return fmt.Errorf("kvstate: watch config: %w", mapErr(err))
+		return false
 	}
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return true
 		case e, ok := <-w.Updates():
 			if !ok {
-				return nil
+				return true
 			}
 			if e != nil && e.Operation() == jetstream.KeyValuePut {
 				apply(configRevision(e))
