@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/countersign/countersign/approvals/replay"
+	"github.com/countersign/countersign/events"
 )
 
 // replayFixture runs acme with a week of requests decided every way: by
@@ -32,9 +33,12 @@ func replayFixture(t *testing.T) (admin *client, n int) {
 	call(main, "lookup_order")
 	call(other, "lookup_order")
 	n = 7
-	eventually(t, 20*time.Second, "the requests' created entries in the log", func() bool {
+	// The grant's entry too: the log's writer takes the grants and the
+	// requests from two streams, so the grant can land after the requests
+	// made after it, and a replay reads only what the log holds.
+	eventually(t, 20*time.Second, "the requests' created entries and the grant's in the log", func() bool {
 		log, _ := exportAudit(t, admin, "")
-		return bytes.Count(log, []byte(`"revision":0,`)) == n
+		return bytes.Count(log, []byte(`"revision":0,`)) == n && bytes.Contains(log, []byte(`"type":"`+events.TypeGrantCreated+`"`))
 	})
 	return admin, n
 }
