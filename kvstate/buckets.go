@@ -96,20 +96,20 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, errors.New("kvstate: Config.JS is required")
 	}
 	js, replicas := cfg.JS, max(cfg.Replicas, 1)
-	o := struct{ shards int }{cmp.Or(cfg.Shards, 1)}
-	if o.shards < 1 || o.shards > MaxShards {
-		return nil, fmt.Errorf("%w: %d is not 1 to %d", ErrLayout, o.shards, MaxShards)
+	shards := cmp.Or(cfg.Shards, 1)
+	if shards < 1 || shards > MaxShards {
+		return nil, fmt.Errorf("%w: %d is not 1 to %d", ErrLayout, shards, MaxShards)
 	}
-	if err := checkLayout(ctx, js, o.shards); err != nil {
+	if err := checkLayout(ctx, js, shards); err != nil {
 		return nil, err
 	}
 	kvs := map[string]jetstream.KeyValue{}
-	for _, cfg := range BucketConfigs(replicas, o.shards) {
-		kv, err := createBucket(ctx, js, cfg)
+	for _, bc := range BucketConfigs(replicas, shards) {
+		kv, err := createBucket(ctx, js, bc)
 		if err != nil {
-			return nil, fmt.Errorf("kvstate: bucket %s: %w", cfg.Bucket, mapErr(err))
+			return nil, fmt.Errorf("kvstate: bucket %s: %w", bc.Bucket, mapErr(err))
 		}
-		kvs[cfg.Bucket] = kv
+		kvs[bc.Bucket] = kv
 	}
 	snaps, err := openSnapshots(ctx, js, replicas)
 	if err != nil {
@@ -117,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{js: js, snaps: snaps, leaderReads: replicas > 1, grants: kvs[BucketGrants],
 		agents: kvs[BucketAgents], rules: kvs[BucketRules], config: kvs[BucketConfig], delegations: kvs[BucketDelegations]}
-	for i := range o.shards {
+	for i := range shards {
 		gate := newWriteGate()
 		sh := shard{reqBucket: RequestBucket(i), idmBucket: IdempotencyBucket(i), gate: gate}
 		sh.requests, sh.idm = kvs[sh.reqBucket], kvs[sh.idmBucket]
@@ -196,7 +196,7 @@ func NotClustered(err error, replicas int) error {
 // already writing, and race their consumer creation inside nats-server.
 func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.KeyValueConfig) (jetstream.KeyValue, error) {
 	var kv jetstream.KeyValue
-	err := backoff.Retry(ctx, bucketRetry, 10, func(ctx context.Context) error {
+	err := backoff.Retry(ctx, DeclareRetry, DeclareAttempts, func(ctx context.Context) error {
 		var err error
 		if kv, err = js.KeyValue(ctx, cfg.Bucket); err == nil {
 			var st jetstream.KeyValueStatus
@@ -218,10 +218,13 @@ func createBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	return kv, nil
 }
 
-// bucketRetry spaces the attempts to declare a bucket while a cluster
-// elects its leaders: 0.5 s, 1 s, 2 s, then 4 s, about 25 s over ten
-// attempts, each wait ended by ctx.
-var bucketRetry = backoff.Policy{Base: 500 * time.Millisecond, Max: 4 * time.Second}
+// DeclareRetry spaces the attempts to declare a bucket or a stream while
+// a cluster that has just started elects its leaders: 0.5 s, 1 s, 2 s,
+// then 4 s, about 25 s over DeclareAttempts, each wait ended by ctx.
+var DeclareRetry = backoff.Policy{Base: 500 * time.Millisecond, Max: 4 * time.Second}
+
+// DeclareAttempts bounds the attempts to declare a bucket or a stream.
+const DeclareAttempts = 10
 
 // sameBucket reports whether a bucket's configuration has what Open
 // declares (the fields BucketConfigs sets).

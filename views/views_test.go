@@ -20,13 +20,7 @@ import (
 // views does) is told of later changes, and races with nothing.
 func TestOnChangeWhileRunning(t *testing.T) {
 	s, ctx := newStore(t), context.Background()
-	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = v.Run(rctx) }()
-	if err := v.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	v := readyViews(t, s)
 	told := make(chan domain.RequestID, 16)
 	done := make(chan struct{})
 	go func() { // writes while the hook is registered
@@ -72,13 +66,7 @@ func TestRequestMirrorHoldsTerminalRequestsAsSummaries(t *testing.T) {
 		}
 		ids = append(ids, r.ID)
 	}
-	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
-	rctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { _ = v.Run(rctx) }()
-	if err := v.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	v := readyViews(t, s)
 	check := func(when string) {
 		t.Helper()
 		for i, id := range ids {
@@ -353,6 +341,20 @@ func newViews(t testing.TB, s *kvstate.Store, tenants []*domain.Tenant) *views.V
 	t.Helper()
 	v, err := views.New(views.Config{Store: s, Tenants: tenants})
 	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// readyViews builds the views over s for tenant acme and runs them until
+// the test ends, returning once they are ready.
+func readyViews(t *testing.T, s *kvstate.Store) *views.Views {
+	t.Helper()
+	v := newViews(t, s, []*domain.Tenant{{ID: "acme"}})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = v.Run(ctx) }()
+	if err := v.WaitReady(ctx); err != nil {
 		t.Fatal(err)
 	}
 	return v

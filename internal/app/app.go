@@ -182,8 +182,8 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err := declareStreams(ctx, b); err != nil {
 		return err
 	}
-	shards := max(o.Config.RequestShards, 1)
-	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: b.Replicas, Shards: shards, SyncsFree: b.SyncsFree()})
+	shards, syncsFree := max(o.Config.RequestShards, 1), b.SyncsFree()
+	store, err := kvstate.Open(ctx, kvstate.Config{JS: b.JS, Replicas: b.Replicas, Shards: shards, SyncsFree: syncsFree})
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func (a *App) buildCore(ctx context.Context, o Options, b *broker.Broker, tenant
 	if err != nil {
 		return err
 	}
-	watchStore, err := kvstate.Open(ctx, kvstate.Config{JS: watchJS, Replicas: b.Replicas, Shards: shards, SyncsFree: b.SyncsFree()})
+	watchStore, err := kvstate.Open(ctx, kvstate.Config{JS: watchJS, Replicas: b.Replicas, Shards: shards, SyncsFree: syncsFree})
 	if err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func (a *App) buildDeciders(ctx context.Context, o Options) ([]func(), error) {
 // the outbox re-creates them (package outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
 	for _, sc := range append(events.StreamConfigs(b.Replicas), audit.StreamConfigs(b.Replicas)...) {
-		err := retry.Retry(ctx, streamRetry, 10, func(ctx context.Context) error {
+		err := retry.Retry(ctx, kvstate.DeclareRetry, kvstate.DeclareAttempts, func(ctx context.Context) error {
 			err := declareStream(ctx, b.JS, sc)
 			if err == nil {
 				return nil
@@ -378,10 +378,6 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 	}
 	return nil
 }
-
-// streamRetry spaces the attempts to declare a stream: 0.5 s, 1 s, 2 s,
-// then 4 s, about 25 s over ten attempts.
-var streamRetry = retry.Policy{Base: 500 * time.Millisecond, Max: 4 * time.Second}
 
 // declareStream creates sc, or updates the stream when it differs from
 // sc. A stream already as declared is left alone: every process starts
