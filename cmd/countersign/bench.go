@@ -11,9 +11,11 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/countersign/countersign/domain"
 	"github.com/countersign/countersign/internal/bench"
+	"github.com/countersign/countersign/internal/gcpace"
 )
 
 func runBench(args []string) int {
@@ -84,7 +86,7 @@ func runBench(args []string) int {
 		}
 		for _, off := range modes {
 			o.NoAudit = off
-			res, err := bench.Run(ctx, o)
+			res, err := runCountersign(ctx, o)
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "bench:", err)
 				return 1
@@ -118,7 +120,7 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 		floor, floorCPU = append(floor, res.ThroughputRPS), append(floorCPU, res.CPUPerRequestMs)
 		for i, off := range modes {
 			o.NoAudit = off
-			res, err := bench.Run(ctx, o)
+			res, err := runCountersign(ctx, o)
 			if err != nil {
 				return 1, err
 			}
@@ -156,6 +158,16 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 		}
 	}
 	return code, nil
+}
+
+// runCountersign runs o against countersign with the collector paced as
+// countersign serve paces it (gcHeadroom): the built-in server runs in
+// this process. The floor runs at Go's defaults, as a service written
+// without such care would.
+func runCountersign(ctx context.Context, o bench.Options) (bench.Result, error) {
+	stop := gcpace.Start(gcHeadroom, 250*time.Millisecond)
+	defer stop()
+	return bench.Run(ctx, o)
 }
 
 // median is the median of xs (not empty); xs is sorted in place.

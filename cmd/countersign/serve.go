@@ -21,7 +21,7 @@ import (
 	"github.com/countersign/countersign/internal/gcpace"
 )
 
-// gcHeadroom bounds the collector's headroom over a large live heap
+// gcHeadroom is the collector's headroom over the live heap
 // (internal/gcpace), unless GOGC or GOMEMLIMIT is set.
 const gcHeadroom = 128 << 20
 

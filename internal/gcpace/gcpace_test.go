@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestPercent(t *testing.T) {
@@ -13,7 +14,8 @@ func TestPercent(t *testing.T) {
 		live uint64
 		want int
 	}{
-		{0, 100}, {10 * mib, 100}, {256 * mib, 100}, {512 * mib, 50}, {700 * mib, 36}, {1024 * mib, 25}, {8192 * mib, MinPercent},
+		{0, MaxPercent}, {10 * mib, MaxPercent}, {32 * mib, 800}, {128 * mib, 200}, {256 * mib, 100},
+		{512 * mib, 50}, {700 * mib, 36}, {1024 * mib, 25}, {8192 * mib, MinPercent},
 	} {
 		if got := Percent(c.live, 256*mib); got != c.want {
 			t.Errorf("Percent(%d MiB, 256 MiB) = %d, want %d", c.live/mib, got, c.want)
@@ -66,28 +68,61 @@ func TestStepFollowsTheLiveHeap(t *testing.T) {
 	}
 	runtime.KeepAlive(held)
 	runtime.GC()
-	if got := p.step(8 << 20); got != 100 {
-		t.Fatalf("heap released: GOGC %d, want 100", got)
+	// A few MiB live, against 8 MiB of headroom: over Go's default.
+	got := p.step(8 << 20)
+	if got <= 100 {
+		t.Fatalf("heap released: GOGC %d, want over 100", got)
 	}
-	if now := debug.SetGCPercent(100); now != 100 {
-		t.Fatalf("the runtime's GOGC is %d, want 100", now)
+	if now := debug.SetGCPercent(100); now != got {
+		t.Fatalf("the runtime's GOGC is %d, want %d", now, got)
 	}
 	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
 		t.Fatalf("heap released: memory limit %d MiB, want none", lim>>20)
 	}
 }
 
-// A heap that shrinks below the headroom gets Go's default back, even
+// A heap that shrinks to a tenth of the headroom gets MaxPercent, even
 // from a percent within a tenth of it.
-func TestStepRestoresTheDefault(t *testing.T) {
+func TestStepReachesTheCeiling(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	debug.SetGCPercent(95)
-	p := pacer{percent: 95}
+	debug.SetGCPercent(MaxPercent - 50)
+	p := pacer{percent: MaxPercent - 50}
 	runtime.GC()
-	if got := p.step(1 << 40); got != 100 {
-		t.Fatalf("small heap from GOGC 95: GOGC %d, want 100", got)
+	if got := p.step(1 << 40); got != MaxPercent {
+		t.Fatalf("small heap from GOGC %d: GOGC %d, want %d", MaxPercent-50, got, MaxPercent)
 	}
+	if now := debug.SetGCPercent(100); now != MaxPercent {
+		t.Fatalf("the runtime's GOGC is %d, want %d", now, MaxPercent)
+	}
+}
+
+// Start paces until its stop, which leaves Go's defaults behind.
+func TestStartStops(t *testing.T) {
+	if Chosen() {
+		t.Skip("GOGC or GOMEMLIMIT is set")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	stop := Start(1<<40, time.Millisecond)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+		if now := debug.SetGCPercent(-1); now == MaxPercent {
+			debug.SetGCPercent(now)
+			break
+		} else {
+			debug.SetGCPercent(now)
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("Start never set GOGC for a small heap")
+		}
+	}
+	stop()
+	stop() // a second stop is harmless
 	if now := debug.SetGCPercent(100); now != 100 {
-		t.Fatalf("the runtime's GOGC is %d, want 100", now)
+		t.Fatalf("after stop: GOGC %d, want 100", now)
+	}
+	if lim := debug.SetMemoryLimit(-1); lim != math.MaxInt64 {
+		t.Fatalf("after stop: memory limit %d, want none", lim)
 	}
 }
