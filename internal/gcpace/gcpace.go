@@ -65,15 +65,7 @@ func Chosen() bool { return os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") !
 // at once. It has no end on purpose: a stop (saving a snapshot of a large
 // mirror) is when the bound matters most.
 func Pace(headroom uint64, interval time.Duration) {
-	if Chosen() {
-		return
-	}
-	go func() {
-		var p pacer
-		for range time.Tick(interval) {
-			p.step(headroom)
-		}
-	}()
+	Start(headroom, interval)
 }
 
 // Start paces as Pace does until the returned stop is called; stop
