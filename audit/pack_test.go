@@ -119,7 +119,7 @@ func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wr.gap = time.Hour
+	wr.gap, wr.most = time.Hour, 40
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = wr.Run(ctx) }()
@@ -133,11 +133,16 @@ func TestABatchWaitsForTheGapUnlessFull(t *testing.T) {
 	if n := w.size(t, "acme"); n != 1 {
 		t.Fatalf("log size %d within the gap; want 1", n)
 	}
-	for i := 11; i <= maxBatch; i++ {
+	for i := 11; i <= wr.most; i++ {
 		w.grant(t, "acme", i)
 	}
-	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == 1+maxBatch }, "a full batch committed")
+	testutil.Eventually(t, 20*time.Second, func() bool { return w.size(t, "acme") == int64(1+wr.most) }, "a full batch committed")
 }
+
+// perBatch is how many tenants' single small entries one batch holds: an
+// entries message and a tree message each, and the cursor, within the
+// server's 1,000.
+const perBatch = (maxBatchMsgs - 1) / 2
 
 // A config revision applies to more tenants than a batch holds entries
 // (the server refuses a batch of over 1,000 messages): it is split
@@ -173,7 +178,7 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 	if len(info.State.Subjects) != len(tenants) {
 		t.Fatalf("%d tenants' logs; want %d", len(info.State.Subjects), len(tenants))
 	}
-	for _, tn := range []domain.TenantID{"t0000", tenants[maxBatch-1], tenants[maxBatch], "t0698"} {
+	for _, tn := range []domain.TenantID{"t0000", tenants[perBatch-1], tenants[perBatch], "t0698"} {
 		if n := w.size(t, tn); n != 1 {
 			t.Errorf("%s: %d entries; want 1", tn, n)
 		}
@@ -193,7 +198,7 @@ func TestAConfigOfManyTenantsIsSplitAcrossBatches(t *testing.T) {
 // entries (the cursor counts them) stores only the rest.
 func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	tenants := make([]domain.TenantID, maxBatch+44)
+	tenants := make([]domain.TenantID, perBatch+44)
 	for i := range tenants {
 		tenants[i] = domain.TenantID(fmt.Sprintf("t%04d", i))
 	}
@@ -221,7 +226,7 @@ func TestARevisionStoredInPartContinuesWhereItStopped(t *testing.T) {
 	if _, err := b.commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	lastIn, firstOut, last := tenants[maxBatch-1], tenants[maxBatch], tenants[len(tenants)-1]
+	lastIn, firstOut, last := tenants[perBatch-1], tenants[perBatch], tenants[len(tenants)-1]
 	if n := w.size(t, lastIn); n != 1 || w.size(t, firstOut) != 0 {
 		t.Fatalf("after the first part: %s %d entries, %s %d; want 1, 0", lastIn, n, firstOut, w.size(t, firstOut))
 	}
@@ -296,6 +301,93 @@ func TestEntriesAreStoredCompressed(t *testing.T) {
 			t.Errorf("uncompressed: %q, %v; want %q", got, err, c.data)
 		case c.enc != "" && (err == nil || !strings.Contains(err.Error(), c.enc)):
 			t.Errorf("encoding %s: %q, %v; want an error naming it", c.enc, got, err)
+		}
+	}
+}
+
+// One tenant's small entries fill a batch to its most, far past what one
+// entry a message would allow the server's 1,000, and commit as one.
+func TestOneTenantsEntriesFillABatch(t *testing.T) {
+	w := newWorld(t, testutil.NewJetStream(t))
+	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, curSeq, err := wr.loadCursor(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := []byte(`{"id":"req_1","status":"approved","arguments":{"amount":4900,"currency":"GBP"}}`)
+	var cs []change
+	for i := range maxChanges + 10 {
+		cs = append(cs, one("acme", events.TypeRequestDecided, Actor{Kind: "system"}, fmt.Sprint("req_", i), time.Now(), data)...)
+	}
+	b := &batch{w: wr, fresh: map[domain.TenantID]bool{}}
+	b.reset(cur, curSeq)
+	b.addChanges(0, 1, cs)
+	if len(b.changes) != maxChanges || len(b.carry.changes) != 10 || !b.full() {
+		t.Fatalf("took %d, carried %d; want %d and 10", len(b.changes), len(b.carry.changes), maxChanges)
+	}
+	if _, err := b.commit(context.Background()); err != nil {
+		t.Fatalf("a full batch of one tenant's entries: %v", err)
+	}
+	if n := w.size(t, "acme"); n != int64(maxChanges) {
+		t.Fatalf("log size %d; want %d", n, maxChanges)
+	}
+}
+
+// However large the lines, a batch's messages stay within the server's
+// limit: the bound take counts is never under what packing stores.
+func TestTakeBoundsTheMessages(t *testing.T) {
+	wr, err := NewWriter(WriterConfig{JS: testutil.NewJetStream(t).JS, Log: &Log{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range []int{100, maxPack / 5, maxPack/2 - 600, maxPack / 2, maxPack + 1} {
+		b := &batch{w: wr}
+		b.reset(cursor{}, 0)
+		data, _ := json.Marshal(strings.Repeat("x", size))
+		var cs []change
+		for i := range min(3000, 600*maxPack/size+10) { // enough to pass 1,000 messages
+			tn := domain.TenantID(fmt.Sprint("t", i%3))
+			cs = append(cs, one(tn, events.TypeGrantCreated, Actor{Kind: "system"}, fmt.Sprint(i), time.Now(), data)...)
+		}
+		b.addChanges(0, 1, cs)
+		if b.msgs > maxBatchMsgs {
+			t.Errorf("lines of %d bytes: a bound of %d messages", size, b.msgs)
+		}
+		// What the packer stores: per tenant, a message closed when the
+		// next line would take it past maxPack; a tree message each; the
+		// cursor.
+		msgs, fill := 1, map[domain.TenantID]int{}
+		packed := map[domain.TenantID]int{}
+		for _, c := range b.changes {
+			e := c.entry
+			e.Seq, e.Prev = 1<<40, ZeroHash // as long as a sealed line's
+			line, err := appendSeal(nil, &e, c.canonical)
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case packed[c.tenant] == 0:
+				msgs += 2 // its first entries message and its tree message
+				fill[c.tenant] = len(line)
+			case fill[c.tenant]+1+len(line) > maxPack:
+				msgs++
+				fill[c.tenant] = len(line)
+			default:
+				fill[c.tenant] += 1 + len(line)
+			}
+			packed[c.tenant]++
+		}
+		if msgs > b.msgs {
+			t.Errorf("lines of %d bytes: %d changes pack into %d messages, over the bound of %d", size, len(b.changes), msgs, b.msgs)
+		}
+		if msgs > maxBatchMsgs {
+			t.Errorf("lines of %d bytes: %d messages", size, msgs)
+		}
+		if len(b.carry.changes) == 0 && size >= maxPack/5 {
+			t.Errorf("lines of %d bytes: all %d changes in one batch", size, len(b.changes))
 		}
 	}
 }

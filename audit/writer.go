@@ -26,12 +26,17 @@ const DefaultRetention = 400 * 24 * time.Hour
 // than commitGap earlier.
 const commitGap = 250 * time.Millisecond
 
-// maxBatch bounds the entries of one atomic batch, and so its messages
-// (the server refuses a batch of more than 1,000): at most one entries
-// message an entry (most pack many), a tree message a tenant, and the
-// cursor, 2*maxBatch+1 at most. A source message with more changes is
-// split across batches.
-const maxBatch = 499
+// maxChanges bounds the entries of one atomic batch: its tree messages
+// then stay far below the server's payload limit (about two 32-byte
+// hashes an entry, 256 KiB at most for one tenant), and its lag short.
+// Under load a batch fills before commitGap has passed, and each commit
+// costs the server and the writer alike whatever its size, so the bound
+// is set high (BenchmarkCommit; the figures are in
+// docs/operators/performance.md). A batch is also bounded by its
+// messages (take): the server refuses an atomic batch of more than
+// maxBatchMsgs. A source message with more changes than fit is split
+// across batches.
+const maxChanges = 4000
 
 // errConflict: another writer stored a batch first.
 var errConflict = errors.New("audit: another writer moved the cursor")
@@ -64,6 +69,7 @@ type Writer struct {
 	cfg     WriterConfig
 	mapper  mapper
 	gap     time.Duration // commitGap; tests set it
+	most    int           // maxChanges; tests set it
 	sources int           // how many: sources and the request shards past the first (sourceName)
 }
 
@@ -78,7 +84,7 @@ func NewWriter(cfg WriterConfig) (*Writer, error) {
 	if cfg.Retention == nil {
 		cfg.Retention = func(domain.TenantID) time.Duration { return DefaultRetention }
 	}
-	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap, sources: len(sources) + max(cfg.Shards, 1) - 1}, nil
+	return &Writer{cfg: cfg, mapper: mapper{configTenants: cfg.ConfigTenants}, gap: commitGap, most: maxChanges, sources: len(sources) + max(cfg.Shards, 1) - 1}, nil
 }
 
 // ErrConfig: a Writer's config is incomplete.
@@ -138,7 +144,7 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs, errc := make(chan sourceMsg, 4*maxBatch), make(chan error, w.sources)
+	msgs, errc := make(chan sourceMsg, 2048), make(chan error, w.sources)
 	for i := range w.sources {
 		name := sourceName(i)
 		from := cur[name] + 1 // read here: the batches below move cur on
@@ -174,12 +180,12 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	}
 }
 
-// gather adds the queued messages to b until it holds maxBatch changes,
-// or none is queued and until has passed.
+// gather adds the queued messages to b until it is full, or none is
+// queued and until has passed.
 func gather(ctx context.Context, b *batch, msgs <-chan sourceMsg, until time.Time) {
 	timer := time.NewTimer(time.Until(until))
 	defer timer.Stop()
-	for len(b.changes) < maxBatch {
+	for !b.full() {
 		select {
 		case m := <-msgs:
 			b.add(m)
@@ -241,6 +247,10 @@ type batch struct {
 	carry   carry  // what did not fit, for the next batch
 	pack    []byte // a tenant's lines being packed (packer), reused
 	out     []byte // the compressed entries messages, reused once sent
+	// bytes bounds each tenant's packed lines, and msgs the batch's
+	// messages (take).
+	bytes map[domain.TenantID]int
+	msgs  int
 }
 
 // carry is the rest of a source message's changes, after those a batch
@@ -259,6 +269,54 @@ func doneKey(src int) string { return sourceName(src) + "#done" }
 
 func (b *batch) reset(cur cursor, curSeq uint64) {
 	b.cur, b.curSeq, b.changes, b.out = cur, curSeq, b.changes[:0], b.out[:0]
+	if b.bytes == nil {
+		b.bytes = map[domain.TenantID]int{}
+	}
+	clear(b.bytes)
+	b.msgs = 1 // the cursor
+}
+
+// full reports whether b takes no more changes: it holds its most, or a
+// change did not fit (carry).
+func (b *batch) full() bool {
+	return len(b.changes) >= b.w.most || len(b.carry.changes) > 0
+}
+
+// packs bounds the messages a tenant's lines of bytes bytes pack into: a
+// message is closed only when the next line would take it past maxPack
+// (packer.add), so any two consecutive messages hold more than maxPack
+// between them, and n messages more than (n-1)*maxPack/2 bytes.
+func packs(bytes int) int { return 1 + 2*bytes/maxPack }
+
+// lineBound bounds the length of c's sealed line and its newline: its
+// data, its other members at six bytes a character (an escape at worst),
+// and the member names, seq, time and hashes.
+func lineBound(c change) int {
+	e := &c.entry
+	data := len(e.Data)
+	if !c.canonical { // canonicalized when sealed: bound its escapes too
+		data *= 6
+	}
+	return data + 6*(len(e.Tenant)+len(e.Type)+len(e.Actor.Kind)+len(e.Actor.ID)+len(e.Subject)) + 512
+}
+
+// take counts c into the batch if its messages then stay within
+// maxBatchMsgs (a tenant's entries messages, its tree message, the
+// cursor), and reports whether it did. An empty batch takes any change.
+func (b *batch) take(c change) bool {
+	old, seen := b.bytes[c.tenant]
+	grown := old + lineBound(c)
+	msgs := b.msgs + packs(grown)
+	if seen {
+		msgs -= packs(old)
+	} else {
+		msgs++ // its tree message
+	}
+	if msgs > maxBatchMsgs && len(b.changes) > 0 {
+		return false
+	}
+	b.bytes[c.tenant], b.msgs = grown, msgs
+	return true
 }
 
 // add adds m's changes not yet stored.
@@ -274,13 +332,15 @@ func (b *batch) add(m sourceMsg) {
 // has room for; the cursor passes the message once all are in, and
 // counts those in before.
 func (b *batch) addChanges(src int, seq uint64, cs []change) {
-	if room := maxBatch - len(b.changes); len(cs) > room {
-		b.changes = append(b.changes, cs[:room]...)
-		b.cur[doneKey(src)] += uint64(room)
-		b.carry = carry{src: src, seq: seq, changes: cs[room:]}
+	for i, c := range cs {
+		if len(b.changes) < b.w.most && b.take(c) {
+			b.changes = append(b.changes, c)
+			continue
+		}
+		b.cur[doneKey(src)] += uint64(i)
+		b.carry = carry{src: src, seq: seq, changes: cs[i:]}
 		return
 	}
-	b.changes = append(b.changes, cs...)
 	b.cur[sourceName(src)] = seq
 	delete(b.cur, doneKey(src))
 }
