@@ -59,10 +59,7 @@ func TestFillRuns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	bin := filepath.Join(t.TempDir(), "countersign")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/countersign").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildCountersign(t)
 	keep := t.TempDir()
 	r, err := Run(context.Background(), Options{Scenario: "fill", Requests: 1100, Concurrency: 8, Exe: bin, KeepData: keep})
 	if err != nil {
@@ -76,5 +73,32 @@ func TestFillRuns(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(keep, "countersign.yaml")); err != nil {
 		t.Fatalf("--keep-data: %v", err)
+	}
+}
+
+// buildCountersign builds the binary the child-process scenarios run.
+func buildCountersign(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "countersign")
+	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/countersign").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// The hold runs on a built countersign in a child process: it creates
+// more pending requests than the demo's submit burst allows a token (the
+// child's limits are lifted), holds a long-poll on each, and reports the
+// memory a held poll costs.
+func TestHoldRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	r, err := Run(context.Background(), Options{Scenario: "hold", Polls: 300, Exe: buildCountersign(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Requests != 300 {
+		t.Fatalf("hold: %+v; want 300 polls held", r)
 	}
 }

@@ -182,6 +182,7 @@ type child struct {
 	cmd    *exec.Cmd
 	done   bool
 	maxRSS float64 // its peak resident memory, once stopped (0: not known)
+	dir    string  // removed once stopped, when set
 }
 
 // startChild starts `exe serve` on dir's data with cfgFile on a free
@@ -221,5 +222,8 @@ func (c *child) stop() {
 	_ = c.cmd.Wait()
 	if c.cmd.ProcessState != nil {
 		c.maxRSS = maxRSS(c.cmd.ProcessState)
+	}
+	if c.dir != "" {
+		os.RemoveAll(c.dir)
 	}
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/countersign/countersign/config"
 )
 
 // holdScenario holds o.Polls long-polls on pending requests and reports the
@@ -19,12 +19,12 @@ import (
 // file descriptors are not counted.
 func holdScenario(ctx context.Context, o Options) (Result, error) {
 	if o.URL == "" {
-		url, stop, err := spawn(ctx, o.Exe)
+		srv, err := spawn(ctx, o.Exe)
 		if err != nil {
 			return Result{}, err
 		}
-		defer stop()
-		o.URL = url
+		defer srv.stop()
+		o.URL = srv.url
 	}
 	cl := newHTTPClient(o.Polls + 64)
 	submitter := &client{url: o.URL, token: o.Submitter, http: cl}
@@ -113,38 +113,27 @@ func waitHeld(ctx context.Context, url string, n int) error {
 	return fmt.Errorf("bench: %d long-polls were not all held within 60s", n)
 }
 
-// spawn starts `exe serve` on a free loopback port in a temporary
-// directory and returns its URL and a stop function.
-func spawn(ctx context.Context, exe string) (string, func(), error) {
+// spawn starts `exe serve` on the demo config, its submit limits lifted
+// (the scenario creates its pending requests as fast as it can), in a
+// temporary directory that its stop removes.
+func spawn(ctx context.Context, exe string) (*child, error) {
 	if exe == "" {
-		return "", nil, errors.New("bench: hold needs the countersign binary or --url")
+		return nil, errors.New("bench: hold needs the countersign binary or --url")
 	}
 	dir, err := os.MkdirTemp("", "countersign-hold-")
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	cfgFile := filepath.Join(dir, "countersign.yaml")
+	if err := os.WriteFile(cfgFile, []byte(unthrottled(config.DemoYAML)), 0o600); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	srv, err := startChild(ctx, exe, dir, cfgFile)
 	if err != nil {
-		return "", nil, err
+		os.RemoveAll(dir)
+		return nil, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	cmd := exec.CommandContext(ctx, exe, "serve", "--data", filepath.Join(dir, "data"), "--listen", addr, "--nats-listen", "off")
-	cmd.Dir = dir
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop := func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait(); os.RemoveAll(dir) }
-	url := "http://" + addr
-	for i := 0; i < 150; i++ {
-		if resp, err := http.Get(url + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url, stop, nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	stop()
-	return "", nil, errors.New("bench: child server did not become ready")
+	srv.dir = dir
+	return srv, nil
 }
