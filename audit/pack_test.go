@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// commitChanges stores changes as one batch, after the cursor as stored.
-func commitChanges(t *testing.T, w *world, changes []change) {
+// newBatch is an empty batch of a new writer, after the cursor as stored.
+func newBatch(t *testing.T, w *world) *batch {
 	t.Helper()
 	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
 	if err != nil {
@@ -30,6 +30,13 @@ func commitChanges(t *testing.T, w *world, changes []change) {
 	}
 	b := &batch{w: wr, fresh: map[domain.TenantID]bool{}}
 	b.reset(cur, curSeq)
+	return b
+}
+
+// commitChanges stores changes as one batch, after the cursor as stored.
+func commitChanges(t *testing.T, w *world, changes []change) {
+	t.Helper()
+	b := newBatch(t, w)
 	b.changes = changes
 	if _, err := b.commit(context.Background()); err != nil {
 		t.Fatal(err)
@@ -309,21 +316,12 @@ func TestEntriesAreStoredCompressed(t *testing.T) {
 // entry a message would allow the server's 1,000, and commit as one.
 func TestOneTenantsEntriesFillABatch(t *testing.T) {
 	w := newWorld(t, testutil.NewJetStream(t))
-	wr, err := NewWriter(WriterConfig{JS: w.b.JS, Log: NewLog(w.b.JS)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cur, curSeq, err := wr.loadCursor(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
 	data := []byte(`{"id":"req_1","status":"approved","arguments":{"amount":4900,"currency":"GBP"}}`)
 	var cs []change
 	for i := range maxChanges + 10 {
 		cs = append(cs, one("acme", events.TypeRequestDecided, Actor{Kind: "system"}, fmt.Sprint("req_", i), time.Now(), data)...)
 	}
-	b := &batch{w: wr, fresh: map[domain.TenantID]bool{}}
-	b.reset(cur, curSeq)
+	b := newBatch(t, w)
 	b.addChanges(0, 1, cs)
 	if len(b.changes) != maxChanges || len(b.carry.changes) != 10 || !b.full() {
 		t.Fatalf("took %d, carried %d; want %d and 10", len(b.changes), len(b.carry.changes), maxChanges)
