@@ -38,6 +38,10 @@ const commitGap = 250 * time.Millisecond
 // across batches.
 const maxChanges = 4000
 
+// readAhead bounds the source messages read ahead of the batch being
+// gathered (as 4*499 did while batches held 499 changes).
+const readAhead = 2048
+
 // errConflict: another writer stored a batch first.
 var errConflict = errors.New("audit: another writer moved the cursor")
 
@@ -144,7 +148,7 @@ func (w *Writer) runOnce(ctx context.Context) error {
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	msgs, errc := make(chan sourceMsg, 2048), make(chan error, w.sources)
+	msgs, errc := make(chan sourceMsg, readAhead), make(chan error, w.sources)
 	for i := range w.sources {
 		name := sourceName(i)
 		from := cur[name] + 1 // read here: the batches below move cur on
