@@ -67,10 +67,12 @@ type parser struct {
 	pos     int
 	out     []byte
 	depth   int
-	members []member // the members of the open objects, innermost last
-	keys    []byte   // unescaped keys that held escapes
-	str     []byte   // an unescaped string value
-	tmp     []byte   // an object's members while they are reordered
+	members []member            // the members of the open objects, innermost last
+	keys    []byte              // unescaped keys that held escapes
+	str     []byte              // an unescaped string value
+	tmp     []byte              // an object's members while they are reordered
+	scratch []member            // an object's members as read, or in a remembered order
+	orders  map[uint64][]uint16 // sorted orders by the shape of their keys (knownOrder)
 }
 
 // member is one object member: its unescaped key, and its `"key":value`
@@ -90,6 +92,7 @@ func (p *parser) reset(in, out []byte) {
 // release returns p to the pool, holding no caller's bytes.
 func (p *parser) release() {
 	clear(p.members[:cap(p.members)])
+	clear(p.scratch[:cap(p.scratch)])
 	p.in, p.out = nil, nil
 	if cap(p.tmp) > 1<<16 || cap(p.keys) > 1<<16 || cap(p.str) > 1<<16 {
 		p.tmp, p.keys, p.str = nil, nil, nil

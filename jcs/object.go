@@ -2,6 +2,7 @@ package jcs
 
 import (
 	"fmt"
+	"hash/maphash"
 	"slices"
 )
 
@@ -62,14 +63,85 @@ func (p *parser) member(first bool) error {
 // starts at from in out, refuses a duplicate key, and closes the object.
 func (p *parser) closeObject(ms []member, from int) error {
 	if !sorted(ms) {
-		slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
-		if key := duplicate(ms); key != nil {
-			return duplicateError(key)
+		if !p.knownOrder(ms) {
+			p.scratch = append(p.scratch[:0], ms...)
+			slices.SortFunc(ms, func(a, b member) int { return compareUTF16(a.key, b.key) })
+			if key := duplicate(ms); key != nil {
+				return duplicateError(key)
+			}
+			p.learnOrder(ms)
 		}
 		p.reorder(ms, from)
 	}
 	p.out = append(p.out, '}')
 	return nil
+}
+
+// Objects of one shape (a stored record: the same keys, in the order its
+// encoder writes them) come again and again, and sorting their members is
+// most of what canonicalizing them costs. So a parser keeps the order it
+// sorted each shape of remembered size into, by a hash of its keys, and
+// tries that order first: it serves only if the keys then strictly
+// increase, which is true of the sorted order alone, so a stale or
+// colliding entry costs a sort and never a wrong result.
+
+// orderedMin is the fewest members whose order is remembered: fewer sort
+// in about the time a lookup takes.
+const orderedMin = 8
+
+// ordersMax bounds the shapes a parser remembers; at that many, it
+// forgets them all and starts again.
+const ordersMax = 64
+
+// shapeSeed seeds shapeOf's hash, one seed for the process.
+var shapeSeed = maphash.MakeSeed()
+
+// shapeOf hashes the keys of ms in their order.
+func shapeOf(ms []member) uint64 {
+	var h uint64
+	for _, m := range ms {
+		h = (h ^ maphash.Bytes(shapeSeed, m.key)) * 0x100000001b3
+	}
+	return h
+}
+
+// knownOrder puts ms in the order remembered for its shape, and reports
+// whether that is its sorted order; when not, ms is as it was.
+func (p *parser) knownOrder(ms []member) bool {
+	if len(ms) < orderedMin {
+		return false
+	}
+	order, ok := p.orders[shapeOf(ms)]
+	if !ok || len(order) != len(ms) {
+		return false
+	}
+	p.scratch = p.scratch[:0]
+	for i, j := range order {
+		if int(j) >= len(ms) || i > 0 && compareUTF16(ms[order[i-1]].key, ms[j].key) >= 0 {
+			return false
+		}
+		p.scratch = append(p.scratch, ms[j])
+	}
+	copy(ms, p.scratch)
+	return true
+}
+
+// learnOrder remembers the order of sorted ms for the shape they had
+// before sorting, held in p.scratch: for each place, the index its
+// member had there.
+func (p *parser) learnOrder(ms []member) {
+	if len(ms) < orderedMin || len(ms) > 1<<16 {
+		return
+	}
+	if p.orders == nil || len(p.orders) >= ordersMax {
+		p.orders = make(map[uint64][]uint16, ordersMax)
+	}
+	order := make([]uint16, len(ms))
+	for i, m := range ms { // the members were read in order of their start
+		j, _ := slices.BinarySearchFunc(p.scratch, m.start, func(a member, start int) int { return a.start - start })
+		order[i] = uint16(j)
+	}
+	p.orders[shapeOf(p.scratch)] = order
 }
 
 // sorted reports whether the keys of ms strictly increase.
