@@ -42,7 +42,7 @@ func runBench(args []string) int {
 	auditMode := fl.String("audit", "on", "the built-in server's audit log: on (its lag is reported), off, or both (each scenario off, then on)")
 	asJSON := fl.Bool("json", false, "print the result as one JSON line")
 	withFloor := fl.Bool("floor", false, "grant, person: run the floor (the smallest HTTP service doing the scenario's durable work, in this process) and countersign alternately, --rounds times, and print each figure, the medians and their ratio")
-	rounds := fl.Int("rounds", 3, "with --floor: rounds of floor then countersign")
+	rounds := fl.Int("rounds", 3, "with --floor: rounds of the floor and countersign, each round starting one further along")
 	cpuProfile := fl.String("cpuprofile", "", "write a CPU profile of the run to this file (the built-in server runs in this process; against --url, profile the server with serve --pprof)")
 	memProfile := fl.String("memprofile", "", "write an allocation profile of the run to this file (as --cpuprofile, this process only)")
 	if err := fl.Parse(args); err != nil {
@@ -84,7 +84,10 @@ func runBench(args []string) int {
 			code = max(code, c)
 			continue
 		}
-		for _, off := range modes {
+		for i, off := range modes {
+			if i > 0 {
+				bench.Settle()
+			}
 			o.NoAudit = off
 			res, err := runCountersign(ctx, o)
 			if err != nil {
@@ -100,32 +103,42 @@ func runBench(args []string) int {
 	return code
 }
 
-// benchAgainstFloor runs o's scenario on the floor, then on countersign
+// benchAgainstFloor runs o's scenario on the floor and on countersign
 // (each audit mode in modes), rounds times, printing each run; then the
 // medians of the throughputs and of the CPU per request (the process's,
 // load included: steadier than throughput on a shared machine) and
 // their ratios to the floor's.
+//
+// Each round starts one further along the runs (floor, then the modes):
+// a run right after another pays for some of its cleanup (its files
+// written back and freed, its garbage collected), so no system keeps
+// one place in every round. Settle before each run takes most of that
+// away.
 func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, rounds int, asJSON bool) (int, error) {
 	code := 0
 	var floor, floorCPU []float64
 	mine, mineCPU := make([][]float64, len(modes)), make([][]float64, len(modes))
-	for range rounds {
-		f := o
-		f.Floor = true
-		res, err := bench.Run(ctx, f)
-		if err != nil {
-			return 1, err
-		}
-		printBench(res, asJSON)
-		floor, floorCPU = append(floor, res.ThroughputRPS), append(floorCPU, res.CPUPerRequestMs)
-		for i, off := range modes {
-			o.NoAudit = off
+	for r := range rounds {
+		for _, k := range roundOrder(r, len(modes)+1) { // 0 the floor, else modes[k-1]
+			bench.Settle()
+			if k == 0 {
+				f := o
+				f.Floor = true
+				res, err := bench.Run(ctx, f)
+				if err != nil {
+					return 1, err
+				}
+				printBench(res, asJSON)
+				floor, floorCPU = append(floor, res.ThroughputRPS), append(floorCPU, res.CPUPerRequestMs)
+				continue
+			}
+			o.NoAudit = modes[k-1]
 			res, err := runCountersign(ctx, o)
 			if err != nil {
 				return 1, err
 			}
 			printBench(res, asJSON)
-			mine[i], mineCPU[i] = append(mine[i], res.ThroughputRPS), append(mineCPU[i], res.CPUPerRequestMs)
+			mine[k-1], mineCPU[k-1] = append(mine[k-1], res.ThroughputRPS), append(mineCPU[k-1], res.CPUPerRequestMs)
 			if res.Errors > 0 {
 				code = 1
 			}
@@ -158,6 +171,16 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 		}
 	}
 	return code, nil
+}
+
+// roundOrder is the order of n runs in round r: each round starts one
+// further along, so over n rounds each run holds each place once.
+func roundOrder(r, n int) []int {
+	order := make([]int, n)
+	for j := range order {
+		order[j] = (r + j) % n
+	}
+	return order
 }
 
 // runCountersign runs o against countersign with the collector paced as
