@@ -90,8 +90,8 @@ type Change struct {
 // as ChangeHeaders writes one: specversion 1.0, an id, a source, a type, a
 // subject and a tenant.
 func PeekChange(h nats.Header) (c Change, ok bool) {
-	get := func(name string) string {
-		vs := h[ceHeaderPrefix+name]
+	get := func(name string) string { // name one of the constants: no key is built
+		vs := h[name]
 		if len(vs) == 0 {
 			return ""
 		}
@@ -101,11 +101,11 @@ func PeekChange(h nats.Header) (c Change, ok bool) {
 		}
 		return v
 	}
-	if get("specversion") != cloudevents.CloudEventsVersionV1 || get("id") == "" || get("source") == "" {
+	if get(ceSpecversion) != cloudevents.CloudEventsVersionV1 || get(ceID) == "" || get(ceSource) == "" {
 		return c, false
 	}
-	c = Change{Type: get("type"), Tenant: domain.TenantID(get("tenant")), Subject: get("subject")}
-	c.Revision, _ = strconv.ParseUint(get("revision"), 10, 64)
+	c = Change{Type: get(ceType), Tenant: domain.TenantID(get(ceTenant)), Subject: get(ceSubject)}
+	c.Revision, _ = strconv.ParseUint(get(ceRevision), 10, 64)
 	return c, c.Type != "" && c.Subject != "" && c.Tenant != ""
 }
 

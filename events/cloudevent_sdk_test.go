@@ -194,3 +194,17 @@ func BenchmarkChangeHeaders(b *testing.B) {
 		events.ChangeHeaders(h, events.TypeRequestDecided, "acme", "req_01JABCDEFGHJKMNPQRSTVWXYZ0", 2, at, "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
 	}
 }
+
+// What the outbox and the audit writer read of every stored change.
+//
+//	go test -run '^$' -bench PeekChange -benchmem ./events/
+func BenchmarkPeekChange(b *testing.B) {
+	b.ReportAllocs()
+	h := make(nats.Header, 12)
+	events.ChangeHeaders(h, events.TypeRequestDecided, "acme", "req_01JABCDEFGHJKMNPQRSTVWXYZ0", 2, time.Now(), "")
+	for b.Loop() {
+		if _, ok := events.PeekChange(h); !ok {
+			b.Fatal("not a change")
+		}
+	}
+}
