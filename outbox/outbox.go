@@ -65,7 +65,8 @@ type Worker struct {
 	views   *views.Views
 	grants  Grants
 	log     *slog.Logger
-	streams *heal.Streams // the derived streams, healed
+	streams *heal.Streams             // the derived streams, healed
+	listens func(subject string) bool // Config.Listening
 	trouble atomic.Pointer[error]
 }
 
@@ -86,6 +87,11 @@ type Config struct {
 	Grants Grants
 	// Streams are the derived streams to keep (events.StreamConfigs).
 	Streams []jetstream.StreamConfig
+	// Listening reports whether anyone is subscribed to a person's
+	// subject; the messages to people (sent at most once) are built only
+	// for those who are. Default nil: everyone may be (an external
+	// cluster's interest is not seen here).
+	Listening func(subject string) bool
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
 }
@@ -106,7 +112,7 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	o := &Worker{js: cfg.JS, store: cfg.Store, views: cfg.Views, grants: cfg.Grants, log: cfg.Logger}
+	o := &Worker{js: cfg.JS, store: cfg.Store, views: cfg.Views, grants: cfg.Grants, log: cfg.Logger, listens: cfg.Listening}
 	o.streams = heal.New(cfg.JS, cfg.Streams, o.rederive, cfg.Logger)
 	return o, nil
 }

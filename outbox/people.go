@@ -16,7 +16,7 @@ func (o *Worker) peopleMsgs(h nats.Header, data []byte, c events.Change) []*nats
 	if !ok {
 		return nil
 	}
-	return people.Msgs(t, h, data, c, o.superseded)
+	return people.Msgs(t, h, data, c, o.superseded, o.listens)
 }
 
 // superseded reports whether this process's mirror already holds a later

@@ -330,7 +330,7 @@ func (a *App) buildDeciders(ctx context.Context, o Options) ([]func(), error) {
 		return nil, err
 	}
 	views.Requests().OnChange(offers.Observe)
-	ob, err := outbox.New(outbox.Config{JS: js, Store: svc.Store(), Views: views, Grants: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas)})
+	ob, err := outbox.New(outbox.Config{JS: js, Store: svc.Store(), Views: views, Grants: svc, Logger: a.log, Streams: events.StreamConfigs(a.Broker.Replicas), Listening: a.Broker.Interest()})
 	if err != nil {
 		return nil, err
 	}

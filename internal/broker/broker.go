@@ -55,6 +55,18 @@ type Broker struct {
 	staged   []staged // this run's (StageBatchesInMemory)
 }
 
+// Interest reports whether a connection to the embedded server is
+// subscribed to subject, for messages sent at most once that nobody
+// needs to be built for; nil when the server is external, whose interest
+// this process does not see (send them all).
+func (b *Broker) Interest() func(subject string) bool {
+	if b.Server == nil {
+		return nil
+	}
+	acc := b.Server.GlobalAccount()
+	return acc.SubscriptionInterest
+}
+
 // reconnectWait is the pause between reconnect attempts to an external
 // NATS: short, so that a restarted server is back in use (watchers
 // restarted, streams healed) well within a second.

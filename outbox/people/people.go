@@ -20,12 +20,19 @@ import (
 // the tenant's (domain.Tenant.People, Awaiting: a group's members less
 // those whose allow is counted). superseded reports whether a later
 // revision of the request is already held (a change redelivered late):
-// its review.requested is stale and is not sent.
-func Msgs(t *domain.Tenant, h nats.Header, data []byte, c events.Change, superseded func(*domain.Request) bool) []*nats.Msg {
+// its review.requested is stale and is not sent. listens, when not nil,
+// reports whether anyone is subscribed to a subject: a person nobody
+// listens for gets no message (delivery is at most once), and a change
+// that concerns only such people is not decoded.
+func Msgs(t *domain.Tenant, h nats.Header, data []byte, c events.Change, superseded func(*domain.Request) bool, listens func(subject string) bool) []*nats.Msg {
 	was, _ := events.ParseWorkTo(h.Get(events.HeaderWasTo))
-	_, toOK := events.ParseWorkTo(h.Get(events.HeaderWorkTo))
+	to, toOK := events.ParseWorkTo(h.Get(events.HeaderWorkTo))
 	if was.Kind == "" && !toOK {
 		return nil // a grant's change, or one that waits on nobody
+	}
+	heard := func(m domain.MemberID) bool { return listens == nil || listens(events.PeopleSubject(c.Tenant, m)) }
+	if listens != nil && !slices.ContainsFunc(t.People(was), heard) && (!toOK || !slices.ContainsFunc(t.People(to), heard)) {
+		return nil // the people it concerns (its approver's before and now) are not listening
 	}
 	var pr peopleRecord
 	if pr.decode(data) != nil {
@@ -41,12 +48,15 @@ func Msgs(t *domain.Tenant, h nats.Header, data []byte, c events.Change, superse
 	tp := h.Get("ce-traceparent")
 	var out []*nats.Msg
 	for _, m := range t.People(was) {
-		if !slices.Contains(still, m) && !before.By(domain.Ref{Kind: domain.KindPerson, ID: string(m)}) {
+		if heard(m) && !slices.Contains(still, m) && !before.By(domain.Ref{Kind: domain.KindPerson, ID: string(m)}) {
 			out = appendPeopleMsg(out, &r, m, events.TypeReviewWithdrawn, tp,
 				encodeData(domain.ReviewWithdrawn{RequestID: r.ID, Status: r.Status}))
 		}
 	}
 	for _, m := range now {
+		if !heard(m) {
+			continue
+		}
 		out = appendPeopleMsg(out, &r, m, events.TypeReviewRequested, tp, personReview(data, m))
 	}
 	return out
