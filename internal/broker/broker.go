@@ -63,8 +63,8 @@ func (b *Broker) Interest() func(subject string) bool {
 	if b.Server == nil {
 		return nil
 	}
-	acc := b.Server.GlobalAccount()
-	return acc.SubscriptionInterest
+	s := b.Server
+	return func(subject string) bool { return s.GlobalAccount().SubscriptionInterest(subject) }
 }
 
 // reconnectWait is the pause between reconnect attempts to an external
