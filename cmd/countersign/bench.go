@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -151,23 +152,26 @@ func benchAgainstFloor(ctx context.Context, o bench.Options, modes []bool, round
 			audit = "off"
 		}
 		m, c := median(mine[i]), median(mineCPU[i])
+		each := perRound(mine[i], floor)
 		if asJSON {
 			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "audit": audit, "rounds": rounds,
-				"floor_rps": fm, "throughput_rps": m, "ratio": m / fm,
+				"floor_rps": fm, "throughput_rps": m, "ratio": m / fm, "round_ratios": each,
 				"floor_cpu_per_request_ms": fc, "cpu_per_request_ms": c, "cpu_ratio": fc / c})
 			fmt.Println(string(b))
 			continue
 		}
-		fmt.Printf("%s: medians of %d rounds: countersign (audit %s) %.0f req/s, floor %.0f req/s: %.2f of the floor; cpu %.3f ms/req, floor %.3f: %.2f\n",
-			o.Scenario, rounds, audit, m, fm, m/fm, c, fc, fc/c)
+		fmt.Printf("%s: medians of %d rounds: countersign (audit %s) %.0f req/s, floor %.0f req/s: %.2f of the floor (rounds %s); cpu %.3f ms/req, floor %.3f: %.2f\n",
+			o.Scenario, rounds, audit, m, fm, m/fm, ratios(each), c, fc, fc/c)
 	}
 	if len(modes) == 2 {
 		tput, cpu := median(mine[1])/median(mine[0]), median(mineCPU[0])/median(mineCPU[1])
+		each := perRound(mine[1], mine[0])
 		if asJSON {
-			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "rounds": rounds, "audit_on_off_throughput": tput, "audit_on_off_cpu": cpu})
+			b, _ := json.Marshal(map[string]any{"scenario": o.Scenario, "rounds": rounds, "audit_on_off_throughput": tput, "audit_on_off_cpu": cpu,
+				"audit_on_off_rounds": each})
 			fmt.Println(string(b))
 		} else {
-			fmt.Printf("%s: audit on/off, medians: throughput %.2f, cpu per request %.2f\n", o.Scenario, tput, cpu)
+			fmt.Printf("%s: audit on/off, medians: throughput %.2f (rounds %s), cpu per request %.2f\n", o.Scenario, tput, ratios(each), cpu)
 		}
 	}
 	return code, nil
@@ -195,11 +199,30 @@ func runCountersign(ctx context.Context, o bench.Options) (bench.Result, error) 
 
 // median is the median of xs (not empty); xs is sorted in place.
 func median(xs []float64) float64 {
-	slices.Sort(xs)
+	xs = slices.Sorted(slices.Values(xs)) // a copy: the rounds keep their order for perRound
 	if n := len(xs); n%2 == 0 {
 		return (xs[n/2-1] + xs[n/2]) / 2
 	}
 	return xs[len(xs)/2]
+}
+
+// perRound is a[r]/b[r] for each round r: whether the rounds agree on a
+// ratio says more than its median does on a noisy machine.
+func perRound(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for r := range out {
+		out[r] = a[r] / b[r]
+	}
+	return out
+}
+
+// ratios prints rs as "0.62 0.58 0.66".
+func ratios(rs []float64) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = strconv.FormatFloat(r, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
 }
 
 // startCPUProfile profiles this process into file until the returned

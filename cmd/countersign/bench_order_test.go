@@ -27,3 +27,18 @@ func TestRoundOrderRotates(t *testing.T) {
 		}
 	}
 }
+
+// The figure of each round is its own ratio, in the order the rounds ran,
+// even after their medians were taken (median must not sort its input).
+func TestPerRoundKeepsTheRounds(t *testing.T) {
+	mine, floor := []float64{30, 10, 20}, []float64{10, 20, 40}
+	if m := median(mine); m != 20 {
+		t.Fatalf("median %v, want 20", m)
+	}
+	if got := perRound(mine, floor); !slices.Equal(got, []float64{3, 0.5, 0.5}) {
+		t.Fatalf("per round %v, want [3 0.5 0.5]", got)
+	}
+	if s := ratios([]float64{0.618, 1}); s != "0.62 1.00" {
+		t.Fatalf("ratios printed %q", s)
+	}
+}
