@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -52,14 +53,17 @@ type offers struct {
 func listen(t *testing.T, nc *nats.Conn, subject string, take func(n int) bool) *offers {
 	t.Helper()
 	o := &offers{take: take}
+	var seen atomic.Int64
 	sub, err := nc.QueueSubscribe(subject, events.ReviewQueue, func(m *nats.Msg) {
+		// A taken offer is answered before it is counted: a test that
+		// sees it counted and moves the clock on finds the take sent.
+		if o.take(int(seen.Add(1))) {
+			_ = m.Respond(nil)
+			_ = nc.Flush()
+		}
 		o.mu.Lock()
 		o.msgs = append(o.msgs, m)
-		n := len(o.msgs)
 		o.mu.Unlock()
-		if o.take(n) {
-			_ = m.Respond(nil)
-		}
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -210,6 +214,9 @@ func TestReofferUntilTheApproverChanges(t *testing.T) {
 	if m.Subject != "countersign.demo.review.agt_main" || m.Header.Get("ce-subject") != string(r1.ID) || m.Header.Get("ce-revision") != "1" {
 		t.Fatalf("escalated offer on %s about %s at revision %s", m.Subject, m.Header.Get("ce-subject"), m.Header.Get("ce-revision"))
 	}
+	// The take reaches the offering loop a moment after the runtime sent
+	// it; moving the clock on first would pass the take wait before it.
+	time.Sleep(200 * time.Millisecond)
 	before := prog.count()
 	clock.Advance(16 * time.Second)    // past the next offer the old decider would have had (10 s backoff)
 	time.Sleep(300 * time.Millisecond) // an absence check: an offer that came would have arrived
