@@ -17,11 +17,13 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Worker consumes decider work subjects through the one shared durable
-// consumer, so each work message reaches one process. A person's work needs
-// nothing here (the request waits in their inbox, and the record already
-// says whom it waits on); an agent decider's review is offered to its
-// runtimes by Offers. The worker never holds a message while anyone
+// Worker consumes agent deciders' work subjects through the one shared
+// durable consumer, so each work message reaches one process, and offers
+// the review to the agent's runtimes (Offers). A person's or a group's
+// work needs nothing here (the request waits in their inbox, and the
+// record already says whom it waits on): it goes to a stream no consumer
+// reads (events.PeopleWorkStream), and one that still comes (a work
+// stream declared by an older process) is acked unread. The worker never holds a message while anyone
 // thinks: it starts the offers and acks at once.
 type Worker struct {
 	js     jetstream.JetStream

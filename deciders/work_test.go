@@ -12,10 +12,10 @@ import (
 	"github.com/countersign/countersign/internal/testkit/testutil"
 )
 
-// A person's work message needs nothing from the worker: it is acked
-// unread (a body that does not decode is not terminated), while an agent's
-// undecodable one is.
-func TestWorkerAcksPersonWorkUnread(t *testing.T) {
+// A person's work message needs nothing from the worker, and never
+// reaches it: it is stored on the people's work stream, which no consumer
+// reads, while an agent's undecodable one is delivered and terminated.
+func TestWorkerNeverGetsPersonWork(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -29,10 +29,15 @@ func TestWorkerAcksPersonWorkUnread(t *testing.T) {
 		t.Fatal(err)
 	}
 	person := events.DecideSubject("acme", domain.Ref{Kind: domain.KindPerson, ID: "alice"})
+	group := events.DecideSubject("acme", domain.Ref{Kind: domain.KindGroup, ID: "finance"})
 	agent := events.DecideSubject("acme", domain.Ref{Kind: domain.KindAgent, ID: "agt_x"})
-	for _, subj := range []string{person, agent} {
-		if _, err := b.JS.Publish(ctx, subj, []byte("not a record")); err != nil {
+	for _, subj := range []string{person, group, agent} {
+		ack, err := b.JS.Publish(ctx, subj, []byte("not a record"))
+		if err != nil {
 			t.Fatal(err)
+		}
+		if want := map[bool]string{true: events.WorkStream, false: events.PeopleWorkStream}[subj == agent]; ack.Stream != want {
+			t.Fatalf("%s stored on %s, want %s", subj, ack.Stream, want)
 		}
 	}
 	w, err := deciders.NewWorker(deciders.WorkerConfig{JS: b.JS})
@@ -44,7 +49,7 @@ func TestWorkerAcksPersonWorkUnread(t *testing.T) {
 	go func() { done <- w.Run(wctx) }()
 	defer func() { stop(); <-done }()
 
-	m, err := terminated.NextMsg(20 * time.Second) // the agent's, handled after the person's
+	m, err := terminated.NextMsg(20 * time.Second)
 	if err != nil {
 		t.Fatalf("no message terminated: %v", err)
 	}
@@ -54,8 +59,8 @@ func TestWorkerAcksPersonWorkUnread(t *testing.T) {
 	if err := json.Unmarshal(m.Data, &adv); err != nil {
 		t.Fatal(err)
 	}
-	if adv.StreamSeq != 2 {
-		t.Fatalf("terminated stream sequence %d (the person's work is 1, the agent's 2); want only the agent's", adv.StreamSeq)
+	if adv.StreamSeq != 1 {
+		t.Fatalf("terminated stream sequence %d; want the agent's, the work stream's only message", adv.StreamSeq)
 	}
 	testutil.Eventually(t, 10*time.Second, func() bool {
 		s, err := b.JS.Stream(ctx, events.WorkStream)
@@ -64,8 +69,15 @@ func TestWorkerAcksPersonWorkUnread(t *testing.T) {
 		}
 		info, err := s.Info(ctx)
 		return err == nil && info.State.Msgs == 0
-	}, "the person's work message is acked")
+	}, "the agent's work message is terminated")
 	if m, err := terminated.NextMsg(100 * time.Millisecond); err == nil {
 		t.Errorf("one more message terminated: %s", m.Data)
+	}
+	s, err := b.JS.Stream(ctx, events.PeopleWorkStream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctx); err != nil || info.State.LastSeq != 2 || info.State.Msgs != 0 || info.State.Consumers != 0 {
+		t.Fatalf("the people's work stream: %+v %v, want the person's and the group's messages stored, none kept, no consumer", info.State, err)
 	}
 }

@@ -107,7 +107,7 @@ func TestRequestPathDiagramMatchesTransitions(t *testing.T) {
 	if table = slices.Compact(table); !slices.Equal(slices.Compact(drawn), table) {
 		t.Errorf("the outbox's events in the diagram are %v; kvstate's table has %v", drawn, table)
 	}
-	for _, name := range []string{events.EventsStream, events.WorkStream, "KV bucket " + kvstate.BucketRequests, events.DeciderConsumer, audit.Stream} {
+	for _, name := range []string{events.EventsStream, events.WorkStream, events.PeopleWorkStream, "KV bucket " + kvstate.BucketRequests, events.DeciderConsumer, audit.Stream} {
 		if !strings.Contains(diagram, name) {
 			t.Errorf("the path diagram does not name %q", name)
 		}

@@ -17,12 +17,20 @@ const (
 	// so it costs no fsync of its own. A NATS restart empties it (the
 	// outbox re-creates it); GET /v1/events reads the KV streams instead.
 	EventsStream = "COUNTERSIGN_EVENTS"
-	// WorkStream holds decider work messages, countersign.<tenant>.decide.>,
-	// each removed once a worker acks it. It is kept in memory: every work
-	// message is re-derived from the pending records when a decider process
-	// starts, and after a NATS restart lost the stream, so it needs no
-	// fsync of its own.
+	// WorkStream holds agent deciders' work messages,
+	// countersign.<tenant>.decide.agent.>, each removed once a worker acks
+	// it. It is kept in memory: every work message is re-derived from the
+	// pending records when a decider process starts, and after a NATS
+	// restart lost the stream, so it needs no fsync of its own.
 	WorkStream = "COUNTERSIGN_WORK"
+	// PeopleWorkStream takes the work messages of people and groups,
+	// countersign.<tenant>.decide.person.> and .decide.group.>: each is
+	// stored, acknowledged and deduplicated as every derived message is,
+	// and reaches whoever subscribes to its subject, but no countersign
+	// process consumes it (the request waits in the inbox), and with no
+	// consumer its interest retention removes it as it is stored: no
+	// delivery, no ack, no memory held.
+	PeopleWorkStream = "COUNTERSIGN_PEOPLE_WORK"
 )
 
 // DeciderConsumer is the durable consumer shared by decider workers.
@@ -56,10 +64,18 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 		Replicas:    replicas,
 	}, {
 		Name:        WorkStream,
-		Description: "countersign decider work messages, derived from the state (re-derived at start)",
-		Subjects:    []string{DecideFilter},
+		Description: "countersign agent deciders' work messages, derived from the state (re-derived at start)",
+		Subjects:    []string{AgentWorkFilter},
 		Storage:     jetstream.MemoryStorage,
 		Retention:   jetstream.WorkQueuePolicy,
+		Duplicates:  dedupWindow,
+		Replicas:    replicas,
+	}, {
+		Name:        PeopleWorkStream,
+		Description: "countersign people's and groups' work messages, derived from the state, consumed by no countersign process",
+		Subjects:    slices.Clone(PeopleWorkFilters),
+		Storage:     jetstream.MemoryStorage,
+		Retention:   jetstream.InterestPolicy,
 		Duplicates:  dedupWindow,
 		Replicas:    replicas,
 	}}
@@ -70,7 +86,7 @@ func StreamConfigs(replicas int) []jetstream.StreamConfig {
 func DeciderConsumerConfig() jetstream.ConsumerConfig {
 	return jetstream.ConsumerConfig{
 		Durable:       DeciderConsumer,
-		FilterSubject: DecideFilter,
+		FilterSubject: AgentWorkFilter,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       30 * time.Second,
 		MaxDeliver:    10,

@@ -59,6 +59,18 @@ func DecideSubject(tenant domain.TenantID, decider domain.Ref) string {
 // DecideFilter matches every decider work subject of every tenant.
 const DecideFilter = SubjectRoot + ".*.decide.>"
 
+// AgentWorkFilter matches the work subjects of agent deciders, the only
+// work countersign's own decider processes act on (they offer the review
+// to the agent's runtimes).
+const AgentWorkFilter = SubjectRoot + ".*.decide." + domain.KindAgent + ".>"
+
+// PeopleWorkFilters match the work subjects of people and groups: the
+// request waits in their inbox, and no countersign process consumes them.
+var PeopleWorkFilters = []string{
+	SubjectRoot + ".*.decide." + domain.KindPerson + ".>",
+	SubjectRoot + ".*.decide." + domain.KindGroup + ".>",
+}
+
 // EventsFilter matches every event subject of every tenant.
 const EventsFilter = SubjectRoot + ".*.events.>"
 

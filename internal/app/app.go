@@ -361,9 +361,10 @@ func (a *App) buildDeciders(ctx context.Context, o Options) ([]func(), error) {
 // ctx ending stops the wait). They live in memory: after a NATS restart
 // the outbox re-creates them (package outbox).
 func declareStreams(ctx context.Context, b *broker.Broker) error {
-	for _, sc := range append(events.StreamConfigs(b.Replicas), audit.StreamConfigs(b.Replicas)...) {
+	derived := events.StreamConfigs(b.Replicas)
+	for i, sc := range append(derived, audit.StreamConfigs(b.Replicas)...) {
 		err := retry.Retry(ctx, kvstate.DeclareRetry, kvstate.DeclareAttempts, func(ctx context.Context) error {
-			err := declareStream(ctx, b.JS, sc)
+			err := declareStream(ctx, b.JS, sc, i < len(derived))
 			if err == nil {
 				return nil
 			}
@@ -382,10 +383,22 @@ func declareStreams(ctx context.Context, b *broker.Broker) error {
 // declareStream creates sc, or updates the stream when it differs from
 // sc. A stream already as declared is left alone: every process starts
 // through here, and an update races the consumers other processes are
-// creating on it (a data race inside nats-server 2.15's filestore).
-func declareStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig) error {
-	if s, err := js.Stream(ctx, sc.Name); err == nil && events.SameStream(s.CachedInfo().Config, sc) {
-		return nil
+// creating on it (a data race inside nats-server 2.15's filestore). A
+// derived stream (events.StreamConfigs) whose subjects changed is made
+// again instead: what it held is derived again at start, and it must not
+// keep messages of subjects another stream now takes (the people's work,
+// once on the work stream, which no consumer would take any more).
+func declareStream(ctx context.Context, js jetstream.JetStream, sc jetstream.StreamConfig, derived bool) error {
+	if s, err := js.Stream(ctx, sc.Name); err == nil {
+		have := s.CachedInfo().Config
+		if events.SameStream(have, sc) {
+			return nil
+		}
+		if derived && !slices.Equal(have.Subjects, sc.Subjects) {
+			if err := js.DeleteStream(ctx, sc.Name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				return err
+			}
+		}
 	}
 	_, err := js.CreateOrUpdateStream(ctx, sc)
 	return err
