@@ -23,8 +23,9 @@ import (
 // work needs nothing here (the request waits in their inbox, and the
 // record already says whom it waits on): it goes to a stream no consumer
 // reads (events.PeopleWorkStream), and one that still comes (a work
-// stream declared by an older process) is acked unread. The worker never holds a message while anyone
-// thinks: it starts the offers and acks at once.
+// stream declared by an older process) is acked unread. The worker never
+// holds a message while anyone thinks: it starts the offers and acks at
+// once.
 type Worker struct {
 	js     jetstream.JetStream
 	offers *Offers

@@ -20,8 +20,9 @@ func TestDeclareStreamsMovesPeoplesWork(t *testing.T) {
 	b := testutil.NewJetStream(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	old := events.StreamConfigs(1)[1]
-	old.Subjects = []string{events.DecideFilter}
+	i := slices.IndexFunc(events.StreamConfigs(1), func(sc jetstream.StreamConfig) bool { return sc.Name == events.WorkStream })
+	old := events.StreamConfigs(1)[i]
+	old.Subjects = []string{events.DecideFilter} // as declared before the people's work had a stream
 	if _, err := b.JS.CreateStream(ctx, old); err != nil {
 		t.Fatal(err)
 	}
